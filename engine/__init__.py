@@ -1,0 +1,40 @@
+"""Movement engine for fantasy wargame AI.
+
+Where a unit can go this turn (`reach`), the cheapest way there (`route`) and
+why it costs what it costs (`price_path`), priced as the tabletop rules price
+movement.  Start with `load_map`, `load_rules` and `cost_grid`.
+"""
+
+from .errors import EngineError, InputError, MapError, NoRouteError, RulesError
+from .grid import GridSpec
+from .maps import Battlefield, Feature, load_map
+from .pricing import Leg, Pricing, price_path
+from .rules import Ruleset, Unit, load_rules, shipped_rulesets
+from .search import Reach, Route, reach, route, warm_up
+from .terrain import CostGrid, cost_grid
+
+__all__ = [
+    "Battlefield",
+    "CostGrid",
+    "EngineError",
+    "Feature",
+    "GridSpec",
+    "InputError",
+    "Leg",
+    "MapError",
+    "NoRouteError",
+    "Pricing",
+    "Reach",
+    "Route",
+    "RulesError",
+    "Ruleset",
+    "Unit",
+    "cost_grid",
+    "load_map",
+    "load_rules",
+    "price_path",
+    "reach",
+    "route",
+    "shipped_rulesets",
+    "warm_up",
+]

@@ -1,0 +1,29 @@
+"""Exceptions raised by the engine; every one is a subclass of `EngineError`."""
+
+__all__ = [
+    "EngineError",
+    "InputError",
+    "MapError",
+    "NoRouteError",
+    "RulesError",
+]
+
+
+class EngineError(Exception):
+    """Base class of every error the engine raises on bad input or impossible requests."""
+
+
+class MapError(EngineError):
+    """A battlefield map is malformed; the message names the feature and the problem."""
+
+
+class RulesError(EngineError):
+    """A rules file is malformed or a race / terrain name is unknown."""
+
+
+class InputError(EngineError):
+    """A query argument is invalid: a point off the table, a negative allowance, ..."""
+
+
+class NoRouteError(EngineError):
+    """No route exists between the two points for this unit."""

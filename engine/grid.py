@@ -1,0 +1,178 @@
+"""The one place where table coordinates and grid indices meet.
+
+World points are ``xy`` in table units (x to the right, y down); grid cells are
+``rc`` = ``(row, col)`` = ``(floor(y / cell), floor(x / cell))``.  A cell's centre
+is ``((col + 0.5) * cell, (row + 0.5) * cell)``.
+
+This module also holds the neighbourhood the searches use and the exact walk of
+a straight segment through the cells it crosses, which the kernels' step costs
+and the path pricer share, so that the two price a step identically.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = [
+    "GridSpec",
+    "neighbourhood",
+    "segment_cells",
+]
+
+_EPS = 1e-12
+
+
+@dataclass(frozen=True)
+class GridSpec:
+    """Size and resolution of a raster laid over the table.
+
+    Parameters
+    ----------
+    width, height : float
+        Table size in table units.
+    cell : float
+        Side of a square cell in table units.
+
+    Examples
+    --------
+    >>> g = GridSpec(10.0, 5.0, 0.5)
+    >>> g.shape
+    (10, 20)
+    >>> g.xy_to_rc((1.2, 0.3))
+    (0, 2)
+    >>> g.rc_to_xy((0, 2))
+    (1.25, 0.25)
+    """
+
+    width: float
+    height: float
+    cell: float
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(rows, cols)``; a partial cell at the far edge counts as a whole one."""
+        return (_cells(self.height, self.cell), _cells(self.width, self.cell))
+
+    def xy_to_rc(self, xy: tuple[float, float]) -> tuple[int, int]:
+        """Cell holding the table point ``xy``; raise `InputError` if it is off the table."""
+        x, y = _finite_point(xy)
+        if not (0.0 <= x <= self.width and 0.0 <= y <= self.height):
+            raise InputError(
+                f"point ({x:g}, {y:g}) is off the table (0..{self.width:g} x 0..{self.height:g})"
+            )
+        rows, cols = self.shape
+        return (min(int(y / self.cell), rows - 1), min(int(x / self.cell), cols - 1))
+
+    def rc_to_xy(self, rc: tuple[int, int]) -> tuple[float, float]:
+        """Centre of cell ``rc`` in table units."""
+        r, c = rc
+        return ((c + 0.5) * self.cell, (r + 0.5) * self.cell)
+
+    def centres(self) -> tuple[np.ndarray, np.ndarray]:
+        """Arrays ``(x, y)`` of every cell centre, each of `shape`."""
+        rows, cols = self.shape
+        x = (np.arange(cols) + 0.5) * self.cell
+        y = (np.arange(rows) + 0.5) * self.cell
+        return np.meshgrid(x, y)
+
+
+def _cells(length: float, cell: float) -> int:
+    n = length / cell
+    return max(1, round(n) if abs(n - round(n)) < 1e-9 else math.ceil(n))
+
+
+def _finite_point(xy) -> tuple[float, float]:
+    try:
+        x, y = (float(v) for v in xy)
+    except (TypeError, ValueError):
+        raise InputError(f"a point must be two numbers x,y, got {xy!r}") from None
+    if not (math.isfinite(x) and math.isfinite(y)):
+        raise InputError(f"point ({x}, {y}) is not finite")
+    return x, y
+
+
+def neighbourhood(radius: int = 3) -> np.ndarray:
+    """Step offsets ``(drow, dcol)`` of the search neighbourhood.
+
+    Radius 1 is the 8-neighbourhood, 2 adds the knight moves (16), 3 adds
+    (3, 1) and (3, 2) (32).  Only primitive steps (coprime offsets) are kept:
+    a longer step in the same direction is two short ones.  The worst excess
+    of a lattice route over the straight line is 8.2 %, 2.7 % and 1.3 %.
+
+    Examples
+    --------
+    >>> [len(neighbourhood(r)) for r in (1, 2, 3)]
+    [8, 16, 32]
+    """
+    if radius < 1:
+        raise InputError(f"neighbourhood radius must be at least 1, got {radius}")
+    steps = [
+        (dr, dc)
+        for dr in range(-radius, radius + 1)
+        for dc in range(-radius, radius + 1)
+        if (dr, dc) != (0, 0) and math.gcd(dr, dc) == 1
+    ]
+    steps.sort(key=lambda s: (math.hypot(*s), math.atan2(s[0], s[1])))
+    return np.array(steps, dtype=np.int64)
+
+
+def segment_cells(
+    p: tuple[float, float], q: tuple[float, float]
+) -> tuple[list[tuple[int, int, float, float]], list[tuple[int, int]]]:
+    """Walk the straight segment ``p -> q`` (in cell units) through the grid.
+
+    Parameters
+    ----------
+    p, q : (x, y)
+        End points measured in cells (table units divided by the cell size).
+
+    Returns
+    -------
+    pieces : list of (row, col, t0, t1)
+        The cells the segment crosses with positive length, in order, with the
+        parameter interval ``0 <= t0 < t1 <= 1`` spent in each.
+    corners : list of (row, col)
+        Cells the segment only touches at a corner.  They add no length but a
+        step may not squeeze between two impassable cells through their
+        shared corner.
+
+    Examples
+    --------
+    >>> pieces, corners = segment_cells((0.5, 0.5), (1.5, 1.5))
+    >>> [(r, c, t1 - t0) for r, c, t0, t1 in pieces]
+    [(0, 0, 0.5), (1, 1, 0.5)]
+    >>> sorted(corners)
+    [(0, 1), (1, 0)]
+    """
+    (px, py), (qx, qy) = p, q
+    dx, dy = qx - px, qy - py
+    ts = {0.0, 1.0}
+    xs: set[float] = set()
+    ys: set[float] = set()
+    for start, delta, out in ((px, dx, xs), (py, dy, ys)):
+        if abs(delta) > _EPS:
+            lo, hi = sorted((start, start + delta))
+            for k in range(math.floor(lo) + 1, math.ceil(hi)):
+                t = (k - start) / delta
+                if _EPS < t < 1 - _EPS:
+                    out.add(round(t, 12))
+    ts |= xs | ys
+    order = sorted(ts)
+    pieces = []
+    for t0, t1 in zip(order, order[1:], strict=False):
+        if t1 - t0 <= _EPS:
+            continue
+        tm = 0.5 * (t0 + t1)
+        pieces.append((math.floor(py + tm * dy), math.floor(px + tm * dx), t0, t1))
+    corners = []
+    for t in xs & ys:
+        cx, cy = round(px + t * dx), round(py + t * dy)
+        for r, c in ((cy - 1, cx - 1), (cy - 1, cx), (cy, cx - 1), (cy, cx)):
+            if not any(pr == r and pc == c for pr, pc, _, _ in pieces):
+                corners.append((r, c))
+    return pieces, corners

@@ -1,0 +1,301 @@
+"""Battlefield maps: GeoJSON in, validated and clipped features out.
+
+A map is a GeoJSON FeatureCollection with a top-level member
+``"battlefield": {"width": W, "height": H, "units": "cm" | "in", "cell": C}``
+(``cell`` optional: 0.5 for cm, 0.25 for inches).  Coordinates are table units,
+x to the right, y down.  Every feature has ``properties.terrain``.  Areas are
+(Multi)Polygons; linear features are (Multi)LineStrings with
+``properties.width``; hills are polygons with ``properties.elevation`` and
+optional ``properties.steep``.  Features are clipped to the table.
+
+Which terrain kinds exist is the ruleset's business: `Battlefield.check`
+refuses kinds a ruleset does not define.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import shapely
+from shapely.geometry import box, shape
+
+from .errors import MapError
+from .grid import GridSpec
+
+__all__ = ["Battlefield", "Feature", "load_map"]
+
+_DEFAULT_CELL = {"cm": 0.5, "in": 0.25}
+_AREA_TYPES = ("Polygon", "MultiPolygon")
+_LINE_TYPES = ("LineString", "MultiLineString")
+# Bytes a cell may need across the grids of one cost model and a search
+# workspace (layers, a direction stack of 32 float64 multipliers, search state).
+_BYTES_PER_CELL = 8 * 32 + 64
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One validated map feature.
+
+    Attributes
+    ----------
+    index : int
+        Position in the file's ``features`` array.
+    id : str or None
+        The feature's ``id`` (or ``properties.id``).
+    terrain : str
+        Terrain kind, as the ruleset names it.
+    area : shapely geometry
+        Ground covered, clipped to the table: the polygon itself, or a line's
+        strip of its ``width`` (flat ends).
+    full : shapely geometry
+        The same before clipping (a hill's slopes are measured from its whole
+        outline, even where it runs off the table).
+    linear : bool
+        Given as a line with a width.
+    width : float or None
+        A line's width in table units.
+    elevation : float
+        A hill's crest height (0 for anything else).
+    steep : bool
+        A hill designated steep.
+    """
+
+    index: int
+    id: str | None
+    terrain: str
+    area: Any = field(repr=False)
+    full: Any = field(repr=False)
+    linear: bool = False
+    width: float | None = None
+    elevation: float = 0.0
+    steep: bool = False
+
+    @property
+    def label(self) -> str:
+        """How messages name this feature: ``feature 3 (id 'north-wood')``."""
+        return f"feature {self.index}" + (f" (id {self.id!r})" if self.id is not None else "")
+
+
+@dataclass(frozen=True, eq=False)
+class Battlefield:
+    """A validated battlefield: table size, units, grid and features."""
+
+    width: float
+    height: float
+    units: str
+    cell: float
+    features: tuple[Feature, ...]
+    source: str = "<memory>"
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def grid(self) -> GridSpec:
+        """The raster laid over this table."""
+        return GridSpec(self.width, self.height, self.cell)
+
+    def check(self, rules) -> None:
+        """Refuse features whose terrain kind the ruleset does not define.
+
+        Raises
+        ------
+        MapError
+            Naming the first offending feature and the kinds that exist.
+        """
+        if rules.units != self.units:
+            raise MapError(
+                f"{self.source}: the map is in {self.units} but the rules "
+                f"{rules.name!r} are in {rules.units}"
+            )
+        for f in self.features:
+            kind = rules.terrain.get(f.terrain)
+            if kind is None:
+                known = ", ".join(sorted(rules.terrain))
+                raise MapError(
+                    f"{self.source}: {f.label}: unknown terrain kind {f.terrain!r} "
+                    f"for {rules.name} (known: {known})"
+                )
+            if kind.role == "hill" and f.linear:
+                raise MapError(f"{self.source}: {f.label}: a hill must be a polygon")
+
+
+def load_map(source: str | Path | dict) -> Battlefield:
+    """Load and validate a GeoJSON battlefield.
+
+    Parameters
+    ----------
+    source : str, Path or dict
+        A path to a ``.geojson`` file, or the parsed GeoJSON itself.
+
+    Returns
+    -------
+    Battlefield
+
+    Raises
+    ------
+    MapError
+        One line naming the feature (index and id) and the problem.
+
+    Examples
+    --------
+    >>> bf = load_map({"type": "FeatureCollection",
+    ...     "battlefield": {"width": 20, "height": 10, "units": "cm"},
+    ...     "features": [{"type": "Feature", "properties": {"terrain": "woods"},
+    ...         "geometry": {"type": "Polygon",
+    ...                      "coordinates": [[[5, 0], [15, 0], [15, 30], [5, 30], [5, 0]]]}}]})
+    >>> bf.grid.shape, bf.features[0].area.area
+    ((20, 40), 100.0)
+    """
+    if isinstance(source, dict):
+        data, name = source, "<memory>"
+    else:
+        name = str(source)
+        try:
+            data = json.loads(Path(source).read_text("utf-8"))
+        except FileNotFoundError:
+            raise MapError(f"no map file {name!r}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise MapError(f"cannot read map {name}: {exc}") from None
+        except json.JSONDecodeError as exc:
+            raise MapError(f"{name}: not valid JSON: {exc}") from None
+
+    def fail(msg: str) -> MapError:
+        return MapError(f"{name}: {msg}")
+
+    if not isinstance(data, dict) or data.get("type") != "FeatureCollection":
+        raise fail("a map must be a GeoJSON FeatureCollection")
+    head = data.get("battlefield")
+    if not isinstance(head, dict):
+        raise fail('missing "battlefield": {"width": W, "height": H, "units": "cm" | "in"}')
+    units = head.get("units")
+    if units not in _DEFAULT_CELL:
+        raise fail(f'battlefield units must be "cm" or "in", got {units!r}')
+    width = _positive(head.get("width"), "battlefield width", fail)
+    height = _positive(head.get("height"), "battlefield height", fail)
+    cell = _positive(head.get("cell", _DEFAULT_CELL[units]), "battlefield cell", fail)
+    unknown = set(head) - {"width", "height", "units", "cell"}
+    if unknown:
+        raise fail(f"unknown battlefield key {sorted(unknown)[0]!r}")
+    grid = GridSpec(width, height, cell)
+    rows, cols = grid.shape
+    need = rows * cols * _BYTES_PER_CELL
+    if need > _memory_bytes() // 2:
+        raise fail(
+            f"a {width:g} x {height:g} table at cell {cell:g} is a {rows} x {cols} grid, "
+            f"too large for memory (needs about {need / 2**30:.1f} GiB); use a larger cell"
+        )
+
+    raw = data.get("features")
+    if not isinstance(raw, list):
+        raise fail('"features" must be a list')
+    table = box(0.0, 0.0, width, height)
+    features = tuple(_feature(i, f, table, fail) for i, f in enumerate(raw))
+    return Battlefield(width, height, units, cell, features, name)
+
+
+def _positive(value: Any, what: str, fail) -> float:
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value <= 0:
+        raise fail(f"{what} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def _memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2**30
+
+
+def _feature(index: int, raw: Any, table, fail) -> Feature:
+    fid = None
+    if isinstance(raw, dict):
+        fid = raw.get("id")
+        props = raw.get("properties")
+        if fid is None and isinstance(props, dict):
+            fid = props.get("id")
+    label = f"feature {index}" + (f" (id {str(fid)!r})" if fid is not None else "")
+
+    def bad(msg: str) -> MapError:
+        return fail(f"{label}: {msg}")
+
+    if not isinstance(raw, dict) or raw.get("type") != "Feature":
+        raise bad("is not a GeoJSON Feature")
+    props = raw.get("properties")
+    if not isinstance(props, dict):
+        raise bad("has no properties")
+    terrain = props.get("terrain")
+    if not isinstance(terrain, str) or not terrain:
+        raise bad('has no "terrain" property')
+    geom = raw.get("geometry")
+    if not isinstance(geom, dict) or "type" not in geom:
+        raise bad("has no geometry")
+    gtype = geom["type"]
+    if gtype not in _AREA_TYPES + _LINE_TYPES:
+        raise bad(f"geometry type {gtype!r} is not a Polygon, MultiPolygon, LineString or MultiLineString")
+    if not _finite_coords(geom.get("coordinates")):
+        raise bad("has a missing, malformed or non-finite coordinate")
+    try:
+        g = shape(geom)
+    except (ValueError, TypeError, AttributeError, IndexError, shapely.errors.ShapelyError) as exc:
+        raise bad(f"malformed {gtype}: {exc}") from None
+    if g.is_empty:
+        raise bad(f"empty {gtype}")
+
+    linear = gtype in _LINE_TYPES
+    width = None
+    if linear:
+        if "width" not in props:
+            raise bad(f"a {terrain} line needs a width (properties.width, table units)")
+        width = props["width"]
+        ok = isinstance(width, int | float) and not isinstance(width, bool)
+        if not ok or not math.isfinite(width) or width <= 0:
+            raise bad(f"width must be a finite number > 0, got {width!r}")
+        if g.length <= 0:
+            raise bad(f"{gtype} has zero length")
+        area = g.buffer(width / 2.0, cap_style="flat")
+    else:
+        if not g.is_valid:
+            reason = shapely.is_valid_reason(g)
+            raise bad(f"invalid {gtype}: {reason}")
+        if g.area <= 0:
+            raise bad(f"{gtype} has no area")
+        area = g
+
+    elevation = props.get("elevation", 0.0)
+    ok = isinstance(elevation, int | float) and not isinstance(elevation, bool)
+    if not ok or not math.isfinite(elevation) or elevation < 0:
+        raise bad(f"elevation must be a finite number >= 0, got {elevation!r}")
+    steep = props.get("steep", False)
+    if not isinstance(steep, bool):
+        raise bad(f"steep must be true or false, got {steep!r}")
+    if (steep or elevation) and linear:
+        raise bad("elevation and steep belong to hill polygons, not lines")
+
+    clipped = area.intersection(table)
+    if clipped.is_empty or clipped.area <= 0:
+        raise bad("lies wholly off the table")
+    return Feature(
+        index=index,
+        id=None if fid is None else str(fid),
+        terrain=terrain,
+        area=clipped,
+        full=area,
+        linear=linear,
+        width=None if width is None else float(width),
+        elevation=float(elevation),
+        steep=steep,
+    )
+
+
+def _finite_coords(coords: Any) -> bool:
+    """True when ``coords`` is a nested list of finite numbers, pairs at the bottom."""
+    if isinstance(coords, list | tuple):
+        if coords and all(isinstance(v, int | float) and not isinstance(v, bool) for v in coords):
+            return len(coords) >= 2 and all(math.isfinite(v) for v in coords)
+        return bool(coords) and all(_finite_coords(c) for c in coords)
+    return False

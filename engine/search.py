@@ -1,0 +1,340 @@
+"""Reach and route: the public face of the numba search.
+
+Positions are table points.  A search runs from the centre of the cell holding
+the start; `reach` answers per cell, `route` joins the exact start and goal to
+the cell-centre path and prices the whole of it with `price_path`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import _kernels
+from .errors import InputError, NoRouteError
+from .pricing import Leg, price_path
+from .terrain import CostGrid
+
+__all__ = ["Reach", "Route", "reach", "route", "warm_up"]
+
+# Costs are sums of float products; a cell exactly at the allowance must count.
+_SLACK = 1e-9
+
+
+@dataclass(eq=False)
+class _Workspace:
+    """Search state reused between queries; only touched cells are reset."""
+
+    dist: np.ndarray
+    parent: np.ndarray
+    pos: np.ndarray
+    hkey: np.ndarray
+    hidx: np.ndarray
+    touched: np.ndarray
+
+    @classmethod
+    def for_cells(cls, n: int) -> _Workspace:
+        return cls(
+            dist=np.full(n, np.inf),
+            parent=np.full(n, -1, dtype=np.int8),
+            pos=np.full(n, -1, dtype=np.int64),
+            hkey=np.empty(n),
+            hidx=np.empty(n, dtype=np.int64),
+            touched=np.empty(n, dtype=np.int64),
+        )
+
+    def run(self, g: CostGrid, source: int, goal: int, budget: float) -> int:
+        st = g.steps
+        return _kernels.search(
+            g.mult, g.grid.shape[1], st.dr, st.dc, st.length, st.piece_start, st.piece_dr,
+            st.piece_dc, st.piece_w, source, 0.0, goal, g.grid.cell, budget,
+            self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched,
+        )
+
+    def reset(self, n: int) -> None:
+        idx = self.touched[:n]
+        self.dist[idx] = np.inf
+        self.parent[idx] = -1
+        self.pos[idx] = -1
+
+
+def _workspace(g: CostGrid) -> _Workspace:
+    cache = g.battlefield._cache
+    ws = cache.get("workspace")
+    if ws is None:
+        ws = cache["workspace"] = _Workspace.for_cells(g.base.size)
+    return ws
+
+
+def _start_cell(g: CostGrid, xy, what: str) -> int:
+    r, c = g.grid.xy_to_rc(xy)
+    if g.base[r, c] == math.inf:
+        kinds = ", ".join(g.combos[g.combo[r, c]]) or "ground"
+        raise InputError(f"{what} ({xy[0]:g}, {xy[1]:g}) is on impassable ground ({kinds})")
+    return r * g.grid.shape[1] + c
+
+
+def _allowance(g: CostGrid, allowance: float | None) -> float:
+    a = g.unit.move if allowance is None else allowance
+    if not isinstance(a, int | float) or isinstance(a, bool) or not math.isfinite(a) or a < 0:
+        raise InputError(f"allowance must be a finite number >= 0, got {a!r}")
+    return float(a)
+
+
+@dataclass(frozen=True, eq=False)
+class Reach:
+    """Every cell a unit can get to this turn, and what each costs.
+
+    Attributes
+    ----------
+    grid : CostGrid
+    start : (x, y)
+    allowance : float
+    cells : ndarray of int64
+        Flat indices (``row * cols + col``) of the reachable cells, sorted.
+    cost : ndarray of float64
+        Allowance spent to reach each of `cells`.
+    """
+
+    grid: CostGrid
+    start: tuple[float, float]
+    allowance: float
+    cells: np.ndarray
+    cost: np.ndarray
+
+    @property
+    def remaining(self) -> np.ndarray:
+        """Allowance left in each of `cells`."""
+        return np.maximum(self.allowance - self.cost, 0.0)
+
+    @property
+    def area(self) -> float:
+        """Table area reachable, in table units squared."""
+        return len(self.cells) * self.grid.grid.cell ** 2
+
+    def cost_at(self, xy) -> float:
+        """Cost to reach the cell holding ``xy``; ``inf`` if it is out of reach."""
+        r, c = self.grid.grid.xy_to_rc(xy)
+        flat = r * self.grid.grid.shape[1] + c
+        i = np.searchsorted(self.cells, flat)
+        if i < len(self.cells) and self.cells[i] == flat:
+            return float(self.cost[i])
+        return math.inf
+
+    def reachable(self, xy) -> bool:
+        """True if the unit can get to ``xy`` this turn."""
+        return self.cost_at(xy) <= self.allowance + _SLACK
+
+    def to_array(self) -> np.ndarray:
+        """Dense ``(rows, cols)`` cost grid, ``inf`` where out of reach."""
+        out = np.full(self.grid.grid.shape, np.inf)
+        out.flat[self.cells] = self.cost
+        return out
+
+
+def reach(grid: CostGrid, at, allowance: float | None = None) -> Reach:
+    """Every cell within the allowance of ``at``, with its cost.
+
+    The search touches only cells within the allowance and reuses its
+    workspace between queries.
+
+    Parameters
+    ----------
+    grid : CostGrid
+        From `cost_grid`.
+    at : (x, y)
+        The unit's position (middle of its front rank), table units.
+    allowance : float, optional
+        Defaults to the unit's move.
+
+    Returns
+    -------
+    Reach
+
+    Raises
+    ------
+    InputError
+        ``at`` off the table or on impassable ground; a negative allowance.
+
+    Examples
+    --------
+    >>> from engine import load_map, load_rules, cost_grid
+    >>> rules = load_rules("fantasy-warlord")
+    >>> bf = load_map("maps/examples/archers.geojson")
+    >>> g = cost_grid(bf, rules, rules.unit("humans", ranks=2))
+    >>> r = reach(g, (0.25, 3.25))
+    >>> r.cost_at((11.25, 3.25)), r.reachable((11.75, 3.25))
+    (20.0, False)
+    """
+    budget = _allowance(grid, allowance)
+    source = _start_cell(grid, at, "start")
+    ws = _workspace(grid)
+    n = ws.run(grid, source, -1, budget + _SLACK)
+    try:
+        idx = ws.touched[:n].copy()
+        cost = ws.dist[idx]
+    finally:
+        ws.reset(n)
+    keep = cost <= budget + _SLACK
+    idx, cost = idx[keep], cost[keep]
+    order = np.argsort(idx)
+    return Reach(grid, (float(at[0]), float(at[1])), budget, idx[order], cost[order])
+
+
+@dataclass(frozen=True, eq=False)
+class Route:
+    """The cheapest way from one point to another.
+
+    Attributes
+    ----------
+    path : list of (x, y)
+        Table points: the start, the cell centres where the route bends, the goal.
+    cost : float
+        Allowance it spends (``price_path(grid, path).cost``).
+    length : float
+        Distance on the table.
+    allowance : float
+        Allowance per turn used to count turns.
+    turns : int
+        Turns it takes, spending at most the allowance each (none carried over).
+    stops : list of (x, y)
+        Where the unit stands at the end of each turn but the last.
+    legs : list of Leg
+        Which terrain priced each part.
+    """
+
+    path: list[tuple[float, float]]
+    cost: float
+    length: float
+    allowance: float
+    turns: int
+    stops: list[tuple[float, float]] = field(default_factory=list)
+    legs: list[Leg] = field(default_factory=list)
+
+
+def route(grid: CostGrid, start, goal, allowance: float | None = None) -> Route:
+    """The cheapest route between two points (A* over the step neighbourhood).
+
+    Parameters
+    ----------
+    grid : CostGrid
+    start, goal : (x, y)
+        Table points.
+    allowance : float, optional
+        Per turn, for counting turns; defaults to the unit's move.
+
+    Returns
+    -------
+    Route
+
+    Raises
+    ------
+    NoRouteError
+        The goal cannot be reached.
+    InputError
+        A point off the table or on impassable ground; a bad allowance.
+
+    Examples
+    --------
+    >>> from engine import load_map, load_rules, cost_grid
+    >>> rules = load_rules("fantasy-warlord")
+    >>> bf = load_map("maps/examples/goblins.geojson")
+    >>> g = cost_grid(bf, rules, rules.unit("goblins"))
+    >>> rt = route(g, (0.25, 3.25), (24.75, 3.25))
+    >>> rt.cost, rt.turns, rt.stops
+    (44.0, 2, [(13.75, 3.25)])
+    """
+    per_turn = _allowance(grid, allowance)
+    source = _start_cell(grid, start, "start")
+    target = _start_cell(grid, goal, "goal")
+    ws = _workspace(grid)
+    n = ws.run(grid, source, target, math.inf)
+    try:
+        if ws.dist[target] == math.inf:
+            raise NoRouteError(
+                f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, {goal[1]:g}) "
+                f"for {grid.unit.race}"
+            )
+        cells = _trace(grid, ws.parent, source, target)
+    finally:
+        ws.reset(n)
+    path = _polyline(grid, start, goal, cells)
+    priced = price_path(grid, path)
+    turns, stops = _turns(priced.legs, priced.cost, per_turn)
+    return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
+
+
+def _trace(g: CostGrid, parent: np.ndarray, source: int, target: int) -> list[int]:
+    """Cells from source to target, following the steps that reached them."""
+    cols = g.grid.shape[1]
+    st = g.steps
+    cells = [target]
+    while cells[-1] != source:
+        k = parent[cells[-1]]
+        cells.append(cells[-1] - int(st.dr[k]) * cols - int(st.dc[k]))
+    cells.reverse()
+    return cells
+
+
+def _polyline(g: CostGrid, start, goal, cells: list[int]) -> list[tuple[float, float]]:
+    """Exact start, the cell centres where the direction changes, exact goal."""
+    cols = g.grid.shape[1]
+    centres = [g.grid.rc_to_xy(divmod(c, cols)) for c in cells]
+    keep = [centres[0]]
+    for i in range(1, len(centres) - 1):
+        d0 = (cells[i] - cells[i - 1])
+        d1 = (cells[i + 1] - cells[i])
+        if d0 != d1:
+            keep.append(centres[i])
+    if len(centres) > 1:
+        keep.append(centres[-1])
+    path = [(float(start[0]), float(start[1]))]
+    for p in [*keep, (float(goal[0]), float(goal[1]))]:
+        if p != path[-1]:
+            path.append(p)
+    if len(path) == 1:
+        path.append(path[0])
+    return path
+
+
+def _turns(legs: list[Leg], cost: float, per_turn: float):
+    """Turns needed and where each full turn ends (leftover is not carried over)."""
+    if cost <= _SLACK:
+        return 0, []
+    if per_turn <= 0:
+        raise InputError("allowance must be > 0 to count the turns of a route")
+    turns = max(1, math.ceil(cost / per_turn - _SLACK))
+    stops = []
+    spent = 0.0
+    for leg in legs:
+        while len(stops) < turns - 1 and spent + leg.cost >= (len(stops) + 1) * per_turn - _SLACK:
+            f = ((len(stops) + 1) * per_turn - spent) / leg.cost
+            stops.append((
+                leg.start[0] + f * (leg.end[0] - leg.start[0]),
+                leg.start[1] + f * (leg.end[1] - leg.start[1]),
+            ))
+        spent += leg.cost
+    return turns, stops
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's disk cache) every kernel on a tiny map."""
+    from .maps import load_map
+    from .rules import load_rules
+    from .terrain import cost_grid
+
+    rules = load_rules("fantasy-warlord")
+    bf = load_map({
+        "type": "FeatureCollection",
+        "battlefield": {"width": 4, "height": 4, "units": "cm"},
+        "features": [{
+            "type": "Feature", "properties": {"terrain": "hill", "elevation": 1, "steep": True},
+            "geometry": {"type": "Polygon", "coordinates": [[[1, 1], [3, 1], [3, 3], [1, 1]]]},
+        }],
+    })
+    for unit in (rules.unit("humans"), rules.unit("humans", depth=0)):
+        g = cost_grid(bf, rules, unit)
+        reach(g, (0.25, 0.25), 3)
+        route(g, (0.25, 0.25), (3.75, 3.75))

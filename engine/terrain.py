@@ -1,0 +1,396 @@
+"""Terrain layers and per-unit cost grids.
+
+Data flows one way: a `Battlefield`'s features are rasterised once into
+terrain layers (`Layers`: which kinds cover each cell, hill elevation, steep
+ground), then priced for one unit profile into a `CostGrid` (a multiplier per
+cell and, where it depends on the direction of travel, per step direction with
+the footprint rule folded in).  Both are cached on the battlefield.
+
+Rasterising: an area feature covers the cells whose centre lies inside it; a
+line feature (a strip of its width) covers every cell it overlaps with positive
+area, so a wall or river is never thinner than the grid can see.
+
+Hills: a hill's height rises linearly with the distance from its outline, from
+0 on the outline to ``elevation`` on its crest, the points farthest from the
+outline (the centre of its largest inscribed circle; a ridge for a long hill).
+Overlapping hills add up.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+
+from . import _kernels
+from .grid import GridSpec, neighbourhood, segment_cells
+from .maps import Battlefield
+from .rules import Ruleset, TerrainKind, Unit
+
+__all__ = ["CostGrid", "Layers", "cost_grid", "layers"]
+
+_MAX_KINDS = 64
+
+
+@dataclass(frozen=True, eq=False)
+class Layers:
+    """A battlefield rasterised for one ruleset (profile independent).
+
+    Attributes
+    ----------
+    grid : GridSpec
+    kinds : tuple of str
+        Terrain kinds, bit ``i`` of `mask` standing for ``kinds[i]``.
+    mask : ndarray of uint64, shape ``grid.shape``
+        Which kinds cover each cell.
+    elevation : ndarray of float64
+        Ground height (0 off hills).
+    steep : ndarray of uint64
+        Kinds of the steep hills covering each cell (bits as in `mask`).
+    """
+
+    grid: GridSpec
+    kinds: tuple[str, ...]
+    mask: np.ndarray
+    elevation: np.ndarray
+    steep: np.ndarray
+
+    def kinds_at(self, rc: tuple[int, int]) -> list[str]:
+        """Names of the terrain kinds covering cell ``rc``."""
+        bits = int(self.mask[rc])
+        return [k for i, k in enumerate(self.kinds) if bits >> i & 1]
+
+
+def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
+    """Rasterise a battlefield's features for a ruleset (cached on the battlefield).
+
+    Raises
+    ------
+    MapError
+        A feature names a terrain kind the rules do not define.
+    """
+    key = ("layers", rules.source, id(rules))
+    cached = battlefield._cache.get(key)
+    if cached is not None:
+        return cached
+    battlefield.check(rules)
+    grid = battlefield.grid
+    kinds = tuple(sorted({f.terrain for f in battlefield.features}))
+    if len(kinds) > _MAX_KINDS:
+        raise ValueError(f"a map may use at most {_MAX_KINDS} terrain kinds")
+    bit = {k: np.uint64(1) << np.uint64(i) for i, k in enumerate(kinds)}
+    mask = np.zeros(grid.shape, dtype=np.uint64)
+    steep = np.zeros(grid.shape, dtype=np.uint64)
+    elevation = np.zeros(grid.shape, dtype=np.float64)
+    for f in battlefield.features:
+        window, cells = _cover(grid, f.area, f.linear)
+        mask[window][cells] |= bit[f.terrain]
+        if f.elevation > 0:
+            elevation[window] += _hill_height(grid, window, cells, f.full, f.elevation)
+        if f.steep:
+            steep[window][cells] |= bit[f.terrain]
+    result = Layers(grid, kinds, mask, elevation, steep)
+    battlefield._cache[key] = result
+    return result
+
+
+def _cover(grid: GridSpec, area, linear: bool) -> tuple[tuple[slice, slice], np.ndarray]:
+    """Cells an area covers: a window of the grid and a boolean mask within it."""
+    rows, cols = grid.shape
+    x0, y0, x1, y1 = area.bounds
+    c0, c1 = max(0, math.floor(x0 / grid.cell)), min(cols, math.ceil(x1 / grid.cell))
+    r0, r1 = max(0, math.floor(y0 / grid.cell)), min(rows, math.ceil(y1 / grid.cell))
+    window = (slice(r0, r1), slice(c0, c1))
+    cs = np.arange(c0, c1) * grid.cell
+    rs = np.arange(r0, r1) * grid.cell
+    xs, ys = np.meshgrid(cs, rs)
+    if linear:
+        boxes = shapely.box(xs, ys, xs + grid.cell, ys + grid.cell)
+        shapely.prepare(area)
+        hit = shapely.intersects(area, boxes)
+        inside = np.zeros(xs.shape, dtype=bool)
+        inside[hit] = shapely.area(shapely.intersection(boxes[hit], area)) > 1e-9 * grid.cell**2
+    else:
+        half = 0.5 * grid.cell
+        inside = shapely.contains_xy(area, xs + half, ys + half)
+    return window, inside
+
+
+def _hill_height(grid: GridSpec, window, cells: np.ndarray, outline, elevation: float):
+    """Height field of one hill within ``window`` (0 outside the hill)."""
+    r, c = window
+    xs, ys = np.meshgrid(
+        (np.arange(c.start, c.stop) + 0.5) * grid.cell,
+        (np.arange(r.start, r.stop) + 0.5) * grid.cell,
+    )
+    crest = shapely.maximum_inscribed_circle(outline).length
+    d = shapely.distance(outline.boundary, shapely.points(xs[cells], ys[cells]))
+    height = np.zeros(xs.shape)
+    height[cells] = elevation * np.minimum(d / crest, 1.0) if crest > 0 else 0.0
+    return height
+
+
+@dataclass(frozen=True, eq=False)
+class Steps:
+    """The search neighbourhood in the form the kernels take.
+
+    Each step k moves ``(dr[k], dc[k])`` cells, ``length[k]`` table units;
+    its pieces (the cells its straight segment crosses, with the fraction of
+    the step in each; 0 for a corner touch) are
+    ``piece_*[piece_start[k]:piece_start[k + 1]]``.
+    """
+
+    dr: np.ndarray
+    dc: np.ndarray
+    length: np.ndarray
+    ux: np.ndarray
+    uy: np.ndarray
+    piece_start: np.ndarray
+    piece_dr: np.ndarray
+    piece_dc: np.ndarray
+    piece_w: np.ndarray
+
+
+def steps(cell: float, radius: int = 3) -> Steps:
+    """Build the step tables for a neighbourhood radius (see `grid.neighbourhood`)."""
+    offsets = neighbourhood(radius)
+    start, pdr, pdc, pw = [0], [], [], []
+    for dr, dc in offsets:
+        pieces, corners = segment_cells((0.5, 0.5), (0.5 + dc, 0.5 + dr))
+        for r, c, t0, t1 in pieces:
+            pdr.append(r)
+            pdc.append(c)
+            pw.append(t1 - t0)
+        for r, c in corners:
+            pdr.append(r)
+            pdc.append(c)
+            pw.append(0.0)
+        start.append(len(pw))
+    dr = offsets[:, 0].copy()
+    dc = offsets[:, 1].copy()
+    hyp = np.hypot(dr, dc)
+    return Steps(
+        dr=dr,
+        dc=dc,
+        length=hyp * cell,
+        ux=dc / hyp,
+        uy=dr / hyp,
+        piece_start=np.array(start, dtype=np.int64),
+        piece_dr=np.array(pdr, dtype=np.int64),
+        piece_dc=np.array(pdc, dtype=np.int64),
+        piece_w=np.array(pw, dtype=np.float64),
+    )
+
+
+def footprint_cells(ux: float, uy: float, depth_cells: float) -> list[tuple[int, int]]:
+    """Cell offsets under a footprint trailing ``depth_cells`` behind a cell centre.
+
+    The front is at the centre of cell (0, 0); the footprint runs back
+    against the direction of travel ``(ux, uy)``.  Offsets of every cell the
+    segment crosses with positive length, the front's own cell included.
+    """
+    if depth_cells <= 0:
+        return [(0, 0)]
+    tail = (0.5 - ux * depth_cells, 0.5 - uy * depth_cells)
+    pieces, _ = segment_cells((0.5, 0.5), tail)
+    return [(r, c) for r, c, _, _ in pieces]
+
+
+@dataclass(frozen=True, eq=False)
+class CostGrid:
+    """What one unit pays on one battlefield: the input of every search.
+
+    Attributes
+    ----------
+    battlefield : Battlefield
+    rules : Ruleset
+    unit : Unit
+    layers : Layers
+    base : ndarray of float64
+        Direction-free multiplier per cell (product of its layers; ``inf``
+        where impassable).
+    steep : ndarray of float64
+        Extra multiplier paid moving uphill (1 where the ground is not steep).
+    gx, gy : ndarray of float64
+        Elevation gradient (rise per table unit along x and y).
+    combo : ndarray of int32
+        Index into `combos`: which kinds cover the cell.
+    combos : list of tuple of str
+    steps : Steps
+    mult : ndarray of float64, shape ``(K or 1, rows * cols)``
+        What the kernels read: per step direction with the footprint folded
+        in, or one row when nothing depends on direction.
+    """
+
+    battlefield: Battlefield
+    rules: Ruleset
+    unit: Unit
+    layers: Layers
+    base: np.ndarray
+    steep: np.ndarray
+    gx: np.ndarray
+    gy: np.ndarray
+    combo: np.ndarray
+    combos: list
+    steps: Steps
+    mult: np.ndarray
+
+    @property
+    def grid(self) -> GridSpec:
+        """The raster this grid lives on."""
+        return self.layers.grid
+
+    @property
+    def directional(self) -> bool:
+        """True when the cost of a cell depends on the direction of travel."""
+        return self.mult.shape[0] > 1
+
+    def multiplier(self, rc: tuple[int, int], u: tuple[float, float]) -> tuple[float, tuple[int, int]]:
+        """Footprint multiplier at cell ``rc`` travelling along unit vector ``u``.
+
+        Returns the multiplier and the cell under the footprint that set it.
+        The same rule the kernels' direction stack applies, for any direction.
+        """
+        r, c = rc
+        ux, uy = u
+        own = _kernels.direction_multiplier(self.base, self.steep, self.gx, self.gy, r, c, ux, uy)
+        if own == math.inf:
+            return own, rc
+        best, where = own, rc
+        rows, cols = self.base.shape
+        for dr, dc in footprint_cells(ux, uy, self.unit.depth / self.grid.cell):
+            rr, cc = r + dr, c + dc
+            if 0 <= rr < rows and 0 <= cc < cols:
+                m = _kernels.direction_multiplier(
+                    self.base, self.steep, self.gx, self.gy, rr, cc, ux, uy
+                )
+                if best < m < math.inf:
+                    best, where = m, (rr, cc)
+        return best, where
+
+    def uphill(self, rc: tuple[int, int], u: tuple[float, float]) -> bool:
+        """True when travel along ``u`` at cell ``rc`` pays the steep multiplier."""
+        return bool(
+            self.steep[rc] != 1.0
+            and self.gx[rc] * u[0] + self.gy[rc] * u[1] > _kernels.UPHILL_TOL
+        )
+
+
+def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int = 3) -> CostGrid:
+    """Price a battlefield for one unit; built once per (map, unit) and cached.
+
+    Parameters
+    ----------
+    battlefield : Battlefield
+    rules : Ruleset
+    unit : Unit
+        From ``rules.unit(...)``.
+    radius : int
+        Search neighbourhood radius: 3 (32 directions, default), 2 or 1.
+
+    Returns
+    -------
+    CostGrid
+
+    Examples
+    --------
+    >>> from engine import load_map, load_rules
+    >>> rules = load_rules("fantasy-warlord")
+    >>> bf = load_map("maps/examples/archers.geojson")
+    >>> g = cost_grid(bf, rules, rules.unit("humans", ranks=2))
+    >>> float(g.base.max())
+    2.0
+    """
+    key = ("cost", id(rules), unit.key, radius)
+    cached = battlefield._cache.get(key)
+    if cached is not None:
+        return cached
+    lay = layers(battlefield, rules)
+    shape = lay.grid.shape
+    combo_ids, inverse = np.unique(lay.mask, return_inverse=True)
+    combos = [tuple(k for i, k in enumerate(lay.kinds) if int(b) >> i & 1) for b in combo_ids]
+    prices = np.array([_combo_multiplier(c, rules, unit) for c in combos], dtype=np.float64)
+    combo = inverse.reshape(shape).astype(np.int32)
+    base = prices[combo]
+
+    steep = np.ones(shape)
+    if not unit.flying:
+        for i, name in enumerate(lay.kinds):
+            kind = rules.terrain[name]
+            if kind.steep_layers:
+                factor = math.prod(unit.multipliers[s] for s in kind.steep_layers)
+                on = (lay.steep >> np.uint64(i) & np.uint64(1)).astype(bool)
+                steep[on] = np.maximum(steep[on], factor)
+    if unit.flying or shape[0] < 2 or shape[1] < 2:
+        gx = gy = np.zeros(shape)
+    else:
+        gy, gx = np.gradient(lay.elevation, lay.grid.cell)
+    st = steps(lay.grid.cell, radius)
+
+    if (steep != 1.0).any() or unit.depth > 0:
+        depth_cells = unit.depth / lay.grid.cell
+        fp_start, fp_dr, fp_dc = [0], [], []
+        for ux, uy in zip(st.ux, st.uy, strict=True):
+            for dr, dc in footprint_cells(ux, uy, depth_cells):
+                fp_dr.append(dr)
+                fp_dc.append(dc)
+            fp_start.append(len(fp_dr))
+        stack = np.empty((len(st.dr), *shape))
+        _kernels.direction_stack(
+            base, steep, np.ascontiguousarray(gx), np.ascontiguousarray(gy), st.ux, st.uy,
+            np.array(fp_start, dtype=np.int64), np.array(fp_dr, dtype=np.int64),
+            np.array(fp_dc, dtype=np.int64), stack,
+        )
+        mult = stack.reshape(len(st.dr), -1)
+    else:
+        mult = base.reshape(1, -1)
+    result = CostGrid(
+        battlefield, rules, unit, lay, base, steep,
+        np.ascontiguousarray(gx), np.ascontiguousarray(gy), combo, combos, st, mult,
+    )
+    battlefield._cache[key] = result
+    return result
+
+
+def _combo_multiplier(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> float:
+    """Multiplier of ground covered by ``kinds`` for ``unit`` (DESIGN.md section 3).
+
+    Layers multiply; each layer counts once however many features bring it.
+    A river is impassable unless a crossing (bridge, ford) lies over it, whose
+    own layers then apply, or the unit swims; a building is impassable but
+    through a gateway.  Road-like kinds cancel whole layer classes.  Flyers
+    ignore ground terrain.
+    """
+    if unit.flying:
+        return 1.0
+    specs: list[TerrainKind] = [rules.terrain[k] for k in kinds]
+    roles = {s.role for s in specs}
+    if any(s.impassable for s in specs):
+        return math.inf
+    on_layers: set[str] = set()
+    for s in specs:
+        if s.role in ("ground", "hill"):
+            on_layers.update(s.layers)
+    if "river" in roles:
+        if "crossing" in roles:
+            for s in specs:
+                if s.role == "crossing":
+                    on_layers.update(s.layers)
+        elif unit.swimming:
+            for s in specs:
+                if s.role == "river":
+                    on_layers.update(s.layers)
+        else:
+            return math.inf
+    if "building" in roles:
+        if "gateway" not in roles:
+            return math.inf
+        for s in specs:
+            if s.role == "gateway":
+                on_layers.update(s.layers)
+    cancelled = {c for s in specs for c in s.cancels}
+    return math.prod(
+        unit.multipliers[name] for name in on_layers if rules.layers[name] not in cancelled
+    )
