@@ -1,13 +1,20 @@
-"""numba kernels: the direction stack of footprint multipliers and the search.
+"""numba kernels: the search and the rear-rank trail it prices steps with.
 
-Private.  Callers (engine.terrain, engine.search) validate everything first:
-kernels assume clean, C-contiguous arrays of the documented dtypes.  All are
-compiled lazily with ``cache=True``; nothing compiles at import.  Kernels that
-call each other live in this one file (numba's disk cache does not notice an
-edit to a callee in another module).
+Private.  Callers (engine.terrain, engine.search, engine.pricing) validate
+everything first: kernels assume clean, C-contiguous arrays of the documented
+dtypes.  All compile lazily with ``cache=True``; nothing compiles at import.
+Kernels that call each other live in this one file (numba's disk cache does
+not notice an edit to a callee in another module).
 
 Sentinels: an impassable multiplier is ``inf``; an unreached cell has cost
 ``inf``; ``pos`` is -1 for a cell never queued, -2 once it is settled.
+
+The trail (Fantasy Warlord: "the terrain effect continues to apply until the
+last rank has cleared it") is a monotone deque per path: entries
+``(level, rem, origin)`` with levels falling and ``rem`` (distance the front
+may still move before that ground leaves the footprint) rising.  The
+multiplier paid at any moment is the larger of the ground under the front and
+the first entry still in the footprint.
 """
 
 import math
@@ -16,46 +23,78 @@ import numpy as np
 from numba import njit
 
 UPHILL_TOL = 1e-9
+TRAIL = 4  # deque capacity; distinct multiplier levels a footprint can hold exactly
 
 
 @njit(cache=True)
-def direction_multiplier(base, steep, gx, gy, r, c, ux, uy):
-    """Multiplier of cell (r, c) for travel along (ux, uy): steep applies uphill only."""
-    m = base[r, c]
-    s = steep[r, c]
-    if s != 1.0 and gx[r, c] * ux + gy[r, c] * uy > UPHILL_TOL:
+def ground(base, steep, gx, gy, i, ux, uy):
+    """Multiplier of flat cell ``i`` travelling along ``(ux, uy)``: steep applies uphill only."""
+    m = base[i]
+    s = steep[i]
+    if s != 1.0 and gx[i] * ux + gy[i] * uy > UPHILL_TOL:
         m *= s
     return m
 
 
 @njit(cache=True)
-def direction_stack(base, steep, gx, gy, ux, uy, fp_start, fp_dr, fp_dc, out):
-    """Fill ``out[k]`` with the footprint multiplier of every cell for direction k.
+def push(lv, rem, org, n, level, r, origin):
+    """Append ground ``level`` that stays under the footprint for ``r`` more; return the new size."""
+    while n > 0 and lv[n - 1] <= level:
+        n -= 1
+    if n == TRAIL:
+        # Full: merge the two lowest entries upwards (never undercharges).
+        rem[n - 2] = rem[n - 1]
+        n -= 1
+    lv[n] = level
+    rem[n] = r
+    org[n] = origin
+    return n + 1
 
-    ``out[k, r, c]`` is the largest finite multiplier over the cells under a
-    footprint whose front is at the centre of (r, c), trailing back along
-    direction k (offsets ``fp_d*[fp_start[k]:fp_start[k + 1]]``); ``inf`` if
-    (r, c) itself is impassable.  Impassable ground behind the front does not
-    count: a unit's rear ranks are never in it.
+
+@njit(cache=True)
+def advance(lv, rem, org, n, level, origin, length, depth, rec_len, rec_lv, rec_org, record):
+    """Move the front ``length`` over ground ``level`` (cell ``origin``).
+
+    Returns ``(cost, n, n_records)``; with ``record`` set, the stretches of
+    constant multiplier are written to ``rec_*`` (length, multiplier, the
+    cell that set it).
     """
-    rows, cols = base.shape
-    for k in range(ux.shape[0]):
-        for r in range(rows):
-            for c in range(cols):
-                own = direction_multiplier(base, steep, gx, gy, r, c, ux[k], uy[k])
-                if own == np.inf:
-                    out[k, r, c] = np.inf
-                    continue
-                best = own
-                for j in range(fp_start[k], fp_start[k + 1]):
-                    rr = r + fp_dr[j]
-                    cc = c + fp_dc[j]
-                    if rr < 0 or rr >= rows or cc < 0 or cc >= cols:
-                        continue
-                    m = direction_multiplier(base, steep, gx, gy, rr, cc, ux[k], uy[k])
-                    if m > best and m != np.inf:
-                        best = m
-                out[k, r, c] = best
+    while n > 0 and lv[n - 1] <= level:
+        n -= 1
+    cost = 0.0
+    cur = 0.0
+    nrec = 0
+    for i in range(n):
+        if cur >= length:
+            break
+        if rem[i] > cur:
+            end = min(rem[i], length)
+            cost += lv[i] * (end - cur)
+            if record:
+                rec_len[nrec] = end - cur
+                rec_lv[nrec] = lv[i]
+                rec_org[nrec] = org[i]
+                nrec += 1
+            cur = end
+    if cur < length:
+        cost += level * (length - cur)
+        if record:
+            rec_len[nrec] = length - cur
+            rec_lv[nrec] = level
+            rec_org[nrec] = origin
+            nrec += 1
+    m = 0
+    for i in range(n):
+        r = rem[i] - length
+        if r > 0.0:
+            lv[m] = lv[i]
+            rem[m] = r
+            org[m] = org[i]
+            m += 1
+    n = m
+    if depth > 0.0:
+        n = push(lv, rem, org, n, level, depth, origin)
+    return cost, n, nrec
 
 
 @njit(cache=True)
@@ -98,55 +137,47 @@ def _sift_down(i, n, hkey, hidx, pos):
 
 @njit(cache=True)
 def search(
-    mult,
-    cols,
-    step_dr,
-    step_dc,
-    step_len,
-    piece_start,
-    piece_dr,
-    piece_dc,
-    piece_w,
-    source,
-    source_cost,
-    goal,
-    cell,
-    budget,
-    dist,
-    parent,
-    pos,
-    hkey,
-    hidx,
-    touched,
+    base, steep, gx, gy, cols, plain,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+    depth, fp_start, fp_dr, fp_dc, fp_rem,
+    source, goal, cell, budget,
+    dist, parent, pos, hkey, hidx, touched, dq_lv, dq_rem, dq_org, dq_n,
 ):
     """Dijkstra (``goal < 0``) or A* (``goal >= 0``) over the step neighbourhood.
 
-    ``mult`` is ``(K, rows * cols)`` (one row per step direction) or
-    ``(1, rows * cols)`` when the multiplier does not depend on direction.  A
-    step k from cell a costs ``step_len[k] * sum(piece_w * mult)`` over the
-    cells the straight step crosses; a piece weight of 0 marks a cell touched
-    at a corner, which only blocks.  Cells settle in cost order; Dijkstra stops
-    once the cheapest open cost exceeds ``budget``, A* when ``goal`` settles.
+    A step k from cell a crosses the cells ``piece_*[piece_start[k]:
+    piece_start[k + 1]]`` in order, a fraction ``piece_w`` of its length
+    ``step_len[k]`` in each (weight 0: a cell touched only at a corner, which
+    can only block).  With ``plain`` the multiplier is ``base``; otherwise it
+    is the direction's `ground` and, for ``depth > 0``, the rear-rank trail of
+    the path that reached a (at the source: a footprint standing straight
+    behind it, ``fp_*``).  Each cell keeps the cheapest path found and its
+    trail.  Dijkstra stops once the cheapest open cost exceeds ``budget``,
+    A* when ``goal`` settles.
 
-    Returns the number of cells written to ``touched`` (each has a finite
+    Returns the number of cells written to ``touched`` (each with a finite
     ``dist``; the caller resets them).  ``parent`` holds the step index that
-    reached each cell (-1 at the source).
+    reached a cell (-1 at the source).
     """
     ncell = dist.shape[0]
     rows = ncell // cols
-    directional = mult.shape[0] > 1
     goal_r = goal // cols
     goal_c = goal % cols
-    n_touched = 0
-    n_heap = 0
-    dist[source] = source_cost
+    s_lv = np.empty(TRAIL)
+    s_rem = np.empty(TRAIL)
+    s_org = np.empty(TRAIL, dtype=np.int64)
+    dummy_f = np.empty(0)
+    dummy_i = np.empty(0, dtype=np.int64)
+    dist[source] = 0.0
     parent[source] = -1
-    touched[n_touched] = source
-    n_touched += 1
-    hkey[0] = source_cost
+    touched[0] = source
+    n_touched = 1
+    hkey[0] = 0.0
     hidx[0] = source
     pos[source] = 0
     n_heap = 1
+    if depth > 0.0:
+        dq_n[source] = 0
     while n_heap > 0:
         key = hkey[0]
         a = hidx[0]
@@ -172,23 +203,63 @@ def search(
             b = br * cols + bc
             if pos[b] == -2:
                 continue
-            row = k if directional else 0
+            blocked = False
             total = 0.0
+            n = 0
+            if depth > 0.0:
+                if a == source:
+                    for j in range(fp_start[k], fp_start[k + 1]):
+                        rr = ar + fp_dr[j]
+                        cc = ac + fp_dc[j]
+                        if rr < 0 or rr >= rows or cc < 0 or cc >= cols:
+                            continue
+                        i = rr * cols + cc
+                        g = ground(base, steep, gx, gy, i, ux[k], uy[k])
+                        if g != np.inf:
+                            n = push(s_lv, s_rem, s_org, n, g, fp_rem[j], i)
+                else:
+                    n = dq_n[a]
+                    for j in range(n):
+                        s_lv[j] = dq_lv[a * TRAIL + j]
+                        s_rem[j] = dq_rem[a * TRAIL + j]
+                        s_org[j] = dq_org[a * TRAIL + j]
             for j in range(piece_start[k], piece_start[k + 1]):
-                m = mult[row, a + piece_dr[j] * cols + piece_dc[j]]
-                if m == np.inf:
-                    total = np.inf
+                i = a + piece_dr[j] * cols + piece_dc[j]
+                if piece_w[j] == 0.0:
+                    if base[i] == np.inf:
+                        blocked = True
+                        break
+                    continue
+                if plain:
+                    g = base[i]
+                else:
+                    g = ground(base, steep, gx, gy, i, ux[k], uy[k])
+                if g == np.inf:
+                    blocked = True
                     break
-                total += piece_w[j] * m
-            if total == np.inf:
+                if depth > 0.0:
+                    c, n, _ = advance(
+                        s_lv, s_rem, s_org, n, g, i, piece_w[j] * step_len[k], depth,
+                        dummy_f, dummy_f, dummy_i, False,
+                    )
+                    total += c
+                else:
+                    total += piece_w[j] * step_len[k] * g
+            if blocked:
                 continue
-            nd = da + step_len[k] * total
+            nd = da + total
             if nd < dist[b]:
                 if dist[b] == np.inf:
                     touched[n_touched] = b
                     n_touched += 1
                 dist[b] = nd
                 parent[b] = k
+                if depth > 0.0:
+                    dq_n[b] = n
+                    for j in range(n):
+                        dq_lv[b * TRAIL + j] = s_lv[j]
+                        dq_rem[b * TRAIL + j] = s_rem[j]
+                        dq_org[b * TRAIL + j] = s_org[j]
                 h = 0.0
                 if goal >= 0:
                     h = cell * math.hypot(br - goal_r, bc - goal_c)

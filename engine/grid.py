@@ -133,9 +133,10 @@ def segment_cells(
 
     Returns
     -------
-    pieces : list of (row, col, t0, t1)
-        The cells the segment crosses with positive length, in order, with the
-        parameter interval ``0 <= t0 < t1 <= 1`` spent in each.
+    pieces : list of (row, col, s0, s1)
+        The cells the segment crosses with positive length, in order, with
+        the stretch ``s0 < s1`` of it (distance from ``p``, in cells) spent in
+        each.  Axis-parallel segments get exact lengths.
     corners : list of (row, col)
         Cells the segment only touches at a corner.  They add no length but a
         step may not squeeze between two impassable cells through their
@@ -143,36 +144,47 @@ def segment_cells(
 
     Examples
     --------
+    >>> pieces, corners = segment_cells((0.5, 0.5), (2.5, 0.5))
+    >>> [(r, c, s1 - s0) for r, c, s0, s1 in pieces]
+    [(0, 0, 0.5), (0, 1, 1.0), (0, 2, 0.5)]
     >>> pieces, corners = segment_cells((0.5, 0.5), (1.5, 1.5))
-    >>> [(r, c, t1 - t0) for r, c, t0, t1 in pieces]
-    [(0, 0, 0.5), (1, 1, 0.5)]
-    >>> sorted(corners)
-    [(0, 1), (1, 0)]
+    >>> [(r, c) for r, c, _, _ in pieces], sorted(corners)
+    ([(0, 0), (1, 1)], [(0, 1), (1, 0)])
     """
     (px, py), (qx, qy) = p, q
     dx, dy = qx - px, qy - py
-    ts = {0.0, 1.0}
-    xs: set[float] = set()
-    ys: set[float] = set()
-    for start, delta, out in ((px, dx, xs), (py, dy, ys)):
-        if abs(delta) > _EPS:
+    total = math.hypot(dx, dy)
+    if total == 0.0:
+        return [], []
+    crossings: list[tuple[float, int]] = []  # (distance from p, 1 for x / 2 for y)
+    for start, delta, axis in ((px, dx, 1), (py, dy, 2)):
+        if delta != 0.0:
+            scale = total / delta
             lo, hi = sorted((start, start + delta))
             for k in range(math.floor(lo) + 1, math.ceil(hi)):
-                t = (k - start) / delta
-                if _EPS < t < 1 - _EPS:
-                    out.add(round(t, 12))
-    ts |= xs | ys
-    order = sorted(ts)
-    pieces = []
-    for t0, t1 in zip(order, order[1:], strict=False):
-        if t1 - t0 <= _EPS:
+                s = (k - start) * scale
+                if _EPS < s < total - _EPS:
+                    crossings.append((s, axis))
+    crossings.sort()
+    breaks = [0.0]
+    corner_at = []
+    for s, axis in crossings:
+        if s - breaks[-1] <= _EPS * max(1.0, total):
+            if len(breaks) > 1:
+                corner_at.append(breaks[-1])
             continue
-        tm = 0.5 * (t0 + t1)
-        pieces.append((math.floor(py + tm * dy), math.floor(px + tm * dx), t0, t1))
+        breaks.append(s)
+    breaks.append(total)
+    pieces = []
+    for s0, s1 in zip(breaks, breaks[1:], strict=False):
+        sm = 0.5 * (s0 + s1) / total
+        pieces.append((math.floor(py + sm * dy), math.floor(px + sm * dx), s0, s1))
+    seen = {(r, c) for r, c, _, _ in pieces}
     corners = []
-    for t in xs & ys:
-        cx, cy = round(px + t * dx), round(py + t * dy)
-        for r, c in ((cy - 1, cx - 1), (cy - 1, cx), (cy, cx - 1), (cy, cx)):
-            if not any(pr == r and pc == c for pr, pc, _, _ in pieces):
-                corners.append((r, c))
+    for s in corner_at:
+        cx, cy = round(px + s / total * dx), round(py + s / total * dy)
+        for rc in ((cy - 1, cx - 1), (cy - 1, cx), (cy, cx - 1), (cy, cx)):
+            if rc not in seen:
+                corners.append(rc)
+                seen.add(rc)
     return pieces, corners

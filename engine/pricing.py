@@ -1,11 +1,12 @@
 """Why a path costs what it costs: pricing a polyline leg by leg.
 
 The pricer walks each straight segment of the path through the cells it
-crosses and charges, for every piece, its length times the footprint
-multiplier of that cell for the segment's direction (`CostGrid.multiplier`):
-the same rule the search kernels apply to their steps, so pricing a route's
-own path returns the route's cost.  Fantasy Warlord has no rounding: costs are
-the smooth product of distance and multiplier.
+crosses and charges every piece its length times the multiplier in force: the
+larger of the ground under the front (uphill-only slopes priced for the
+segment's direction) and any ground still under the unit's footprint behind
+it.  It runs the same numba trail code the search kernels run on their steps,
+so pricing a route's own path returns the route's cost.  Fantasy Warlord has
+no rounding: costs are the smooth product of distance and multiplier.
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from . import _kernels
 from .errors import InputError
 from .grid import segment_cells
-from .terrain import CostGrid
+from .terrain import CostGrid, trail_behind
 
 __all__ = ["Leg", "Pricing", "price_path"]
 
@@ -71,6 +75,10 @@ class Pricing:
 def price_path(grid: CostGrid, path) -> Pricing:
     """Price a polyline under the rules, leg by leg.
 
+    The unit stands at the first point facing along the first leg, its ranks
+    straight behind it; from there its footprint follows the path (the rear
+    ranks pay for ground until they have left it).
+
     Parameters
     ----------
     grid : CostGrid
@@ -95,18 +103,24 @@ def price_path(grid: CostGrid, path) -> Pricing:
     >>> rules = load_rules("fantasy-warlord")
     >>> bf = load_map("maps/examples/archers.geojson")
     >>> g = cost_grid(bf, rules, rules.unit("humans", ranks=2))
-    >>> p = price_path(g, [(0.25, 3.25), (11.25, 3.25)])
-    >>> p.cost, [(leg.length, leg.multiplier, leg.terrain) for leg in p.legs]
-    (20.0, [(1.0, 1.0, ['clear']), (9.0, 2.0, ['broken ground']), (1.0, 1.0, ['clear'])])
+    >>> p = price_path(g, [(0, 3.25), (11, 3.25)])
+    >>> p.cost
+    20.0
+    >>> [(leg.length, leg.multiplier, leg.terrain) for leg in p.legs]  # doctest: +NORMALIZE_WHITESPACE
+    [(1.0, 1.0, ['clear']), (5.0, 2.0, ['broken ground']),
+     (4.0, 2.0, ['broken ground (rear ranks)']), (1.0, 1.0, ['clear'])]
     """
     points = [tuple(float(v) for v in p) for p in _points(path)]
     for p in points:
         grid.grid.xy_to_rc(p)
-    pieces = []
-    for p, q in zip(points, points[1:], strict=False):
-        pieces.extend(_segment_pieces(grid, p, q))
+    pricer = _Pricer(grid)
+    moves = [(p, q) for p, q in zip(points, points[1:], strict=False) if p != q]
+    if moves:
+        pricer.stand(*moves[0])
+    for p, q in moves:
+        pricer.move(p, q)
     legs: list[Leg] = []
-    for piece in pieces:
+    for piece in pricer.pieces:
         last = legs[-1] if legs else None
         if last and last.multiplier == piece.multiplier and last.terrain == piece.terrain:
             legs[-1] = Leg(
@@ -115,8 +129,8 @@ def price_path(grid: CostGrid, path) -> Pricing:
             )
         else:
             legs.append(piece)
-    cost = math.fsum(leg.cost for leg in pieces)
-    length = math.fsum(leg.length for leg in pieces)
+    cost = math.fsum(leg.cost for leg in pricer.pieces)
+    length = math.fsum(leg.length for leg in pricer.pieces)
     return Pricing(cost, length, legs)
 
 
@@ -130,39 +144,93 @@ def _points(path) -> list:
     return points
 
 
-def _segment_pieces(grid: CostGrid, p, q) -> list[Leg]:
-    """Price one straight segment cell by cell (the pieces legs are made of)."""
-    cell = grid.grid.cell
-    dx, dy = q[0] - p[0], q[1] - p[1]
-    seg = math.hypot(dx, dy)
-    if seg == 0:
-        return []
-    hyp = math.hypot(dx / cell, dy / cell)
-    u = ((dx / cell) / hyp, (dy / cell) / hyp)
-    cells, corners = segment_cells((p[0] / cell, p[1] / cell), (q[0] / cell, q[1] / cell))
-    rows, cols = grid.base.shape
-    out = []
-    for r, c in corners:
-        if 0 <= r < rows and 0 <= c < cols and grid.base[r, c] == math.inf:
-            names = grid.combos[grid.combo[r, c]]
-            return [Leg(p, q, seg, math.inf, math.inf, [_blocked(names)])]
-    for r, c, t0, t1 in cells:
-        r, c = min(max(r, 0), rows - 1), min(max(c, 0), cols - 1)
-        m, where = grid.multiplier((r, c), u)
-        a = (p[0] + t0 * dx, p[1] + t0 * dy)
-        b = (p[0] + t1 * dx, p[1] + t1 * dy)
-        names = list(grid.combos[grid.combo[where]])
-        if m == math.inf:
-            terrain = [_blocked(names)]
-        else:
-            terrain = [n for n in names if n != "clear"] if m > 1 else []
-            if m > 1 and grid.uphill(where, u):
-                terrain.append("steep slope (uphill)")
-            terrain = terrain or ["clear"]
-        length = seg * (t1 - t0)
-        out.append(Leg(a, b, length, length * m, m, terrain))
-    return out
+class _Pricer:
+    """Walks a path cell by cell with the kernels' own trail, recording pieces."""
 
+    def __init__(self, grid: CostGrid):
+        self.g = grid
+        self.cell = grid.grid.cell
+        self.rows, self.cols = grid.base.shape
+        self.flat = (grid.base.ravel(), grid.steep.ravel(), grid.gx.ravel(), grid.gy.ravel())
+        self.lv = np.empty(_kernels.TRAIL)
+        self.rem = np.empty(_kernels.TRAIL)
+        self.org = np.empty(_kernels.TRAIL, dtype=np.int64)
+        self.rec = (
+            np.empty(_kernels.TRAIL + 1),
+            np.empty(_kernels.TRAIL + 1),
+            np.empty(_kernels.TRAIL + 1, dtype=np.int64),
+        )
+        self.n = 0
+        self.pieces: list[Leg] = []
 
-def _blocked(names) -> str:
-    return "impassable: " + (", ".join(names) if names else "ground")
+    def _direction(self, p, q) -> tuple[float, float]:
+        dx, dy = (q[0] - p[0]) / self.cell, (q[1] - p[1]) / self.cell
+        hyp = math.hypot(dx, dy)
+        return dx / hyp, dy / hyp
+
+    def _index(self, r: int, c: int) -> int:
+        return min(max(r, 0), self.rows - 1) * self.cols + min(max(c, 0), self.cols - 1)
+
+    def stand(self, p, q) -> None:
+        """Place the footprint straight behind ``p``, facing ``q``."""
+        u = self._direction(p, q)
+        depth = self.g.unit.depth / self.cell
+        for r, c, rem in trail_behind((p[0] / self.cell, p[1] / self.cell), u, depth):
+            if 0 <= r < self.rows and 0 <= c < self.cols:
+                i = r * self.cols + c
+                m = _kernels.ground(*self.flat, i, *u)
+                if m != math.inf:
+                    self.n = _kernels.push(self.lv, self.rem, self.org, self.n, m, rem * self.cell, i)
+
+    def move(self, p, q) -> None:
+        """Advance the front from ``p`` to ``q`` in a straight line."""
+        u = self._direction(p, q)
+        seg = math.hypot(q[0] - p[0], q[1] - p[1])
+        cells, corners = segment_cells((p[0] / self.cell, p[1] / self.cell),
+                                       (q[0] / self.cell, q[1] / self.cell))
+        base = self.flat[0]
+        for r, c in corners:
+            if 0 <= r < self.rows and 0 <= c < self.cols and base[r * self.cols + c] == math.inf:
+                self.pieces.append(Leg(p, q, seg, math.inf, math.inf, [self._blocked(r * self.cols + c)]))
+                return
+        depth = float(self.g.unit.depth)
+        span = seg / self.cell
+        for r, c, s0, s1 in cells:
+            i = self._index(r, c)
+            t0, t1 = s0 / span, s1 / span
+            a = (p[0] + t0 * (q[0] - p[0]), p[1] + t0 * (q[1] - p[1]))
+            b = (p[0] + t1 * (q[0] - p[0]), p[1] + t1 * (q[1] - p[1]))
+            length = (s1 - s0) * self.cell
+            m = _kernels.ground(*self.flat, i, *u)
+            if m == math.inf:
+                self.pieces.append(Leg(a, b, length, math.inf, math.inf, [self._blocked(i)]))
+                continue
+            _, self.n, nrec = _kernels.advance(
+                self.lv, self.rem, self.org, self.n, m, i, length, depth, *self.rec, True
+            )
+            done = 0.0
+            for j in range(nrec):
+                part, level, origin = float(self.rec[0][j]), float(self.rec[1][j]), int(self.rec[2][j])
+                f0, f1 = done / length, (done + part) / length
+                done += part
+                self.pieces.append(Leg(
+                    (a[0] + f0 * (b[0] - a[0]), a[1] + f0 * (b[1] - a[1])),
+                    (a[0] + f1 * (b[0] - a[0]), a[1] + f1 * (b[1] - a[1])),
+                    part, part * level, level, self._terrain(origin, i, level),
+                ))
+
+    def _terrain(self, origin: int, front: int, level: float) -> list[str]:
+        if level <= 1.0:
+            return ["clear"]
+        rc = divmod(origin, self.cols)
+        names = [n for n in self.g.combos[self.g.combo[rc]] if n != "clear"]
+        if level > self.flat[0][origin]:
+            names.append("steep slope (uphill)")
+        names = names or ["clear"]
+        if origin != front:
+            names = [f"{n} (rear ranks)" for n in names]
+        return names
+
+    def _blocked(self, i: int) -> str:
+        names = self.g.combos[self.g.combo[divmod(i, self.cols)]]
+        return "impassable: " + (", ".join(names) if names else "ground")

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _kernels
 from .errors import InputError, NoRouteError
-from .pricing import Leg, price_path
+from .pricing import Leg, Pricing, price_path
 from .terrain import CostGrid
 
 __all__ = ["Reach", "Route", "reach", "route", "warm_up"]
@@ -33,6 +33,7 @@ class _Workspace:
     hkey: np.ndarray
     hidx: np.ndarray
     touched: np.ndarray
+    trail: tuple = ()
 
     @classmethod
     def for_cells(cls, n: int) -> _Workspace:
@@ -46,11 +47,18 @@ class _Workspace:
         )
 
     def run(self, g: CostGrid, source: int, goal: int, budget: float) -> int:
-        st = g.steps
+        if g.unit.depth > 0 and not self.trail:
+            n = self.dist.size
+            self.trail = (
+                np.empty(n * _kernels.TRAIL),
+                np.empty(n * _kernels.TRAIL),
+                np.empty(n * _kernels.TRAIL, dtype=np.int64),
+                np.zeros(n, dtype=np.int8),
+            )
+        trail = self.trail or (np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0, np.int8))
         return _kernels.search(
-            g.mult, g.grid.shape[1], st.dr, st.dc, st.length, st.piece_start, st.piece_dr,
-            st.piece_dc, st.piece_w, source, 0.0, goal, g.grid.cell, budget,
-            self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched,
+            *g.kernel_args(), source, goal, g.grid.cell, budget,
+            self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, *trail,
         )
 
     def reset(self, n: int) -> None:
@@ -260,8 +268,7 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None) -> Route:
         cells = _trace(grid, ws.parent, source, target)
     finally:
         ws.reset(n)
-    path = _polyline(grid, start, goal, cells)
-    priced = price_path(grid, path)
+    path, priced = _join(grid, start, goal, _polyline(grid, cells))
     turns, stops = _turns(priced.legs, priced.cost, per_turn)
     return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
 
@@ -278,25 +285,40 @@ def _trace(g: CostGrid, parent: np.ndarray, source: int, target: int) -> list[in
     return cells
 
 
-def _polyline(g: CostGrid, start, goal, cells: list[int]) -> list[tuple[float, float]]:
-    """Exact start, the cell centres where the direction changes, exact goal."""
+def _polyline(g: CostGrid, cells: list[int]) -> list[tuple[float, float]]:
+    """Centres of the cells where the route changes direction, first and last included."""
     cols = g.grid.shape[1]
-    centres = [g.grid.rc_to_xy(divmod(c, cols)) for c in cells]
-    keep = [centres[0]]
-    for i in range(1, len(centres) - 1):
-        d0 = (cells[i] - cells[i - 1])
-        d1 = (cells[i + 1] - cells[i])
-        if d0 != d1:
-            keep.append(centres[i])
-    if len(centres) > 1:
-        keep.append(centres[-1])
-    path = [(float(start[0]), float(start[1]))]
-    for p in [*keep, (float(goal[0]), float(goal[1]))]:
-        if p != path[-1]:
-            path.append(p)
-    if len(path) == 1:
-        path.append(path[0])
-    return path
+    keep = [cells[0]]
+    for prev, here, after in zip(cells, cells[1:], cells[2:], strict=False):
+        if here - prev != after - here:
+            keep.append(here)
+    if len(cells) > 1:
+        keep.append(cells[-1])
+    return [g.grid.rc_to_xy(divmod(c, cols)) for c in keep]
+
+
+def _join(g: CostGrid, start, goal, centres: list) -> tuple[list, Pricing]:
+    """The exact start and goal joined to the cell-centre path, priced.
+
+    The end centres are dropped where going straight to the exact point is
+    still passable, so a route does not overshoot into the middle of a cell.
+    """
+    start = (float(start[0]), float(start[1]))
+    goal = (float(goal[0]), float(goal[1]))
+    options = [[start, *centres[1:-1], goal], [start, *centres, goal]]
+    best = None
+    for points in options:
+        path = [points[0]]
+        for p in points[1:]:
+            if p != path[-1]:
+                path.append(p)
+        if len(path) == 1:
+            path.append(path[0])
+        priced = price_path(g, path)
+        if priced.cost < math.inf:
+            return path, priced
+        best = best or (path, priced)
+    return best
 
 
 def _turns(legs: list[Leg], cost: float, per_turn: float):

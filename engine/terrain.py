@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 
-from . import _kernels
 from .grid import GridSpec, neighbourhood, segment_cells
 from .maps import Battlefield
 from .rules import Ruleset, TerrainKind, Unit
@@ -159,10 +158,11 @@ def steps(cell: float, radius: int = 3) -> Steps:
     start, pdr, pdc, pw = [0], [], [], []
     for dr, dc in offsets:
         pieces, corners = segment_cells((0.5, 0.5), (0.5 + dc, 0.5 + dr))
-        for r, c, t0, t1 in pieces:
+        hyp = math.hypot(dr, dc)
+        for r, c, s0, s1 in pieces:
             pdr.append(r)
             pdc.append(c)
-            pw.append(t1 - t0)
+            pw.append((s1 - s0) / hyp)
         for r, c in corners:
             pdr.append(r)
             pdc.append(c)
@@ -184,18 +184,18 @@ def steps(cell: float, radius: int = 3) -> Steps:
     )
 
 
-def footprint_cells(ux: float, uy: float, depth_cells: float) -> list[tuple[int, int]]:
-    """Cell offsets under a footprint trailing ``depth_cells`` behind a cell centre.
+def trail_behind(p: tuple[float, float], u: tuple[float, float], depth_cells: float) -> list:
+    """The footprint of a unit standing at ``p`` (cell units) facing ``u``.
 
-    The front is at the centre of cell (0, 0); the footprint runs back
-    against the direction of travel ``(ux, uy)``.  Offsets of every cell the
-    segment crosses with positive length, the front's own cell included.
+    Its ranks trail straight back ``depth_cells``.  Returns ``(row, col,
+    rem)`` for each cell under it, farthest first, where ``rem`` is how far the
+    front must advance (in cells) before that cell leaves the footprint.
     """
     if depth_cells <= 0:
-        return [(0, 0)]
-    tail = (0.5 - ux * depth_cells, 0.5 - uy * depth_cells)
-    pieces, _ = segment_cells((0.5, 0.5), tail)
-    return [(r, c) for r, c, _, _ in pieces]
+        return []
+    tail = (p[0] - u[0] * depth_cells, p[1] - u[1] * depth_cells)
+    pieces, _ = segment_cells(p, tail)
+    return [(r, c, depth_cells - s0) for r, c, s0, _ in reversed(pieces)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -219,9 +219,10 @@ class CostGrid:
         Index into `combos`: which kinds cover the cell.
     combos : list of tuple of str
     steps : Steps
-    mult : ndarray of float64, shape ``(K or 1, rows * cols)``
-        What the kernels read: per step direction with the footprint folded
-        in, or one row when nothing depends on direction.
+    footprint : tuple of ndarray
+        ``(start, dr, dc, rem)``: for each step direction, the cells under a
+        footprint standing straight behind a cell centre (`trail_behind`),
+        ``rem`` in table units.
     """
 
     battlefield: Battlefield
@@ -235,7 +236,7 @@ class CostGrid:
     combo: np.ndarray
     combos: list
     steps: Steps
-    mult: np.ndarray
+    footprint: tuple
 
     @property
     def grid(self) -> GridSpec:
@@ -243,38 +244,19 @@ class CostGrid:
         return self.layers.grid
 
     @property
-    def directional(self) -> bool:
-        """True when the cost of a cell depends on the direction of travel."""
-        return self.mult.shape[0] > 1
+    def plain(self) -> bool:
+        """True when a cell's cost depends neither on direction nor on the path behind."""
+        return self.unit.depth == 0 and not (self.steep != 1.0).any()
 
-    def multiplier(self, rc: tuple[int, int], u: tuple[float, float]) -> tuple[float, tuple[int, int]]:
-        """Footprint multiplier at cell ``rc`` travelling along unit vector ``u``.
-
-        Returns the multiplier and the cell under the footprint that set it.
-        The same rule the kernels' direction stack applies, for any direction.
-        """
-        r, c = rc
-        ux, uy = u
-        own = _kernels.direction_multiplier(self.base, self.steep, self.gx, self.gy, r, c, ux, uy)
-        if own == math.inf:
-            return own, rc
-        best, where = own, rc
-        rows, cols = self.base.shape
-        for dr, dc in footprint_cells(ux, uy, self.unit.depth / self.grid.cell):
-            rr, cc = r + dr, c + dc
-            if 0 <= rr < rows and 0 <= cc < cols:
-                m = _kernels.direction_multiplier(
-                    self.base, self.steep, self.gx, self.gy, rr, cc, ux, uy
-                )
-                if best < m < math.inf:
-                    best, where = m, (rr, cc)
-        return best, where
-
-    def uphill(self, rc: tuple[int, int], u: tuple[float, float]) -> bool:
-        """True when travel along ``u`` at cell ``rc`` pays the steep multiplier."""
-        return bool(
-            self.steep[rc] != 1.0
-            and self.gx[rc] * u[0] + self.gy[rc] * u[1] > _kernels.UPHILL_TOL
+    def kernel_args(self) -> tuple:
+        """The cost arguments of `_kernels.search`, in order."""
+        st = self.steps
+        return (
+            self.base.ravel(), self.steep.ravel(), self.gx.ravel(), self.gy.ravel(),
+            self.grid.shape[1], self.plain,
+            st.dr, st.dc, st.length, st.ux, st.uy,
+            st.piece_start, st.piece_dr, st.piece_dc, st.piece_w,
+            float(self.unit.depth), *self.footprint,
         )
 
 
@@ -329,30 +311,25 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
         gy, gx = np.gradient(lay.elevation, lay.grid.cell)
     st = steps(lay.grid.cell, radius)
 
-    if (steep != 1.0).any() or unit.depth > 0:
-        depth_cells = unit.depth / lay.grid.cell
-        fp_start, fp_dr, fp_dc = [0], [], []
-        for ux, uy in zip(st.ux, st.uy, strict=True):
-            for dr, dc in footprint_cells(ux, uy, depth_cells):
-                fp_dr.append(dr)
-                fp_dc.append(dc)
-            fp_start.append(len(fp_dr))
-        stack = np.empty((len(st.dr), *shape))
-        _kernels.direction_stack(
-            base, steep, np.ascontiguousarray(gx), np.ascontiguousarray(gy), st.ux, st.uy,
-            np.array(fp_start, dtype=np.int64), np.array(fp_dr, dtype=np.int64),
-            np.array(fp_dc, dtype=np.int64), stack,
-        )
-        mult = stack.reshape(len(st.dr), -1)
-    else:
-        mult = base.reshape(1, -1)
+    fp_start, fp_dr, fp_dc, fp_rem = [0], [], [], []
+    for ux, uy in zip(st.ux, st.uy, strict=True):
+        for r, c, rem in trail_behind((0.5, 0.5), (ux, uy), unit.depth / lay.grid.cell):
+            fp_dr.append(r)
+            fp_dc.append(c)
+            fp_rem.append(rem * lay.grid.cell)
+        fp_start.append(len(fp_dr))
+    footprint = (
+        np.array(fp_start, dtype=np.int64),
+        np.array(fp_dr, dtype=np.int64),
+        np.array(fp_dc, dtype=np.int64),
+        np.array(fp_rem, dtype=np.float64),
+    )
     result = CostGrid(
         battlefield, rules, unit, lay, base, steep,
-        np.ascontiguousarray(gx), np.ascontiguousarray(gy), combo, combos, st, mult,
+        np.ascontiguousarray(gx), np.ascontiguousarray(gy), combo, combos, st, footprint,
     )
     battlefield._cache[key] = result
     return result
-
 
 def _combo_multiplier(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> float:
     """Multiplier of ground covered by ``kinds`` for ``unit`` (DESIGN.md section 3).
