@@ -5,6 +5,7 @@ why it costs what it costs (`price_path`), priced as the tabletop rules price
 movement.  Start with `load_map`, `load_rules` and `cost_grid`.
 """
 
+from .checks import BuildingEntry, enter_building
 from .errors import EngineError, InputError, MapError, NoRouteError, RulesError
 from .grid import GridSpec
 from .maps import Battlefield, Feature, load_map
@@ -15,6 +16,7 @@ from .terrain import CostGrid, cost_grid
 
 __all__ = [
     "Battlefield",
+    "BuildingEntry",
     "CostGrid",
     "EngineError",
     "Feature",
@@ -30,6 +32,7 @@ __all__ = [
     "Ruleset",
     "Unit",
     "cost_grid",
+    "enter_building",
     "load_map",
     "load_rules",
     "price_path",

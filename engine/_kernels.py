@@ -51,7 +51,7 @@ def push(lv, rem, org, n, level, r, origin):
     return n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def advance(lv, rem, org, n, level, origin, length, depth, rec_len, rec_lv, rec_org, record):
     """Move the front ``length`` over ground ``level`` (cell ``origin``).
 
@@ -135,7 +135,7 @@ def _sift_down(i, n, hkey, hidx, pos):
     pos[cell] = i
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def search(
     base, steep, gx, gy, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,

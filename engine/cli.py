@@ -1,0 +1,227 @@
+"""Command line: ``engine reach``, ``engine route``, ``engine price``, ``engine demo``.
+
+Every user mistake (a broken map, an unknown race, a point off the table)
+prints one line on stderr and exits with status 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from importlib import resources
+
+from .errors import EngineError
+from .maps import load_map
+from .pricing import price_path
+from .rules import load_rules, shipped_rulesets
+from .search import reach, route
+from .terrain import cost_grid
+
+__all__ = ["main"]
+
+DEMO_START = (15.0, 60.0)
+DEMO_GOAL = (170.0, 60.0)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error in one line, exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _point(text: str) -> tuple[float, float]:
+    try:
+        x, y = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a point X,Y, got {text!r}") from None
+    if not (math.isfinite(x) and math.isfinite(y)):
+        raise argparse.ArgumentTypeError(f"point {text!r} is not finite")
+    return x, y
+
+
+def _number(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, got {text!r}")
+    return v
+
+
+def _count(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return v
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="engine",
+        description="Where a unit can go this turn, the cheapest way there, and why it costs "
+        "what it costs, priced as the tabletop rules price movement.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def unit_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("map", help="GeoJSON battlefield")
+        p.add_argument(
+            "--rules", default="fantasy-warlord",
+            help=f"a rules file, or a shipped ruleset ({', '.join(shipped_rulesets())})",
+        )
+        p.add_argument("--race", required=True, help="race or profile, as the rules name it")
+        p.add_argument("--move", type=_number, help="allowance per turn (default: the race's move)")
+        p.add_argument("--ranks", type=_count, help="ranks deep (depth = ranks x rank depth)")
+        p.add_argument("--depth", type=_number, help="footprint depth in table units")
+        p.add_argument("--json", action="store_true", help="print JSON")
+        p.add_argument("--png", metavar="FILE", help="write a picture")
+
+    p = sub.add_parser("reach", help="everywhere a unit can get to this turn")
+    unit_args(p)
+    p.add_argument("--at", type=_point, required=True, metavar="X,Y", help="the unit's position")
+    p.add_argument("--probe", type=_point, action="append", default=[], metavar="X,Y",
+                   help="a point to report on (repeatable)")
+
+    p = sub.add_parser("route", help="the cheapest route between two points")
+    unit_args(p)
+    p.add_argument("--from", dest="start", type=_point, required=True, metavar="X,Y")
+    p.add_argument("--to", dest="goal", type=_point, required=True, metavar="X,Y")
+
+    p = sub.add_parser("price", help="what a given path costs, leg by leg")
+    unit_args(p)
+    p.add_argument("--path", type=_point, nargs="+", required=True, metavar="X,Y")
+
+    p = sub.add_parser("demo", help="run on the shipped demo battlefield and draw it")
+    p.add_argument("--png", metavar="FILE", default="engine-demo.png",
+                   help="picture to write (default: engine-demo.png)")
+    return parser
+
+
+def _grid(args):
+    rules = load_rules(args.rules)
+    unit = rules.unit(args.race, move=args.move, ranks=args.ranks, depth=args.depth)
+    return cost_grid(load_map(args.map), rules, unit)
+
+
+def _round(v: float) -> float | None:
+    return None if math.isinf(v) else round(v, 6)
+
+
+def _legs_text(legs) -> list[str]:
+    return [
+        f"  ({a[0]:.2f}, {a[1]:.2f}) -> ({b[0]:.2f}, {b[1]:.2f})  {leg.length:7.2f} x "
+        f"{leg.multiplier:g} = {leg.cost:7.2f}  {', '.join(leg.terrain)}"
+        for leg in legs
+        for a, b in [(leg.start, leg.end)]
+    ]
+
+
+def _cmd_reach(args) -> None:
+    g = _grid(args)
+    r = reach(g, args.at)
+    units = g.battlefield.units
+    probes = []
+    for xy in args.probe:
+        c = r.cost_at(xy)
+        probes.append({"at": list(xy), "cost": _round(c), "reachable": r.reachable(xy)})
+    if args.png:
+        from .render import render_png
+
+        render_png(args.png, g, reach=r)
+    if args.json:
+        print(json.dumps({
+            "allowance": r.allowance, "area": round(r.area, 6), "cells": len(r.cells),
+            "cell": g.grid.cell, "probes": probes,
+        }))
+        return
+    print(f"{g.unit.race} at ({args.at[0]:g}, {args.at[1]:g}), allowance {r.allowance:g} {units}: "
+          f"{len(r.cells)} cells, {r.area:.2f} {units}^2 reachable")
+    for p in probes:
+        cost = "out of reach" if p["cost"] is None else f"cost {p['cost']:g}"
+        print(f"  ({p['at'][0]:g}, {p['at'][1]:g}): {cost}, reachable: {p['reachable']}")
+
+
+def _route_json(rt) -> dict:
+    return {
+        "cost": _round(rt.cost), "length": round(rt.length, 6), "turns": rt.turns,
+        "path": [[round(x, 6), round(y, 6)] for x, y in rt.path],
+        "stops": [[round(x, 6), round(y, 6)] for x, y in rt.stops],
+        "legs": [leg.as_dict() for leg in rt.legs],
+    }
+
+
+def _cmd_route(args) -> None:
+    g = _grid(args)
+    rt = route(g, args.start, args.goal)
+    if args.png:
+        from .render import render_png
+
+        render_png(args.png, g, route=rt)
+    if args.json:
+        print(json.dumps(_route_json(rt)))
+        return
+    units = g.battlefield.units
+    print(f"{g.unit.race}: cost {rt.cost:.2f} {units} over {rt.length:.2f} {units}, "
+          f"{rt.turns} turn(s) of {rt.allowance:g}")
+    print("\n".join(_legs_text(rt.legs)))
+
+
+def _cmd_price(args) -> None:
+    g = _grid(args)
+    p = price_path(g, args.path)
+    if args.json:
+        print(json.dumps({
+            "cost": _round(p.cost), "length": round(p.length, 6),
+            "legs": [leg.as_dict() for leg in p.legs],
+        }))
+        return
+    units = g.battlefield.units
+    cost = "impassable" if math.isinf(p.cost) else f"{p.cost:.2f} {units}"
+    print(f"{g.unit.race}: cost {cost} over {p.length:.2f} {units}")
+    print("\n".join(_legs_text(p.legs)))
+
+
+def _cmd_demo(args) -> None:
+    from .render import render_png
+
+    path = resources.files("engine") / "data" / "demo.geojson"
+    rules = load_rules("fantasy-warlord")
+    bf = load_map(str(path))
+    unit = rules.unit("humans", ranks=2)
+    g = cost_grid(bf, rules, unit)
+    r = reach(g, DEMO_START)
+    rt = route(g, DEMO_START, DEMO_GOAL)
+    print(f"Demo battlefield: {bf.width:g} x {bf.height:g} {bf.units}, {len(bf.features)} features, "
+          f"rules {rules.name}")
+    print(f"{unit.race}, 2 ranks (depth {unit.depth:g} {bf.units}), move {unit.move:g}, "
+          f"at {DEMO_START}: {r.area:.1f} {bf.units}^2 within reach this turn")
+    print(f"route to {DEMO_GOAL}: cost {rt.cost:.2f} over {rt.length:.2f} {bf.units}, "
+          f"{rt.turns} turns")
+    print("\n".join(_legs_text(rt.legs)))
+    render_png(args.png, g, reach=r, route=rt)
+    print(f"picture: {args.png}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit status (0, or 2 on a user error)."""
+    args = _parser().parse_args(argv)
+    commands = {"reach": _cmd_reach, "route": _cmd_route, "price": _cmd_price, "demo": _cmd_demo}
+    try:
+        commands[args.command](args)
+    except EngineError as exc:
+        print(f"engine: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

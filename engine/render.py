@@ -1,0 +1,192 @@
+"""Pictures of a cost grid: terrain, what a unit can reach and the route it takes."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .errors import InputError
+from .search import Reach, Route
+from .terrain import CostGrid
+
+__all__ = ["render_png"]
+
+# Painted in this order, so later kinds (linear features last) lie on top.
+_AREAS = {
+    "clear": "#f4f2e2",
+    "hill": "#e3d2a2",
+    "broken ground": "#a48c6c",
+    "scrub": "#b3d17f",
+    "bog": "#9a9a4e",
+    "mire": "#75803c",
+    "fen": "#82b5a0",
+    "swamp": "#4d8069",
+    "woods": "#3f8f3a",
+    "jungle": "#1d5c28",
+    "building": "#8a7a72",
+    "river": "#4a8fd8",
+}
+_LINES = {
+    "ford": "#a8d4f5",
+    "road": "#d8b26e",
+    "bridge": "#8b5a2b",
+    "hedge": "#557a1f",
+    "fence": "#c08a50",
+    "wall": "#4d4d4d",
+    "gateway": "#e8c02a",
+}
+_GROUND = "#f4f2e2"
+_ROUTE = "#d0103a"
+
+
+def _colours(kinds: tuple[str, ...]) -> dict[str, object]:
+    """Colour per kind, in painting order; unknown kinds between areas and lines."""
+    from matplotlib import colormaps
+
+    extra = [k for k in kinds if k not in _AREAS and k not in _LINES]
+    tab = colormaps["tab10"]
+    unknown = {k: tab(i % 10) for i, k in enumerate(extra)}
+    return {**_AREAS, **unknown, **_LINES}
+
+
+def _title(grid: CostGrid, reach: Reach | None, route: Route | None) -> str:
+    u, parts = grid.battlefield.units, []
+    if reach is not None:
+        x, y = reach.start
+        parts.append(f"reach of {reach.allowance:g} {u} from ({x:g}, {y:g})")
+    if route is not None:
+        (x0, y0), (x1, y1) = route.path[0], route.path[-1]
+        turns = f"{route.turns} turn{'s' if route.turns != 1 else ''}"
+        parts.append(
+            f"route ({x0:g}, {y0:g}) to ({x1:g}, {y1:g}): cost {route.cost:.1f} {u}, {turns}"
+        )
+    return f"{grid.unit.race}: " + ("; ".join(parts) or f"terrain, move {grid.unit.move:g} {u}")
+
+
+def render_png(
+    path: str | os.PathLike,
+    grid: CostGrid,
+    reach: Reach | None = None,
+    route: Route | None = None,
+    title: str | None = None,
+) -> None:
+    """Draw the battlefield, and optionally a reach and a route, to a PNG file.
+
+    Terrain is painted a colour per kind (linear features such as roads and
+    walls on top), hills get elevation contours and steep ground a hatch, and
+    cells the unit cannot enter are darkened and cross-hatched.  A reach adds
+    a heatmap of the allowance left and its edge; a route adds its line, its
+    start and goal and a numbered marker where each turn but the last ends.
+
+    Parameters
+    ----------
+    path : str or path-like
+        PNG file to write (overwritten if it exists).
+    grid : CostGrid
+        The unit's cost grid; its battlefield supplies the terrain.
+    reach : Reach, optional
+        Drawn as a heatmap of the allowance left, with its start starred.
+    route : Route, optional
+        Drawn as a line with its start, goal and end-of-turn stops.
+    title : str, optional
+        Defaults to a summary of the unit, the reach and the route.
+
+    Raises
+    ------
+    InputError
+        The file's folder does not exist or the file cannot be written.
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError(f"cannot write {path!r}: folder {folder!r} does not exist")
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import to_rgb
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    spec, lay, units = grid.grid, grid.layers, grid.battlefield.units
+    rows, cols = spec.shape
+    extent = (0.0, cols * spec.cell, rows * spec.cell, 0.0)
+    xc = (np.arange(cols) + 0.5) * spec.cell
+    yc = (np.arange(rows) + 0.5) * spec.cell
+
+    # Terrain raster, most specific kind on top; impassable cells darkened.
+    image = np.empty((rows, cols, 3))
+    image[:] = to_rgb(_GROUND)
+    handles = []
+    for kind, colour in _colours(lay.kinds).items():
+        if kind not in lay.kinds:
+            continue
+        cover = (lay.mask >> np.uint64(lay.kinds.index(kind)) & np.uint64(1)).astype(bool)
+        if cover.any():
+            image[cover] = to_rgb(colour)
+            handles.append(Patch(facecolor=colour, edgecolor="0.35", label=kind))
+    blocked = np.isinf(grid.base)
+    image[blocked] *= 0.6
+
+    ratio = min(max(spec.height / spec.width, 0.3), 1.2)
+    fig = Figure(figsize=(12, 12 * ratio + 2.2), dpi=110, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.imshow(image, origin="upper", extent=extent, interpolation="nearest")
+
+    def hatch(cells: np.ndarray, pattern: str, colour: str, label: str) -> None:
+        if cells.any():
+            cs = ax.contourf(xc, yc, cells.astype(float), levels=[0.5, 1.5], colors="none",
+                             hatches=[pattern])
+            cs.set_edgecolor(colour)
+            cs.set_linewidth(0)
+            handles.append(Patch(facecolor="none", edgecolor=colour, hatch=pattern, label=label))
+
+    hatch(lay.steep != 0, "////", "#7a4b1e", "steep slope")
+    hatch(blocked, "xxx", "0.1", f"impassable for {grid.unit.race}")
+    top = float(lay.elevation.max())
+    if top > 0:
+        levels = np.linspace(0.0, top, 6)[:-1] + 1e-6 * top
+        ax.contour(xc, yc, lay.elevation, levels=levels, colors="#7a4b1e", linewidths=0.7)
+        handles.append(Line2D([], [], color="#7a4b1e", lw=0.7, label="hill contours"))
+
+    start = None
+    if reach is not None:
+        left = np.full(spec.shape, np.nan)
+        left.flat[reach.cells] = reach.remaining
+        heat = ax.imshow(left, origin="upper", extent=extent, interpolation="nearest",
+                         cmap="viridis", alpha=0.55, vmin=0.0, vmax=reach.allowance)
+        fig.colorbar(heat, ax=ax, label=f"allowance left ({units})", shrink=0.9, pad=0.01)
+        inside = np.isfinite(left).astype(float)
+        ax.contour(xc, yc, inside, levels=[0.5], colors="black", linewidths=1.2)
+        handles.append(Line2D([], [], color="black", lw=1.2, label="edge of reach"))
+        start = reach.start
+    if route is not None:
+        xs, ys = np.asarray(route.path, dtype=float).T
+        ax.plot(xs, ys, color="white", lw=6, solid_capstyle="round", zorder=5)
+        ax.plot(xs, ys, color=_ROUTE, lw=3, solid_capstyle="round", zorder=6)
+        ax.plot(xs[-1], ys[-1], "D", ms=10, mfc="gold", mec="black", mew=1.2, zorder=8)
+        handles += [Line2D([], [], color=_ROUTE, lw=3, label=f"route ({route.cost:.1f} {units})"),
+                    Line2D([], [], ls="", marker="D", ms=8, mfc="gold", mec="black", label="goal")]
+        for turn, (x, y) in enumerate(route.stops, 1):
+            ax.plot(x, y, "o", ms=13, mfc="white", mec=_ROUTE, mew=1.8, zorder=7)
+            ax.text(x, y, str(turn), ha="center", va="center", fontsize=7, weight="bold",
+                    zorder=8)
+        if route.stops:
+            handles.append(Line2D([], [], ls="", marker="o", ms=10, mfc="white", mec=_ROUTE,
+                                  label="end of turn 1, 2, ..."))
+        start = start or route.path[0]
+    if start is not None:
+        ax.plot(*start, "*", ms=18, mfc="white", mec="black", mew=1.3, zorder=9)
+        handles.append(Line2D([], [], ls="", marker="*", ms=12, mfc="white", mec="black",
+                              label="start"))
+
+    ax.set(xlim=(0, spec.width), ylim=(spec.height, 0), aspect="equal",
+           xlabel=f"x ({units})", ylabel=f"y ({units})")
+    ax.set_title(title if title is not None else _title(grid, reach, route))
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 6),
+               fontsize="small", frameon=False)
+    try:
+        fig.savefig(path, format="png", bbox_inches="tight")
+    except OSError as exc:
+        raise InputError(f"cannot write {path!r}: {exc.strerror or exc}") from None

@@ -1,0 +1,50 @@
+"""Shared fixtures: the shipped rules, and small maps built in memory."""
+
+from pathlib import Path
+
+import pytest
+
+import engine
+
+ROOT = Path(__file__).resolve().parent.parent
+MAPS = ROOT / "maps"
+EXAMPLES = MAPS / "examples"
+SHARED = ROOT.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def rules():
+    return engine.load_rules("fantasy-warlord")
+
+
+def rect(x0, y0, x1, y1):
+    """A rectangle polygon geometry."""
+    return {"type": "Polygon", "coordinates": [[[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]]]}
+
+
+def line(*points):
+    """A line string geometry."""
+    return {"type": "LineString", "coordinates": [list(p) for p in points]}
+
+
+def feature(terrain, geometry, fid=None, **props):
+    f = {"type": "Feature", "properties": {"terrain": terrain, **props}, "geometry": geometry}
+    if fid is not None:
+        f["id"] = fid
+    return f
+
+
+def battlefield(features, width=40, height=20, units="cm", cell=0.5):
+    """A map dict ready for `engine.load_map`."""
+    return {
+        "type": "FeatureCollection",
+        "battlefield": {"width": width, "height": height, "units": units, "cell": cell},
+        "features": features,
+    }
+
+
+def grid_for(rules, features, race="humans", width=40, height=20, **unit):
+    """Cost grid of an in-memory map for one unit (depth 0 unless given)."""
+    unit.setdefault("depth", 0)
+    bf = engine.load_map(battlefield(features, width, height))
+    return engine.cost_grid(bf, rules, rules.unit(race, **unit))
