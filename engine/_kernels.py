@@ -27,12 +27,19 @@ TRAIL = 4  # deque capacity; distinct multiplier levels a footprint can hold exa
 
 
 @njit(cache=True)
-def ground(base, steep, gx, gy, i, ux, uy):
-    """Multiplier of flat cell ``i`` travelling along ``(ux, uy)``: steep applies uphill only."""
+def ground(base, steep, gxf, gxb, gyf, gyb, i, ux, uy):
+    """Multiplier of flat cell ``i`` travelling along ``(ux, uy)``: steep applies uphill only.
+
+    The rise is measured upwind: towards the neighbour the unit moves to
+    (``g?f``: forward differences, ``g?b``: backward), so a crest cell is
+    level both ways rather than uphill on the far side.
+    """
     m = base[i]
     s = steep[i]
-    if s != 1.0 and gx[i] * ux + gy[i] * uy > UPHILL_TOL:
-        m *= s
+    if s != 1.0:
+        rise = (gxf[i] if ux > 0.0 else gxb[i]) * ux + (gyf[i] if uy > 0.0 else gyb[i]) * uy
+        if rise > UPHILL_TOL:
+            m *= s
     return m
 
 
@@ -137,7 +144,7 @@ def _sift_down(i, n, hkey, hidx, pos):
 
 @njit(cache=True, error_model="numpy")
 def search(
-    base, steep, gx, gy, cols, plain,
+    base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem,
     source, goal, cell, budget,
@@ -214,7 +221,7 @@ def search(
                         if rr < 0 or rr >= rows or cc < 0 or cc >= cols:
                             continue
                         i = rr * cols + cc
-                        g = ground(base, steep, gx, gy, i, ux[k], uy[k])
+                        g = ground(base, steep, gxf, gxb, gyf, gyb, i, ux[k], uy[k])
                         if g != np.inf:
                             n = push(s_lv, s_rem, s_org, n, g, fp_rem[j], i)
                 else:
@@ -233,7 +240,7 @@ def search(
                 if plain:
                     g = base[i]
                 else:
-                    g = ground(base, steep, gx, gy, i, ux[k], uy[k])
+                    g = ground(base, steep, gxf, gxb, gyf, gyb, i, ux[k], uy[k])
                 if g == np.inf:
                     blocked = True
                     break

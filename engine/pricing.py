@@ -151,7 +151,7 @@ class _Pricer:
         self.g = grid
         self.cell = grid.grid.cell
         self.rows, self.cols = grid.base.shape
-        self.flat = (grid.base.ravel(), grid.steep.ravel(), grid.gx.ravel(), grid.gy.ravel())
+        self.flat = (grid.base.ravel(), grid.steep.ravel(), *(s.ravel() for s in grid.slope))
         self.lv = np.empty(_kernels.TRAIL)
         self.rem = np.empty(_kernels.TRAIL)
         self.org = np.empty(_kernels.TRAIL, dtype=np.int64)
@@ -220,8 +220,6 @@ class _Pricer:
                 ))
 
     def _terrain(self, origin: int, front: int, level: float) -> list[str]:
-        if level <= 1.0:
-            return ["clear"]
         rc = divmod(origin, self.cols)
         names = [n for n in self.g.combos[self.g.combo[rc]] if n != "clear"]
         if level > self.flat[0][origin]:

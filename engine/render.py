@@ -50,6 +50,15 @@ def _colours(kinds: tuple[str, ...]) -> dict[str, object]:
     return {**_AREAS, **unknown, **_LINES}
 
 
+def _corners(cells: np.ndarray, cell: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``cells`` sampled just inside each cell's corners, so level-0.5 contours trace cell edges."""
+    eps = 1e-3 * cell
+    rows, cols = cells.shape
+    xs = np.repeat(np.arange(cols) * cell, 2) + np.tile([eps, cell - eps], cols)
+    ys = np.repeat(np.arange(rows) * cell, 2) + np.tile([eps, cell - eps], rows)
+    return xs, ys, cells.repeat(2, 0).repeat(2, 1).astype(float)
+
+
 def _title(grid: CostGrid, reach: Reach | None, route: Route | None) -> str:
     u, parts = grid.battlefield.units, []
     if reach is not None:
@@ -107,6 +116,7 @@ def render_png(
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
+    from matplotlib.transforms import offset_copy
 
     spec, lay, units = grid.grid, grid.layers, grid.battlefield.units
     rows, cols = spec.shape
@@ -117,27 +127,30 @@ def render_png(
     # Terrain raster, most specific kind on top; impassable cells darkened.
     image = np.empty((rows, cols, 3))
     image[:] = to_rgb(_GROUND)
-    handles = []
+    covers, handles = {}, []
     for kind, colour in _colours(lay.kinds).items():
-        if kind not in lay.kinds:
-            continue
-        cover = (lay.mask >> np.uint64(lay.kinds.index(kind)) & np.uint64(1)).astype(bool)
-        if cover.any():
-            image[cover] = to_rgb(colour)
-            handles.append(Patch(facecolor=colour, edgecolor="0.35", label=kind))
+        if kind in lay.kinds:
+            cover = (lay.mask >> np.uint64(lay.kinds.index(kind)) & np.uint64(1)).astype(bool)
+            if cover.any():
+                image[cover] = to_rgb(colour)
+                covers[kind] = cover, colour
+                handles.append(Patch(facecolor=colour, edgecolor="0.35", label=kind))
     blocked = np.isinf(grid.base)
     image[blocked] *= 0.6
 
-    ratio = min(max(spec.height / spec.width, 0.3), 1.2)
-    fig = Figure(figsize=(12, 12 * ratio + 2.2), dpi=110, layout="constrained")
+    # Equal aspect, but a table more than 6 times wider than deep is stretched in y.
+    stretch = max(1.0, spec.width / spec.height / 6)
+    box = stretch * spec.height / spec.width
+    width = min(12.0, 13.0 / box)
+    fig = Figure(figsize=(width, width * box), dpi=110)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ax.imshow(image, origin="upper", extent=extent, interpolation="nearest")
 
     def hatch(cells: np.ndarray, pattern: str, colour: str, label: str) -> None:
         if cells.any():
-            cs = ax.contourf(xc, yc, cells.astype(float), levels=[0.5, 1.5], colors="none",
-                             hatches=[pattern])
+            cs = ax.contourf(*_corners(cells, spec.cell), levels=[0.5, 1.5], colors="none",
+                             hatches=[pattern], zorder=2)
             cs.set_edgecolor(colour)
             cs.set_linewidth(0)
             handles.append(Patch(facecolor="none", edgecolor=colour, hatch=pattern, label=label))
@@ -147,7 +160,8 @@ def render_png(
     top = float(lay.elevation.max())
     if top > 0:
         levels = np.linspace(0.0, top, 6)[:-1] + 1e-6 * top
-        ax.contour(xc, yc, lay.elevation, levels=levels, colors="#7a4b1e", linewidths=0.7)
+        ax.contour(xc, yc, lay.elevation, levels=levels, colors="#7a4b1e", linewidths=0.7,
+                   zorder=4)
         handles.append(Line2D([], [], color="#7a4b1e", lw=0.7, label="hill contours"))
 
     start = None
@@ -155,11 +169,16 @@ def render_png(
         left = np.full(spec.shape, np.nan)
         left.flat[reach.cells] = reach.remaining
         heat = ax.imshow(left, origin="upper", extent=extent, interpolation="nearest",
-                         cmap="viridis", alpha=0.55, vmin=0.0, vmax=reach.allowance)
-        fig.colorbar(heat, ax=ax, label=f"allowance left ({units})", shrink=0.9, pad=0.01)
-        inside = np.isfinite(left).astype(float)
-        ax.contour(xc, yc, inside, levels=[0.5], colors="black", linewidths=1.2)
-        handles.append(Line2D([], [], color="black", lw=1.2, label="edge of reach"))
+                         cmap="viridis", alpha=0.55, vmin=0.0, vmax=reach.allowance, zorder=3)
+        cax = ax.inset_axes([1.015, 0.0, 0.025, 1.0])
+        fig.colorbar(heat, cax=cax, label=f"allowance left ({units})")
+        # Terrain outlines stay readable through the heatmap.
+        for cover, colour in covers.values():
+            ax.contour(*_corners(cover, spec.cell), levels=[0.5], linewidths=0.6, zorder=4,
+                       colors=[tuple(0.6 * np.array(to_rgb(colour)))])
+        ax.contour(*_corners(np.isfinite(left), spec.cell), levels=[0.5], colors="black",
+                   linewidths=1.4, zorder=4)
+        handles.append(Line2D([], [], color="black", lw=1.4, label="edge of reach"))
         start = reach.start
     if route is not None:
         xs, ys = np.asarray(route.path, dtype=float).T
@@ -181,11 +200,12 @@ def render_png(
         handles.append(Line2D([], [], ls="", marker="*", ms=12, mfc="white", mec="black",
                               label="start"))
 
-    ax.set(xlim=(0, spec.width), ylim=(spec.height, 0), aspect="equal",
+    ax.set(xlim=(0, spec.width), ylim=(spec.height, 0), aspect=stretch,
            xlabel=f"x ({units})", ylabel=f"y ({units})")
     ax.set_title(title if title is not None else _title(grid, reach, route))
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 6),
-               fontsize="small", frameon=False)
+    below = offset_copy(ax.transAxes, fig=fig, y=-36, units="points")
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=below,
+              ncols=min(len(handles), 6), fontsize="small", frameon=False)
     try:
         fig.savefig(path, format="png", bbox_inches="tight")
     except OSError as exc:

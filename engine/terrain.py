@@ -213,8 +213,9 @@ class CostGrid:
         where impassable).
     steep : ndarray of float64
         Extra multiplier paid moving uphill (1 where the ground is not steep).
-    gx, gy : ndarray of float64
-        Elevation gradient (rise per table unit along x and y).
+    slope : tuple of ndarray of float64
+        ``(gxf, gxb, gyf, gyb)``: rise per table unit to the next cell along
+        +x, from the previous cell along x, and likewise along y.
     combo : ndarray of int32
         Index into `combos`: which kinds cover the cell.
     combos : list of tuple of str
@@ -231,8 +232,7 @@ class CostGrid:
     layers: Layers
     base: np.ndarray
     steep: np.ndarray
-    gx: np.ndarray
-    gy: np.ndarray
+    slope: tuple
     combo: np.ndarray
     combos: list
     steps: Steps
@@ -252,7 +252,7 @@ class CostGrid:
         """The cost arguments of `_kernels.search`, in order."""
         st = self.steps
         return (
-            self.base.ravel(), self.steep.ravel(), self.gx.ravel(), self.gy.ravel(),
+            self.base.ravel(), self.steep.ravel(), *(s.ravel() for s in self.slope),
             self.grid.shape[1], self.plain,
             st.dr, st.dc, st.length, st.ux, st.uy,
             st.piece_start, st.piece_dr, st.piece_dc, st.piece_w,
@@ -305,10 +305,10 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
                 factor = math.prod(unit.multipliers[s] for s in kind.steep_layers)
                 on = (lay.steep >> np.uint64(i) & np.uint64(1)).astype(bool)
                 steep[on] = np.maximum(steep[on], factor)
-    if unit.flying or shape[0] < 2 or shape[1] < 2:
-        gx = gy = np.zeros(shape)
-    else:
-        gy, gx = np.gradient(lay.elevation, lay.grid.cell)
+    h = lay.elevation / lay.grid.cell
+    gxf, gxb, gyf, gyb = (np.zeros(shape) for _ in range(4))
+    gxf[:, :-1] = gxb[:, 1:] = h[:, 1:] - h[:, :-1]
+    gyf[:-1, :] = gyb[1:, :] = h[1:, :] - h[:-1, :]
     st = steps(lay.grid.cell, radius)
 
     fp_start, fp_dr, fp_dc, fp_rem = [0], [], [], []
@@ -325,8 +325,8 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
         np.array(fp_rem, dtype=np.float64),
     )
     result = CostGrid(
-        battlefield, rules, unit, lay, base, steep,
-        np.ascontiguousarray(gx), np.ascontiguousarray(gy), combo, combos, st, footprint,
+        battlefield, rules, unit, lay, base, steep, (gxf, gxb, gyf, gyb), combo, combos, st,
+        footprint,
     )
     battlefield._cache[key] = result
     return result

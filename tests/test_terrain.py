@@ -1,0 +1,166 @@
+"""Movement semantics (DESIGN.md section 3), each with a case that fails if priced wrong."""
+
+import math
+
+import pytest
+
+import engine
+
+from .conftest import feature, grid_for, line, rect
+
+Y = 10.25
+
+
+def cost(g, *points):
+    return engine.price_path(g, list(points)).cost
+
+
+class TestComposites:
+    @pytest.mark.parametrize(("kind", "race", "expected"), [
+        ("jungle", "humans", 2.0 * 2.0),        # woods x2 then scrub x2 (default)
+        ("jungle", "wood elves", 1.25 * 2.0),   # woods x1.25 then scrub x2
+        ("fen", "goblins", 2.0 * 2.0),          # scrub then marsh
+        ("swamp", "wood elves", 1.25 * 2.0),    # woods then marsh
+        ("swamp", "goblins", 2.0 * 2.0),
+        ("bog", "goblins", 2.0),
+        ("mire", "goblins", 2.0),
+        ("woods", "wood elves", 1.25),
+        ("clear", "humans", 1.0),
+    ])
+    def test_layers_multiply(self, rules, kind, race, expected):
+        g = grid_for(rules, [feature(kind, rect(10, 0, 20, 20))], race)
+        assert cost(g, (10, Y), (20, Y)) == pytest.approx(10 * expected)
+
+    def test_overlapping_features_of_one_layer_count_once(self, rules):
+        g = grid_for(rules, [feature("woods", rect(10, 0, 20, 20)),
+                             feature("woods", rect(12, 0, 18, 20))])
+        assert cost(g, (10, Y), (20, Y)) == pytest.approx(20.0)
+
+    def test_woods_on_a_steep_hill_multiply(self, rules):
+        g = grid_for(rules, [feature("hill", rect(0, -40, 40, 60), elevation=5, steep=True),
+                             feature("woods", rect(0, 0, 40, 20))], move=18)
+        assert cost(g, (2, Y), (6.5, Y)) == pytest.approx(18.0)  # 18 -> 9 -> 4.5 cm
+
+
+class TestFootprint:
+    def test_approaching_costs_nothing_leaving_costs_the_depth(self, rules):
+        woods = [feature("woods", rect(10, 0, 20, 20))]
+        deep = grid_for(rules, woods, depth=4)
+        flat = grid_for(rules, woods, depth=0)
+        assert cost(deep, (0, Y), (10, Y)) == pytest.approx(10.0)
+        assert cost(flat, (0, Y), (30, Y)) == pytest.approx(20 + 10 * 2)
+        assert cost(deep, (0, Y), (30, Y)) == pytest.approx(20 + 10 * 2 + 4 * (2 - 1))
+        assert cost(deep, (0, Y), (22, Y)) == pytest.approx(10 + 10 * 2 + 2 * 2)
+
+    def test_turning_away_does_not_shed_the_rear_ranks(self, rules):
+        # Leaving the wood and turning at once: the ranks behind are still in the trees.
+        g = grid_for(rules, [feature("woods", rect(0, 0, 10, 20))], depth=4)
+        straight = cost(g, (5, Y), (10, Y), (14, Y))
+        turned = cost(g, (5, Y), (10, Y), (10.5, Y), (10.5, Y + 3.5))
+        assert straight == pytest.approx(10 + 4 * 2)
+        assert turned == pytest.approx(10 + 4 * 2)
+
+    def test_search_does_not_dodge_the_rear_rank_rule(self, rules):
+        # Broken ground across the whole table: no bend in the route escapes the depth.
+        g = grid_for(rules, [feature("broken ground", rect(1, -5, 6, 25))], depth=4)
+        r = engine.reach(g, (0.25, Y))
+        assert r.cost_at((11.25, Y)) == pytest.approx(20.0)
+        rt = engine.route(g, (0, Y), (11, Y))
+        assert rt.cost == pytest.approx(20.0)
+
+    def test_a_unit_starting_inside_pays_until_clear(self, rules):
+        g = grid_for(rules, [feature("woods", rect(0, 0, 10, 20))], depth=4)
+        assert cost(g, (9, Y), (15, Y)) == pytest.approx(1 * 2 + 4 * 2 + 1)
+
+    def test_linear_obstacles_straddled(self, rules):
+        wall = [feature("wall", line((10.25, -1), (10.25, 21)), width=0.5)]
+        for depth, expected in ((0, 10 + 0.5 * 2 + 9.5), (3, 10 + 3.5 * 2 + 6.5)):
+            g = grid_for(rules, wall, "orcs", depth=depth)
+            assert cost(g, (0, Y), (20, Y)) == pytest.approx(expected)
+
+
+class TestSlopes:
+    hill = [feature("hill", rect(10, -30, 30, 50), elevation=4, steep=True)]
+
+    def test_uphill_only(self, rules):
+        g = grid_for(rules, self.hill)
+        assert cost(g, (10, Y), (14, Y)) == pytest.approx(8.0)   # up: x2
+        assert cost(g, (30, Y), (26, Y)) == pytest.approx(8.0)   # up from the other side
+        assert cost(g, (14, Y), (10, Y)) == pytest.approx(4.0)   # down: free
+        assert cost(g, (12, 5.25), (12, 15.25)) == pytest.approx(10.0)  # along the contour
+
+    def test_gentle_hill_is_free(self, rules):
+        gentle = [feature("hill", rect(10, -30, 30, 50), elevation=4)]
+        g = grid_for(rules, gentle)
+        assert cost(g, (10, Y), (14, Y)) == pytest.approx(4.0)
+
+    def test_reach_up_a_steep_hill_is_shorter_than_down(self, rules):
+        g = grid_for(rules, self.hill)
+        r = engine.reach(g, (20.25, Y), 4)  # on the crest
+        assert r.reachable((16.25, Y))     # down: 4 cm
+        g2 = grid_for(rules, self.hill)
+        r2 = engine.reach(g2, (10.25, Y), 4)  # at the foot
+        assert r2.reachable((12.25, Y)) and not r2.reachable((13.25, Y))
+
+
+class TestWater:
+    river = feature("river", line((20, -1), (20, 21)), width=4)
+
+    def test_river_impassable_without_crossing(self, rules):
+        g = grid_for(rules, [self.river])
+        assert math.isinf(cost(g, (10, Y), (30, Y)))
+        with pytest.raises(engine.NoRouteError):
+            engine.route(g, (10, Y), (30, Y))
+
+    def test_bridge_is_free_ford_costs(self, rules):
+        bridge = feature("bridge", line((15, 5), (25, 5)), width=3)
+        ford = feature("ford", line((15, 15), (25, 15)), width=3)
+        g = grid_for(rules, [self.river, bridge, ford], "wood elves")
+        assert cost(g, (10, 5.25), (30, 5.25)) == pytest.approx(20.0)
+        assert cost(g, (10, 15.25), (30, 15.25)) == pytest.approx(16 + 4 * 1.25)
+        assert math.isinf(cost(g, (10, Y), (30, Y)))
+        rt = engine.route(g, (10, Y), (30, Y))
+        assert rt.cost > 20
+        assert any("bridge" in leg.terrain or "ford" in leg.terrain for leg in rt.legs)
+
+    def test_flyers_ignore_ground_terrain(self, rules):
+        g = grid_for(rules, [self.river, feature("woods", rect(0, 0, 15, 20))], "giant eagles")
+        assert cost(g, (0, Y), (30, Y)) == pytest.approx(30.0)
+
+    def test_swimmers_cross_at_the_river_multiplier(self, rules):
+        g = grid_for(rules, [self.river], "hill trolls")
+        assert cost(g, (10, Y), (30, Y)) == pytest.approx(16 + 4 * 2.0)
+
+
+class TestBuildingsAndRoads:
+    def test_building_impassable_but_through_a_gateway(self, rules):
+        house = feature("building", rect(10, 0, 20, 20))
+        gate = feature("gateway", line((8, Y), (22, Y)), width=1)
+        g = grid_for(rules, [house])
+        assert math.isinf(cost(g, (0, Y), (30, Y)))
+        g = grid_for(rules, [house, gate])
+        assert cost(g, (0, Y), (30, Y)) == pytest.approx(30.0)
+
+    def test_road_cancels_woods_not_walls_or_slopes(self, rules):
+        road = feature("road", line((-1, Y), (41, Y)), width=2)
+        g = grid_for(rules, [road, feature("woods", rect(10, 0, 20, 20))])
+        assert cost(g, (0, Y), (30, Y)) == pytest.approx(30.0)
+        g = grid_for(rules, [road, feature("wall", line((10.25, -1), (10.25, 21)), width=0.5)],
+                     "orcs")
+        assert cost(g, (0, Y), (20, Y)) == pytest.approx(20.5)
+        g = grid_for(rules, [road, feature("hill", rect(10, -30, 30, 50), elevation=4,
+                                           steep=True)])
+        assert cost(g, (10, Y), (14, Y)) == pytest.approx(8.0)
+
+
+def test_break_formation_check(rules):
+    bf = engine.load_map({
+        "type": "FeatureCollection",
+        "battlefield": {"width": 40, "height": 20, "units": "cm"},
+        "features": [feature("building", rect(10, 5, 20, 15), "inn")],
+    })
+    near = engine.enter_building(bf, rules, (25, 10))
+    far = engine.enter_building(bf, rules, (25.5, 10))
+    assert near.allowed and near.distance == 5.0 and near.order == "Break Formation"
+    assert "whole move" in near.reason
+    assert not far.allowed and "inn" in far.reason
