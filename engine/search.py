@@ -250,9 +250,9 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None) -> Route:
     >>> rules = load_rules("fantasy-warlord")
     >>> bf = load_map("maps/examples/goblins.geojson")
     >>> g = cost_grid(bf, rules, rules.unit("goblins"))
-    >>> rt = route(g, (0.25, 3.25), (24.75, 3.25))
+    >>> rt = route(g, (0, 3.25), (24.5, 3.25))
     >>> rt.cost, rt.turns, rt.stops
-    (44.0, 2, [(13.75, 3.25)])
+    (44.0, 2, [(13.5, 3.25)])
     """
     per_turn = _allowance(grid, allowance)
     source = _start_cell(grid, start, "start")
