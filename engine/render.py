@@ -38,6 +38,7 @@ _LINES = {
 }
 _GROUND = "#f4f2e2"
 _ROUTE = "#d0103a"
+_HILL = "#7a4b1e"
 
 
 def _colours(kinds: tuple[str, ...]) -> dict[str, object]:
@@ -121,8 +122,7 @@ def render_png(
     spec, lay, units = grid.grid, grid.layers, grid.battlefield.units
     rows, cols = spec.shape
     extent = (0.0, cols * spec.cell, rows * spec.cell, 0.0)
-    xc = (np.arange(cols) + 0.5) * spec.cell
-    yc = (np.arange(rows) + 0.5) * spec.cell
+    xc, yc = (np.arange(cols) + 0.5) * spec.cell, (np.arange(rows) + 0.5) * spec.cell
 
     # Terrain raster, most specific kind on top; impassable cells darkened.
     image = np.empty((rows, cols, 3))
@@ -138,14 +138,17 @@ def render_png(
     blocked = np.isinf(grid.base)
     image[blocked] *= 0.6
 
-    # Equal aspect, but a table more than 6 times wider than deep is stretched in y.
-    stretch = max(1.0, spec.width / spec.height / 6)
-    box = stretch * spec.height / spec.width
+    # Equal aspect, but the short side of a table over 6 times longer than wide is stretched.
+    box = float(np.clip(spec.height / spec.width, 1 / 6, 6))
     width = min(12.0, 13.0 / box)
     fig = Figure(figsize=(width, width * box), dpi=110)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ax.imshow(image, origin="upper", extent=extent, interpolation="nearest")
+
+    def outline(cells: np.ndarray, colour, lw: float) -> None:
+        ax.contour(*_corners(cells, spec.cell), levels=[0.5], colors=[colour], linewidths=lw,
+                   zorder=4)
 
     def hatch(cells: np.ndarray, pattern: str, colour: str, label: str) -> None:
         if cells.any():
@@ -155,57 +158,55 @@ def render_png(
             cs.set_linewidth(0)
             handles.append(Patch(facecolor="none", edgecolor=colour, hatch=pattern, label=label))
 
-    hatch(lay.steep != 0, "////", "#7a4b1e", "steep slope")
+    def key(label: str, **style) -> None:
+        handles.append(Line2D([], [], ls=style.pop("ls", ""), label=label, **style))
+
+    hatch(lay.steep != 0, "////", _HILL, "steep slope")
     hatch(blocked, "xxx", "0.1", f"impassable for {grid.unit.race}")
     top = float(lay.elevation.max())
     if top > 0:
         levels = np.linspace(0.0, top, 6)[:-1] + 1e-6 * top
-        ax.contour(xc, yc, lay.elevation, levels=levels, colors="#7a4b1e", linewidths=0.7,
-                   zorder=4)
-        handles.append(Line2D([], [], color="#7a4b1e", lw=0.7, label="hill contours"))
+        ax.contour(xc, yc, lay.elevation, levels=levels, colors=_HILL, linewidths=0.7, zorder=4)
+        key("hill contours", ls="-", color=_HILL, lw=0.7)
 
-    start = None
+    starts = []
     if reach is not None:
         left = np.full(spec.shape, np.nan)
         left.flat[reach.cells] = reach.remaining
-        heat = ax.imshow(left, origin="upper", extent=extent, interpolation="nearest",
-                         cmap="viridis", alpha=0.55, vmin=0.0, vmax=reach.allowance, zorder=3)
-        cax = ax.inset_axes([1.015, 0.0, 0.025, 1.0])
-        fig.colorbar(heat, cax=cax, label=f"allowance left ({units})")
-        # Terrain outlines stay readable through the heatmap.
-        for cover, colour in covers.values():
-            ax.contour(*_corners(cover, spec.cell), levels=[0.5], linewidths=0.6, zorder=4,
-                       colors=[tuple(0.6 * np.array(to_rgb(colour)))])
-        ax.contour(*_corners(np.isfinite(left), spec.cell), levels=[0.5], colors="black",
-                   linewidths=1.4, zorder=4)
-        handles.append(Line2D([], [], color="black", lw=1.4, label="edge of reach"))
-        start = reach.start
+        heat = ax.imshow(left, origin="upper", extent=extent, interpolation="nearest", zorder=3,
+                         cmap="viridis", alpha=0.55, vmin=0.0, vmax=reach.allowance)
+        fig.colorbar(heat, cax=ax.inset_axes([1.015, 0.0, 0.025, 1.0]),
+                     label=f"allowance left ({units})")
+        for cover, colour in covers.values():  # terrain stays readable through the heatmap
+            outline(cover, tuple(0.6 * np.array(to_rgb(colour))), 0.6)
+        outline(np.isfinite(left), "black", 1.4)
+        key("edge of reach", ls="-", color="black", lw=1.4)
+        starts.append(tuple(reach.start))
     if route is not None:
         xs, ys = np.asarray(route.path, dtype=float).T
         ax.plot(xs, ys, color="white", lw=6, solid_capstyle="round", zorder=5)
         ax.plot(xs, ys, color=_ROUTE, lw=3, solid_capstyle="round", zorder=6)
         ax.plot(xs[-1], ys[-1], "D", ms=10, mfc="gold", mec="black", mew=1.2, zorder=8)
-        handles += [Line2D([], [], color=_ROUTE, lw=3, label=f"route ({route.cost:.1f} {units})"),
-                    Line2D([], [], ls="", marker="D", ms=8, mfc="gold", mec="black", label="goal")]
+        key(f"route ({route.cost:.1f} {units})", ls="-", color=_ROUTE, lw=3)
+        key("goal", marker="D", ms=8, mfc="gold", mec="black")
         for turn, (x, y) in enumerate(route.stops, 1):
             ax.plot(x, y, "o", ms=13, mfc="white", mec=_ROUTE, mew=1.8, zorder=7)
-            ax.text(x, y, str(turn), ha="center", va="center", fontsize=7, weight="bold",
-                    zorder=8)
+            ax.text(x, y, str(turn), ha="center", va="center", fontsize=7, weight="bold", zorder=8)
         if route.stops:
-            handles.append(Line2D([], [], ls="", marker="o", ms=10, mfc="white", mec=_ROUTE,
-                                  label="end of turn 1, 2, ..."))
-        start = start or route.path[0]
-    if start is not None:
-        ax.plot(*start, "*", ms=18, mfc="white", mec="black", mew=1.3, zorder=9)
-        handles.append(Line2D([], [], ls="", marker="*", ms=12, mfc="white", mec="black",
-                              label="start"))
+            key("end of turn 1, 2, ...", marker="o", ms=10, mfc="white", mec=_ROUTE)
+        starts.append(tuple(route.path[0]))
+    for x, y in set(starts):
+        ax.plot(x, y, "*", ms=18, mfc="white", mec="black", mew=1.3, zorder=9)
+    if starts:
+        key("start", marker="*", ms=12, mfc="white", mec="black")
 
-    ax.set(xlim=(0, spec.width), ylim=(spec.height, 0), aspect=stretch,
+    ax.set(xlim=(0, spec.width), ylim=(spec.height, 0), aspect=box * spec.width / spec.height,
            xlabel=f"x ({units})", ylabel=f"y ({units})")
     ax.set_title(title if title is not None else _title(grid, reach, route))
     below = offset_copy(ax.transAxes, fig=fig, y=-36, units="points")
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=below,
-              ncols=min(len(handles), 6), fontsize="small", frameon=False)
+              ncols=int(np.clip(0.5 * width, 1, min(len(handles), 6))), fontsize="small",
+              frameon=False)
     try:
         fig.savefig(path, format="png", bbox_inches="tight")
     except OSError as exc:

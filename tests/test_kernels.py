@@ -1,0 +1,153 @@
+"""The numba search against slow, obviously-right references.
+
+With no footprint and no slopes a cell's cost is a plain shortest path, so the
+kernel must match networkx's Dijkstra on the same 32-neighbour graph, whose
+edge weights come from the pure pricer.  With a footprint the cost depends on
+the path behind, so every cost the kernel reports must equal the pricer's
+price of the path the kernel traced.
+"""
+
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import engine
+from engine import search as S
+from engine.grid import neighbourhood
+
+from .conftest import battlefield, feature, rect
+
+KINDS = ["clear", "woods", "scrub", "broken ground", "bog", "jungle", "building"]
+
+
+def random_map(seed, rows=14, cols=18, hills=False):
+    """A map of 1 cm cells, each a random terrain kind (buildings block)."""
+    rng = np.random.default_rng(seed)
+    feats = []
+    for r in range(rows):
+        for c in range(cols):
+            kind = KINDS[rng.choice(len(KINDS), p=[0.35, 0.15, 0.1, 0.1, 0.1, 0.1, 0.1])]
+            if kind != "clear":
+                feats.append(feature(kind, rect(c, r, c + 1, r + 1)))
+    if hills:
+        feats.append(feature("hill", rect(2, 2, cols - 3, rows - 2), elevation=3, steep=True))
+    return engine.load_map(battlefield(feats, cols, rows, cell=1.0))
+
+
+def centre(g, flat):
+    return g.grid.rc_to_xy(divmod(int(flat), g.grid.shape[1]))
+
+
+def reference_costs(g, source):
+    """networkx Dijkstra; every edge priced by the pure pricer."""
+    rows, cols = g.grid.shape
+    graph = nx.DiGraph()
+    for r in range(rows):
+        for c in range(cols):
+            if math.isinf(g.base[r, c]):
+                continue
+            for dr, dc in neighbourhood(3):
+                rr, cc = r + dr, c + dc
+                if 0 <= rr < rows and 0 <= cc < cols and not math.isinf(g.base[rr, cc]):
+                    w = engine.price_path(g, [g.grid.rc_to_xy((r, c)), g.grid.rc_to_xy((rr, cc))])
+                    if not math.isinf(w.cost):
+                        graph.add_edge(r * cols + c, rr * cols + cc, weight=w.cost)
+    return nx.single_source_dijkstra_path_length(graph, source)
+
+
+def first_open(g, seed):
+    rng = np.random.default_rng(seed)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    return int(rng.choice(open_cells))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_reach_matches_networkx(rules, seed):
+    bf = random_map(seed)
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
+    assert g.plain
+    source = first_open(g, seed)
+    expected = reference_costs(g, source)
+    r = engine.reach(g, centre(g, source), 1e9)
+    got = dict(zip(r.cells.tolist(), r.cost.tolist(), strict=True))
+    assert got.keys() == expected.keys()
+    for cell, cost in expected.items():
+        assert got[cell] == pytest.approx(cost, rel=1e-12, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_route_is_optimal(rules, seed):
+    bf = random_map(seed + 10)
+    g = engine.cost_grid(bf, rules, rules.unit("goblins", depth=0))
+    source = first_open(g, seed)
+    expected = reference_costs(g, source)
+    rng = np.random.default_rng(seed)
+    for goal in rng.choice(list(expected), size=8):
+        rt = engine.route(g, centre(g, source), centre(g, goal))
+        assert rt.cost == pytest.approx(expected[int(goal)], rel=1e-12, abs=1e-9)
+
+
+@pytest.mark.parametrize(("seed", "depth", "hills"), [(0, 2.0, False), (1, 3.5, True),
+                                                      (2, 0.0, True), (3, 5.0, True)])
+def test_costs_are_the_price_of_the_traced_path(rules, seed, depth, hills):
+    bf = random_map(seed, hills=hills)
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth))
+    source = first_open(g, seed)
+    ws = S._workspace(g)
+    n = ws.run(g, source, -1, math.inf)
+    try:
+        cells = ws.touched[:n].copy()
+        dist = ws.dist[cells].copy()
+        paths = {int(c): S._trace(g, ws.parent, source, int(c)) for c in cells[:: max(1, n // 40)]}
+    finally:
+        ws.reset(n)
+    costs = dict(zip(cells.tolist(), dist.tolist(), strict=True))
+    for cell, path in paths.items():
+        if len(path) < 2:
+            continue
+        priced = engine.price_path(g, S._polyline(g, path))
+        assert priced.cost == pytest.approx(costs[cell], rel=1e-9, abs=1e-9)
+
+
+def test_workspace_is_clean_after_each_query(rules):
+    g = engine.cost_grid(random_map(5), rules, rules.unit("humans", depth=2))
+    ws = S._workspace(g)
+    a = engine.reach(g, centre(g, first_open(g, 5)), 6)
+    assert np.isinf(ws.dist).all() and (ws.pos == -1).all() and (ws.parent == -1).all()
+    b = engine.reach(g, centre(g, first_open(g, 5)), 6)
+    assert np.array_equal(a.cells, b.cells) and np.array_equal(a.cost, b.cost)
+
+
+def test_reach_touches_only_cells_within_the_allowance(rules):
+    bf = engine.load_map(battlefield([], 200, 200, cell=0.5))
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
+    ws = S._workspace(g)
+    n = ws.run(g, 200 * 400 + 200, -1, 10.0)
+    ws.reset(n)
+    # Settled cells lie within 20 cells; queued ones at most one step (3 cells) beyond.
+    assert n <= math.pi * (20 + 3) ** 2 < 0.02 * g.base.size
+
+
+def test_unreachable_goal_raises(rules):
+    bf = engine.load_map(battlefield([feature("building", rect(10, -1, 12, 21))], 40, 20))
+    g = engine.cost_grid(bf, rules, rules.unit("humans"))
+    with pytest.raises(engine.NoRouteError, match="no route from"):
+        engine.route(g, (2, 2), (30, 2))
+
+
+@pytest.mark.parametrize("bad", [(-1, 2), (2, 20.5), (math.nan, 1), "x"])
+def test_points_off_the_table_are_refused(rules, bad):
+    bf = engine.load_map(battlefield([], 40, 20))
+    g = engine.cost_grid(bf, rules, rules.unit("humans"))
+    with pytest.raises(engine.InputError):
+        engine.reach(g, bad)
+
+
+@pytest.mark.parametrize("allowance", [-1, math.inf, math.nan, "5"])
+def test_bad_allowances_are_refused(rules, allowance):
+    bf = engine.load_map(battlefield([], 40, 20))
+    g = engine.cost_grid(bf, rules, rules.unit("humans"))
+    with pytest.raises(engine.InputError, match="allowance"):
+        engine.reach(g, (5, 5), allowance)
