@@ -11,7 +11,7 @@ from .grid import GridSpec
 from .maps import Battlefield, Feature, load_map
 from .pricing import Leg, Pricing, price_path
 from .rules import Ruleset, Unit, load_rules, shipped_rulesets
-from .search import Reach, Route, reach, route, warm_up
+from .search import Reach, Route, cost_field, reach, route, warm_up
 from .terrain import CostGrid, cost_grid
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "RulesError",
     "Ruleset",
     "Unit",
+    "cost_field",
     "cost_grid",
     "enter_building",
     "load_map",

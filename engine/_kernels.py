@@ -146,9 +146,9 @@ def _sift_down(i, n, hkey, hidx, pos):
 def search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb,
     source, goal, cell, budget,
-    dist, parent, pos, hkey, hidx, touched, dq_lv, dq_rem, dq_org, dq_n,
+    dist, parent, pos, hkey, hidx, touched, link, dq_lv, dq_rem, dq_org, dq_n,
 ):
     """Dijkstra (``goal < 0``) or A* (``goal >= 0``) over the step neighbourhood.
 
@@ -159,8 +159,16 @@ def search(
     is the direction's `ground` and, for ``depth > 0``, the rear-rank trail of
     the path that reached a (at the source: a footprint standing straight
     behind it, ``fp_*``).  Each cell keeps the cheapest path found and its
-    trail.  Dijkstra stops once the cheapest open cost exceeds ``budget``,
-    A* when ``goal`` settles.
+    trail.
+
+    Dijkstra keeps its open cells in a ring of ``nb`` buckets one ``cell``
+    wide (``nb`` exceeds the costliest step in cells; ``link`` holds each
+    cell's next and previous in its bucket).  No step costs less
+    than ``cell`` (a straight step over ground of multiplier 1), so every cell
+    in the cheapest bucket is final and a bucket is emptied in any order
+    (Dial's algorithm with buckets no wider than the lightest step).  It stops
+    once the cheapest bucket starts beyond ``budget``.  A* keeps a binary heap
+    on cost plus straight-line distance and stops when ``goal`` settles.
 
     Returns the number of cells written to ``touched`` (each with a finite
     ``dist``; the caller resets them).  ``parent`` holds the step index that
@@ -168,41 +176,64 @@ def search(
     """
     ncell = dist.shape[0]
     rows = ncell // cols
-    goal_r = goal // cols
-    goal_c = goal % cols
+    nsteps = step_dr.shape[0]
     s_lv = np.empty(TRAIL)
     s_rem = np.empty(TRAIL)
     s_org = np.empty(TRAIL, dtype=np.int64)
-    dummy_f = np.empty(0)
-    dummy_i = np.empty(0, dtype=np.int64)
+    no_f = np.empty(0)
+    no_i = np.empty(0, dtype=np.int64)
     dist[source] = 0.0
     parent[source] = -1
     touched[0] = source
     n_touched = 1
-    hkey[0] = 0.0
-    hidx[0] = source
-    pos[source] = 0
-    n_heap = 1
     if depth > 0.0:
         dq_n[source] = 0
-    while n_heap > 0:
-        key = hkey[0]
-        a = hidx[0]
-        n_heap -= 1
-        if n_heap > 0:
-            hkey[0] = hkey[n_heap]
-            hidx[0] = hidx[n_heap]
-            pos[hidx[0]] = 0
-            _sift_down(0, n_heap, hkey, hidx, pos)
+    astar = goal >= 0
+    goal_r = goal // cols
+    goal_c = goal - goal_r * cols
+    heads = np.full(nb if not astar else 1, -1, dtype=np.int64)
+    queued = 0
+    current = 0
+    if astar:
+        hkey[0] = 0.0
+        hidx[0] = source
+        pos[source] = 0
+        queued = 1
+    else:
+        heads[0] = source
+        link[2 * source] = -1
+        link[2 * source + 1] = -1
+        pos[source] = 0
+        queued = 1
+    while queued > 0:
+        if astar:
+            a = hidx[0]
+            queued -= 1
+            if queued > 0:
+                hkey[0] = hkey[queued]
+                hidx[0] = hidx[queued]
+                pos[hidx[0]] = 0
+                _sift_down(0, queued, hkey, hidx, pos)
+            if a == goal:
+                pos[a] = -2
+                break
+        else:
+            while heads[current % nb] < 0:
+                current += 1
+            if current * cell > budget:
+                break
+            slot = current % nb
+            a = heads[slot]
+            nxt = link[2 * a]
+            heads[slot] = nxt
+            if nxt >= 0:
+                link[2 * nxt + 1] = -1
+            queued -= 1
         pos[a] = -2
-        if a == goal:
-            break
-        if goal < 0 and key > budget:
-            break
         da = dist[a]
         ar = a // cols
         ac = a - ar * cols
-        for k in range(step_dr.shape[0]):
+        for k in range(nsteps):
             br = ar + step_dr[k]
             bc = ac + step_dc[k]
             if br < 0 or br >= rows or bc < 0 or bc >= cols:
@@ -210,8 +241,7 @@ def search(
             b = br * cols + bc
             if pos[b] == -2:
                 continue
-            blocked = False
-            total = 0.0
+            # The step's cost: its pieces priced in order, with the trail behind.
             n = 0
             if depth > 0.0:
                 if a == source:
@@ -230,11 +260,12 @@ def search(
                         s_lv[j] = dq_lv[a * TRAIL + j]
                         s_rem[j] = dq_rem[a * TRAIL + j]
                         s_org[j] = dq_org[a * TRAIL + j]
+            total = 0.0
             for j in range(piece_start[k], piece_start[k + 1]):
                 i = a + piece_dr[j] * cols + piece_dc[j]
                 if piece_w[j] == 0.0:
                     if base[i] == np.inf:
-                        blocked = True
+                        total = np.inf
                         break
                     continue
                 if plain:
@@ -242,41 +273,59 @@ def search(
                 else:
                     g = ground(base, steep, gxf, gxb, gyf, gyb, i, ux[k], uy[k])
                 if g == np.inf:
-                    blocked = True
+                    total = np.inf
                     break
                 if depth > 0.0:
                     c, n, _ = advance(
                         s_lv, s_rem, s_org, n, g, i, piece_w[j] * step_len[k], depth,
-                        dummy_f, dummy_f, dummy_i, False,
+                        no_f, no_f, no_i, False,
                     )
                     total += c
                 else:
                     total += piece_w[j] * step_len[k] * g
-            if blocked:
-                continue
             nd = da + total
-            if nd < dist[b]:
-                if dist[b] == np.inf:
-                    touched[n_touched] = b
-                    n_touched += 1
-                dist[b] = nd
-                parent[b] = k
-                if depth > 0.0:
-                    dq_n[b] = n
-                    for j in range(n):
-                        dq_lv[b * TRAIL + j] = s_lv[j]
-                        dq_rem[b * TRAIL + j] = s_rem[j]
-                        dq_org[b * TRAIL + j] = s_org[j]
-                h = 0.0
-                if goal >= 0:
-                    h = cell * math.hypot(br - goal_r, bc - goal_c)
+            if nd >= dist[b]:
+                continue
+            if dist[b] == np.inf:
+                touched[n_touched] = b
+                n_touched += 1
+            dist[b] = nd
+            parent[b] = k
+            if depth > 0.0:
+                dq_n[b] = n
+                for j in range(n):
+                    dq_lv[b * TRAIL + j] = s_lv[j]
+                    dq_rem[b * TRAIL + j] = s_rem[j]
+                    dq_org[b * TRAIL + j] = s_org[j]
+            if astar:
+                key = nd + cell * math.hypot(br - goal_r, bc - goal_c)
                 if pos[b] < 0:
-                    hkey[n_heap] = nd + h
-                    hidx[n_heap] = b
-                    pos[b] = n_heap
-                    n_heap += 1
-                    _sift_up(n_heap - 1, hkey, hidx, pos)
+                    hkey[queued] = key
+                    hidx[queued] = b
+                    pos[b] = queued
+                    queued += 1
+                    _sift_up(queued - 1, hkey, hidx, pos)
                 else:
-                    hkey[pos[b]] = nd + h
+                    hkey[pos[b]] = key
                     _sift_up(pos[b], hkey, hidx, pos)
+            else:
+                if pos[b] >= 0:  # unlink from its old bucket
+                    prv = link[2 * b + 1]
+                    nxt = link[2 * b]
+                    if prv >= 0:
+                        link[2 * prv] = nxt
+                    else:
+                        heads[pos[b]] = nxt
+                    if nxt >= 0:
+                        link[2 * nxt + 1] = prv
+                    queued -= 1
+                slot = int(nd / cell) % nb
+                head = heads[slot]
+                link[2 * b] = head
+                link[2 * b + 1] = -1
+                if head >= 0:
+                    link[2 * head + 1] = b
+                heads[slot] = b
+                pos[b] = slot
+                queued += 1
     return n_touched

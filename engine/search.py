@@ -15,9 +15,9 @@ import numpy as np
 from . import _kernels
 from .errors import InputError, NoRouteError
 from .pricing import Leg, Pricing, price_path
-from .terrain import CostGrid
+from .terrain import CostGrid, bucket_count, steps
 
-__all__ = ["Reach", "Route", "reach", "route", "warm_up"]
+__all__ = ["Reach", "Route", "cost_field", "reach", "route", "warm_up"]
 
 # Costs are sums of float products; a cell exactly at the allowance must count.
 _SLACK = 1e-9
@@ -33,6 +33,7 @@ class _Workspace:
     hkey: np.ndarray
     hidx: np.ndarray
     touched: np.ndarray
+    link: np.ndarray
     trail: tuple = ()
 
     @classmethod
@@ -44,6 +45,7 @@ class _Workspace:
             hkey=np.empty(n),
             hidx=np.empty(n, dtype=np.int64),
             touched=np.empty(n, dtype=np.int64),
+            link=np.empty(2 * n, dtype=np.int64),
         )
 
     def run(self, g: CostGrid, source: int, goal: int, budget: float) -> int:
@@ -58,7 +60,8 @@ class _Workspace:
         trail = self.trail or (np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0, np.int8))
         return _kernels.search(
             *g.kernel_args(), source, goal, g.grid.cell, budget,
-            self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, *trail,
+            self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, self.link,
+            *trail,
         )
 
     def reset(self, n: int) -> None:
@@ -339,6 +342,80 @@ def _turns(legs: list[Leg], cost: float, per_turn: float):
             ))
         spent += leg.cost
     return turns, stops
+
+
+def cost_field(
+    multipliers: np.ndarray,
+    source: tuple[int, int],
+    cell: float = 1.0,
+    radius: int = 3,
+    allowance: float = math.inf,
+) -> np.ndarray:
+    """Cost from one cell to every cell of a raw multiplier grid.
+
+    The map-free entry point for comparing pathfinders: each cell's
+    multiplier (>= 1, ``inf`` for blocked) prices the distance travelled
+    through it, steps run to the 32 (radius 3), 16 or 8 neighbours, and no
+    footprint or slope applies.
+
+    Parameters
+    ----------
+    multipliers : ndarray, shape (rows, cols)
+    source : (row, col)
+    cell : float
+        Side of a cell in table units.
+    radius : int
+        Neighbourhood radius (see `engine.grid.neighbourhood`).
+    allowance : float
+        Stop once every cell within it is settled (``inf``: the whole grid).
+
+    Returns
+    -------
+    ndarray of float64, shape (rows, cols)
+        ``inf`` where unreachable (or beyond the allowance).
+
+    Raises
+    ------
+    InputError
+        A malformed grid, a multiplier below 1 or NaN, a source off the grid
+        or blocked.
+
+    Examples
+    --------
+    >>> cost_field(np.ones((3, 4)), (0, 0))[2, 3].round(6)
+    np.float64(3.605551)
+    """
+    m = np.asarray(multipliers)
+    if m.ndim != 2 or m.size == 0 or not np.issubdtype(m.dtype, np.number):
+        raise InputError(f"multipliers must be a non-empty 2-D numeric array, got shape {m.shape}")
+    m = np.ascontiguousarray(m, dtype=np.float64)
+    if np.isnan(m).any() or (m < 1).any():
+        raise InputError("multipliers must be >= 1 (inf for blocked), with no NaN")
+    if not (isinstance(cell, int | float) and math.isfinite(cell) and cell > 0):
+        raise InputError(f"cell must be a finite number > 0, got {cell!r}")
+    rows, cols = m.shape
+    r, c = (int(v) for v in source)
+    if not (0 <= r < rows and 0 <= c < cols):
+        raise InputError(f"source {(r, c)} is off the {rows} x {cols} grid")
+    if math.isinf(m[r, c]):
+        raise InputError(f"source {(r, c)} is blocked")
+    if not (allowance >= 0):
+        raise InputError(f"allowance must be >= 0, got {allowance!r}")
+    st = steps(float(cell), radius)
+    ws = _Workspace.for_cells(m.size)
+    empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)
+    _kernels.search(
+        m.ravel(), empty_f, empty_f, empty_f, empty_f, empty_f, cols, True,
+        st.dr, st.dc, st.length, st.ux, st.uy, st.piece_start, st.piece_dr, st.piece_dc,
+        st.piece_w, 0.0, empty_i, empty_i, empty_i, empty_f,
+        bucket_count(st, float(m[np.isfinite(m)].max()), float(cell)),
+        r * cols + c, -1, float(cell), float(allowance),
+        ws.dist, ws.parent, ws.pos, ws.hkey, ws.hidx, ws.touched, ws.link,
+        empty_f, empty_f, empty_i, np.empty(0, dtype=np.int8),
+    )
+    out = ws.dist.reshape(rows, cols)
+    out[out > allowance + _SLACK] = np.inf
+    return out
 
 
 def warm_up() -> None:

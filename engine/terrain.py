@@ -184,6 +184,11 @@ def steps(cell: float, radius: int = 3) -> Steps:
     )
 
 
+def bucket_count(st: Steps, top: float, cell: float) -> int:
+    """Buckets one ``cell`` wide that outspan the costliest step at multiplier ``top``."""
+    return int(float(st.length.max()) * top / cell) + 2
+
+
 def trail_behind(p: tuple[float, float], u: tuple[float, float], depth_cells: float) -> list:
     """The footprint of a unit standing at ``p`` (cell units) facing ``u``.
 
@@ -256,8 +261,15 @@ class CostGrid:
             self.grid.shape[1], self.plain,
             st.dr, st.dc, st.length, st.ux, st.uy,
             st.piece_start, st.piece_dr, st.piece_dc, st.piece_w,
-            float(self.unit.depth), *self.footprint,
+            float(self.unit.depth), *self.footprint, self.buckets,
         )
+
+    @property
+    def buckets(self) -> int:
+        """Buckets the Dijkstra ring needs: more than the costliest step, in cells."""
+        finite = self.base[np.isfinite(self.base)]
+        top = float(finite.max() * self.steep.max()) if finite.size else 1.0
+        return bucket_count(self.steps, top, self.grid.cell)
 
 
 def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int = 3) -> CostGrid:
