@@ -45,7 +45,7 @@ def ground(base, steep, gxf, gxb, gyf, gyb, i, ux, uy):
 
 @njit(cache=True)
 def push(lv, rem, org, n, level, r, origin):
-    """Append ground ``level`` that stays under the footprint for ``r`` more; return the new size."""
+    """Append ground ``level`` under the footprint for ``r`` more; return the new size."""
     while n > 0 and lv[n - 1] <= level:
         n -= 1
     if n == TRAIL:

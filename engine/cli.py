@@ -198,8 +198,8 @@ def _cmd_demo(args) -> None:
     g = cost_grid(bf, rules, unit)
     r = reach(g, DEMO_START)
     rt = route(g, DEMO_START, DEMO_GOAL)
-    print(f"Demo battlefield: {bf.width:g} x {bf.height:g} {bf.units}, {len(bf.features)} features, "
-          f"rules {rules.name}")
+    print(f"Demo battlefield: {bf.width:g} x {bf.height:g} {bf.units}, "
+          f"{len(bf.features)} features, rules {rules.name}")
     print(f"{unit.race}, 2 ranks (depth {unit.depth:g} {bf.units}), move {unit.move:g}, "
           f"at {DEMO_START}: {r.area:.1f} {bf.units}^2 within reach this turn")
     print(f"route to {DEMO_GOAL}: cost {rt.cost:.2f} over {rt.length:.2f} {bf.units}, "

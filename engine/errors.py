@@ -10,7 +10,14 @@ __all__ = [
 
 
 class EngineError(Exception):
-    """Base class of every error the engine raises on bad input or impossible requests."""
+    """Base class of every error the engine raises on bad input or impossible requests.
+
+    Messages are one line: any line breaks (from a user's names, or a
+    library's own error text) are folded into spaces.
+    """
+
+    def __init__(self, message: str):
+        super().__init__(" ".join(str(message).split()))
 
 
 class MapError(EngineError):

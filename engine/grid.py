@@ -11,6 +11,7 @@ and the path pricer share, so that the two price a step identically.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -156,19 +157,19 @@ def segment_cells(
     total = math.hypot(dx, dy)
     if total == 0.0:
         return [], []
-    crossings: list[tuple[float, int]] = []  # (distance from p, 1 for x / 2 for y)
-    for start, delta, axis in ((px, dx, 1), (py, dy, 2)):
+    crossings: list[float] = []  # distances from p where the segment crosses a grid line
+    for start, delta in ((px, dx), (py, dy)):
         if delta != 0.0:
             scale = total / delta
             lo, hi = sorted((start, start + delta))
             for k in range(math.floor(lo) + 1, math.ceil(hi)):
                 s = (k - start) * scale
                 if _EPS < s < total - _EPS:
-                    crossings.append((s, axis))
+                    crossings.append(s)
     crossings.sort()
     breaks = [0.0]
     corner_at = []
-    for s, axis in crossings:
+    for s in crossings:
         if s - breaks[-1] <= _EPS * max(1.0, total):
             if len(breaks) > 1:
                 corner_at.append(breaks[-1])
@@ -176,7 +177,7 @@ def segment_cells(
         breaks.append(s)
     breaks.append(total)
     pieces = []
-    for s0, s1 in zip(breaks, breaks[1:], strict=False):
+    for s0, s1 in itertools.pairwise(breaks):
         sm = 0.5 * (s0 + s1) / total
         pieces.append((math.floor(py + sm * dy), math.floor(px + sm * dx), s0, s1))
     seen = {(r, c) for r, c, _, _ in pieces}

@@ -35,6 +35,8 @@ _LINE_TYPES = ("LineString", "MultiLineString")
 # Bytes a cell may need across the grids of one cost model and a search
 # workspace (layers, a direction stack of 32 float64 multipliers, search state).
 _BYTES_PER_CELL = 8 * 32 + 64
+# Beyond this a table coordinate is a typo, and geometry would lose all precision.
+_MAX_COORD = 1e9
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,7 @@ def load_map(source: str | Path | dict) -> Battlefield:
     if not isinstance(head, dict):
         raise fail('missing "battlefield": {"width": W, "height": H, "units": "cm" | "in"}')
     units = head.get("units")
-    if units not in _DEFAULT_CELL:
+    if not isinstance(units, str) or units not in _DEFAULT_CELL:
         raise fail(f'battlefield units must be "cm" or "in", got {units!r}')
     width = _positive(head.get("width"), "battlefield width", fail)
     height = _positive(head.get("height"), "battlefield height", fail)
@@ -180,13 +182,15 @@ def load_map(source: str | Path | dict) -> Battlefield:
     unknown = set(head) - {"width", "height", "units", "cell"}
     if unknown:
         raise fail(f"unknown battlefield key {sorted(unknown)[0]!r}")
-    grid = GridSpec(width, height, cell)
-    rows, cols = grid.shape
-    need = rows * cols * _BYTES_PER_CELL
-    if need > _memory_bytes() // 2:
+    for what, v in (("width", width), ("height", height)):
+        if v > _MAX_COORD:
+            raise fail(f"battlefield {what} {v:g} is larger than {_MAX_COORD:g} table units")
+    cells = (width / cell) * (height / cell)
+    need = cells * _BYTES_PER_CELL
+    if not math.isfinite(need) or need > _memory_bytes() // 2:
         raise fail(
-            f"a {width:g} x {height:g} table at cell {cell:g} is a {rows} x {cols} grid, "
-            f"too large for memory (needs about {need / 2**30:.1f} GiB); use a larger cell"
+            f"a {width:g} x {height:g} table at cell {cell:g} is a grid of {cells:.3g} cells, "
+            f"too large for memory (needs about {need / 2**30:.3g} GiB); use a larger cell"
         )
 
     raw = data.get("features")
@@ -236,16 +240,31 @@ def _feature(index: int, raw: Any, table, fail) -> Feature:
         raise bad("has no geometry")
     gtype = geom["type"]
     if gtype not in _AREA_TYPES + _LINE_TYPES:
-        raise bad(f"geometry type {gtype!r} is not a Polygon, MultiPolygon, LineString or MultiLineString")
-    if not _finite_coords(geom.get("coordinates")):
+        raise bad(
+            f"geometry type {gtype!r} is not a Polygon, MultiPolygon, LineString "
+            "or MultiLineString"
+        )
+    coords = geom.get("coordinates")
+    if coords == []:
+        raise bad(f"empty {gtype}")
+    if not _finite_coords(coords):
         raise bad("has a missing, malformed or non-finite coordinate")
+    if not _finite_coords(coords, _MAX_COORD):
+        raise bad(f"has a coordinate beyond +-{_MAX_COORD:g} table units")
     try:
         g = shape(geom)
     except (ValueError, TypeError, AttributeError, IndexError, shapely.errors.ShapelyError) as exc:
         raise bad(f"malformed {gtype}: {exc}") from None
     if g.is_empty:
         raise bad(f"empty {gtype}")
+    try:
+        return _shaped(index, fid, terrain, props, gtype, g, table, bad)
+    except shapely.errors.ShapelyError as exc:
+        raise bad(f"geometry cannot be processed: {exc}") from None
 
+
+def _shaped(index: int, fid, terrain: str, props: dict, gtype: str, g, table, bad) -> Feature:
+    """Check a parsed geometry against its properties; clip it to the table."""
     linear = gtype in _LINE_TYPES
     width = None
     if linear:
@@ -253,17 +272,17 @@ def _feature(index: int, raw: Any, table, fail) -> Feature:
             raise bad(f"a {terrain} line needs a width (properties.width, table units)")
         width = props["width"]
         ok = isinstance(width, int | float) and not isinstance(width, bool)
-        if not ok or not math.isfinite(width) or width <= 0:
-            raise bad(f"width must be a finite number > 0, got {width!r}")
+        if not ok or not math.isfinite(width) or width <= 0 or width > _MAX_COORD:
+            raise bad(f"width must be a number > 0 and <= {_MAX_COORD:g}, got {width!r}")
         if g.length <= 0:
             raise bad(f"{gtype} has zero length")
         area = g.buffer(width / 2.0, cap_style="flat")
     else:
+        if g.convex_hull.area <= 0:
+            raise bad(f"{gtype} has no area (its points are in a line)")
         if not g.is_valid:
             reason = shapely.is_valid_reason(g)
             raise bad(f"invalid {gtype}: {reason}")
-        if g.area <= 0:
-            raise bad(f"{gtype} has no area")
         area = g
 
     elevation = props.get("elevation", 0.0)
@@ -292,10 +311,11 @@ def _feature(index: int, raw: Any, table, fail) -> Feature:
     )
 
 
-def _finite_coords(coords: Any) -> bool:
-    """True when ``coords`` is a nested list of finite numbers, pairs at the bottom."""
+def _finite_coords(coords: Any, limit: float = math.inf) -> bool:
+    """True when ``coords`` is a nested list of finite numbers (``|v| <= limit``), pairs at
+    the bottom."""
     if isinstance(coords, list | tuple):
         if coords and all(isinstance(v, int | float) and not isinstance(v, bool) for v in coords):
-            return len(coords) >= 2 and all(math.isfinite(v) for v in coords)
-        return bool(coords) and all(_finite_coords(c) for c in coords)
+            return len(coords) >= 2 and all(math.isfinite(v) and abs(v) <= limit for v in coords)
+        return bool(coords) and all(_finite_coords(c, limit) for c in coords)
     return False

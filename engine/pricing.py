@@ -11,6 +11,7 @@ no rounding: costs are the smooth product of distance and multiplier.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -106,7 +107,8 @@ def price_path(grid: CostGrid, path) -> Pricing:
     >>> p = price_path(g, [(0, 3.25), (11, 3.25)])
     >>> p.cost
     20.0
-    >>> [(leg.length, leg.multiplier, leg.terrain) for leg in p.legs]  # doctest: +NORMALIZE_WHITESPACE
+    >>> [(leg.length, leg.multiplier, leg.terrain)
+    ...  for leg in p.legs]  # doctest: +NORMALIZE_WHITESPACE
     [(1.0, 1.0, ['clear']), (5.0, 2.0, ['broken ground']),
      (4.0, 2.0, ['broken ground (rear ranks)']), (1.0, 1.0, ['clear'])]
     """
@@ -114,7 +116,7 @@ def price_path(grid: CostGrid, path) -> Pricing:
     for p in points:
         grid.grid.xy_to_rc(p)
     pricer = _Pricer(grid)
-    moves = [(p, q) for p, q in zip(points, points[1:], strict=False) if p != q]
+    moves = [(p, q) for p, q in itertools.pairwise(points) if p != q]
     if moves:
         pricer.stand(*moves[0])
     for p, q in moves:
@@ -180,18 +182,22 @@ class _Pricer:
                 i = r * self.cols + c
                 m = _kernels.ground(*self.flat, i, *u)
                 if m != math.inf:
-                    self.n = _kernels.push(self.lv, self.rem, self.org, self.n, m, rem * self.cell, i)
+                    self.n = _kernels.push(
+                        self.lv, self.rem, self.org, self.n, m, rem * self.cell, i
+                    )
 
     def move(self, p, q) -> None:
         """Advance the front from ``p`` to ``q`` in a straight line."""
         u = self._direction(p, q)
         seg = math.hypot(q[0] - p[0], q[1] - p[1])
-        cells, corners = segment_cells((p[0] / self.cell, p[1] / self.cell),
-                                       (q[0] / self.cell, q[1] / self.cell))
+        cells, corners = segment_cells(
+            (p[0] / self.cell, p[1] / self.cell), (q[0] / self.cell, q[1] / self.cell)
+        )
         base = self.flat[0]
         for r, c in corners:
             if 0 <= r < self.rows and 0 <= c < self.cols and base[r * self.cols + c] == math.inf:
-                self.pieces.append(Leg(p, q, seg, math.inf, math.inf, [self._blocked(r * self.cols + c)]))
+                blocked = [self._blocked(r * self.cols + c)]
+                self.pieces.append(Leg(p, q, seg, math.inf, math.inf, blocked))
                 return
         depth = float(self.g.unit.depth)
         span = seg / self.cell
@@ -210,7 +216,8 @@ class _Pricer:
             )
             done = 0.0
             for j in range(nrec):
-                part, level, origin = float(self.rec[0][j]), float(self.rec[1][j]), int(self.rec[2][j])
+                part, level = float(self.rec[0][j]), float(self.rec[1][j])
+                origin = int(self.rec[2][j])
                 f0, f1 = done / length, (done + part) / length
                 done += part
                 self.pieces.append(Leg(

@@ -145,7 +145,7 @@ class Ruleset:
         spec = self.races[race]
         if move is None:
             move = spec["move"]
-        if not (isinstance(move, int | float) and math.isfinite(move) and move >= 0):
+        if not (_is_number(move) and math.isfinite(move) and move >= 0):
             raise InputError(f"move must be a finite number >= 0, got {move!r}")
         if depth is None:
             if ranks is None:
@@ -153,7 +153,7 @@ class Ruleset:
             if not isinstance(ranks, int) or isinstance(ranks, bool) or ranks < 1:
                 raise InputError(f"ranks must be a whole number >= 1, got {ranks!r}")
             depth = ranks * spec.get("rank_depth", self.rank_depth)
-        if not (isinstance(depth, int | float) and math.isfinite(depth) and depth >= 0):
+        if not (_is_number(depth) and math.isfinite(depth) and depth >= 0):
             raise InputError(f"depth must be a finite number >= 0, got {depth!r}")
         multipliers = dict(self.defaults)
         multipliers.update(spec.get("multipliers", {}))
@@ -165,6 +165,10 @@ class Ruleset:
             swimming=bool(spec.get("swimming", False)),
             multipliers=multipliers,
         )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def shipped_rulesets() -> list[str]:
@@ -266,6 +270,8 @@ def _parse(data: dict, source: str) -> Ruleset:
     check_keys(data, "the file", {"ruleset", "layers", "terrain", "defaults", "races"}, set())
     head = table(data["ruleset"], "[ruleset]")
     check_keys(head, "[ruleset]", {"name", "units", "rank_depth"}, {"break_formation_distance"})
+    if not isinstance(head["name"], str) or not head["name"].strip():
+        raise fail(f"[ruleset] name must be a non-empty string, got {head['name']!r}")
     if head["units"] not in ("cm", "in"):
         raise fail(f"[ruleset] units must be \"cm\" or \"in\", got {head['units']!r}")
     rank_depth = number(head["rank_depth"], "[ruleset] rank_depth")
@@ -297,7 +303,9 @@ def _parse(data: dict, source: str) -> Ruleset:
             role=role,
             cancels=names(spec.get("cancels", []), f"{where} cancels", LAYER_CLASSES, "class"),
             impassable=impassable,
-            steep_layers=names(spec.get("steep_layers", []), f"{where} steep_layers", layers, "layer"),
+            steep_layers=names(
+                spec.get("steep_layers", []), f"{where} steep_layers", layers, "layer"
+            ),
         )
     if not terrain:
         raise fail("[terrain] defines no terrain kinds")

@@ -57,7 +57,9 @@ class _Workspace:
                 np.empty(n * _kernels.TRAIL, dtype=np.int64),
                 np.zeros(n, dtype=np.int8),
             )
-        trail = self.trail or (np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0, np.int8))
+        trail = self.trail or (
+            np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0, np.int8)
+        )
         return _kernels.search(
             *g.kernel_args(), source, goal, g.grid.cell, budget,
             self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, self.link,

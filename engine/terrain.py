@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 
+from .errors import MapError
 from .grid import GridSpec, neighbourhood, segment_cells
 from .maps import Battlefield
 from .rules import Ruleset, TerrainKind, Unit
@@ -78,7 +79,8 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
     grid = battlefield.grid
     kinds = tuple(sorted({f.terrain for f in battlefield.features}))
     if len(kinds) > _MAX_KINDS:
-        raise ValueError(f"a map may use at most {_MAX_KINDS} terrain kinds")
+        raise MapError(f"{battlefield.source}: uses {len(kinds)} terrain kinds; at most "
+                       f"{_MAX_KINDS} are supported")
     bit = {k: np.uint64(1) << np.uint64(i) for i, k in enumerate(kinds)}
     mask = np.zeros(grid.shape, dtype=np.uint64)
     steep = np.zeros(grid.shape, dtype=np.uint64)

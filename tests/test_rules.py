@@ -240,26 +240,18 @@ def test_cli_bad_rules_file_is_one_error_line(tmp_path, village, capsys):
     assert "furlongs" in err and "Traceback" not in err
 
 
-# --- bugs: missing refusals and multi-line messages (strict xfails; rules.py not fixed) -
+# --- inputs that were once accepted or split the message over lines
 
 
-@pytest.mark.xfail(reason="Ruleset.unit accepts a boolean move/depth (True -> 1.0) although "
-                          "it refuses ranks=True and the rules file refuses move = true",
-                   raises=pytest.fail.Exception, strict=True)
 @pytest.mark.parametrize("override", [{"move": True}, {"depth": True}], ids=["move", "depth"])
-def test_bug_unit_accepts_boolean(rules, override):
+def test_unit_refuses_booleans(rules, override):
     with pytest.raises(InputError):
         rules.unit("humans", **override)
 
 
-@pytest.mark.xfail(reason="[ruleset] name is never type-checked: a table is accepted and "
-                          "str()-ed into the name", raises=pytest.fail.Exception, strict=True)
-def test_bug_ruleset_name_not_a_string(tmp_path):
+def test_ruleset_name_must_be_a_string(tmp_path):
     refused(edited(tmp_path, 'name = "Fantasy Warlord"', "name = { a = 1 }"), "[ruleset] name")
 
 
-@pytest.mark.xfail(reason="layer and race names are put in messages without repr, so a quoted "
-                          "TOML key holding a newline splits the message", raises=AssertionError,
-                   strict=True)
-def test_bug_layer_name_with_newline_splits_message(tmp_path):
+def test_layer_name_with_newline_stays_one_line(tmp_path):
     refused(edited(tmp_path, 'woods = "area"', '"wo\\nods" = "forest"'), "has class 'forest'")

@@ -79,11 +79,13 @@ class TestFootprint:
             assert cost(g, (0, Y), (20, Y)) == pytest.approx(expected)
 
 
+STEEP_HILL = [feature("hill", rect(10, -30, 30, 50), elevation=4, steep=True)]
+
+
 class TestSlopes:
-    hill = [feature("hill", rect(10, -30, 30, 50), elevation=4, steep=True)]
 
     def test_uphill_only(self, rules):
-        g = grid_for(rules, self.hill)
+        g = grid_for(rules, STEEP_HILL)
         assert cost(g, (10, Y), (14, Y)) == pytest.approx(8.0)   # up: x2
         assert cost(g, (30, Y), (26, Y)) == pytest.approx(8.0)   # up from the other side
         assert cost(g, (14, Y), (10, Y)) == pytest.approx(4.0)   # down: free
@@ -95,19 +97,21 @@ class TestSlopes:
         assert cost(g, (10, Y), (14, Y)) == pytest.approx(4.0)
 
     def test_reach_up_a_steep_hill_is_shorter_than_down(self, rules):
-        g = grid_for(rules, self.hill)
+        g = grid_for(rules, STEEP_HILL)
         r = engine.reach(g, (20.25, Y), 4)  # on the crest
         assert r.reachable((16.25, Y))     # down: 4 cm
-        g2 = grid_for(rules, self.hill)
+        g2 = grid_for(rules, STEEP_HILL)
         r2 = engine.reach(g2, (10.25, Y), 4)  # at the foot
         assert r2.reachable((12.25, Y)) and not r2.reachable((13.25, Y))
 
 
+RIVER = feature("river", line((20, -1), (20, 21)), width=4)
+
+
 class TestWater:
-    river = feature("river", line((20, -1), (20, 21)), width=4)
 
     def test_river_impassable_without_crossing(self, rules):
-        g = grid_for(rules, [self.river])
+        g = grid_for(rules, [RIVER])
         assert math.isinf(cost(g, (10, Y), (30, Y)))
         with pytest.raises(engine.NoRouteError):
             engine.route(g, (10, Y), (30, Y))
@@ -115,7 +119,7 @@ class TestWater:
     def test_bridge_is_free_ford_costs(self, rules):
         bridge = feature("bridge", line((15, 5), (25, 5)), width=3)
         ford = feature("ford", line((15, 15), (25, 15)), width=3)
-        g = grid_for(rules, [self.river, bridge, ford], "wood elves")
+        g = grid_for(rules, [RIVER, bridge, ford], "wood elves")
         assert cost(g, (10, 5.25), (30, 5.25)) == pytest.approx(20.0)
         assert cost(g, (10, 15.25), (30, 15.25)) == pytest.approx(16 + 4 * 1.25)
         assert math.isinf(cost(g, (10, Y), (30, Y)))
@@ -124,11 +128,11 @@ class TestWater:
         assert any("bridge" in leg.terrain or "ford" in leg.terrain for leg in rt.legs)
 
     def test_flyers_ignore_ground_terrain(self, rules):
-        g = grid_for(rules, [self.river, feature("woods", rect(0, 0, 15, 20))], "giant eagles")
+        g = grid_for(rules, [RIVER, feature("woods", rect(0, 0, 15, 20))], "giant eagles")
         assert cost(g, (0, Y), (30, Y)) == pytest.approx(30.0)
 
     def test_swimmers_cross_at_the_river_multiplier(self, rules):
-        g = grid_for(rules, [self.river], "hill trolls")
+        g = grid_for(rules, [RIVER], "hill trolls")
         assert cost(g, (10, Y), (30, Y)) == pytest.approx(16 + 4 * 2.0)
 
 
