@@ -27,23 +27,29 @@ TRAIL = 4  # deque capacity; distinct multiplier levels a footprint can hold exa
 
 
 @njit(cache=True)
-def ground(base, steep, gxf, gxb, gyf, gyb, i, ux, uy):
-    """Multiplier of flat cell ``i`` travelling along ``(ux, uy)``: steep applies uphill only.
+def climb(steep, gxf, gxb, gyf, gyb, ux, uy):
+    """The steep multiplier if travel along ``(ux, uy)`` gains height, else 1.
 
     The rise is measured upwind: towards the neighbour the unit moves to
     (``g?f``: forward differences, ``g?b``: backward), so a crest cell is
-    level both ways rather than uphill on the far side.
+    level both ways rather than uphill on the far side.  Scalars only: the
+    search calls it per step, where passing arrays would cost a reference
+    count each.
     """
-    m = base[i]
-    s = steep[i]
-    if s != 1.0:
-        rise = (gxf[i] if ux > 0.0 else gxb[i]) * ux + (gyf[i] if uy > 0.0 else gyb[i]) * uy
-        if rise > UPHILL_TOL:
-            m *= s
-    return m
+    rise = (gxf if ux > 0.0 else gxb) * ux + (gyf if uy > 0.0 else gyb) * uy
+    return steep if rise > UPHILL_TOL else 1.0
 
 
 @njit(cache=True)
+def ground(base, steep, gxf, gxb, gyf, gyb, i, ux, uy):
+    """Multiplier of flat cell ``i`` travelling along ``(ux, uy)``: steep applies uphill only."""
+    m = base[i]
+    if steep[i] != 1.0:
+        m *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux, uy)
+    return m
+
+
+@njit(cache=True, inline="always")
 def push(lv, rem, org, n, level, r, origin):
     """Append ground ``level`` under the footprint for ``r`` more; return the new size."""
     while n > 0 and lv[n - 1] <= level:
@@ -58,7 +64,7 @@ def push(lv, rem, org, n, level, r, origin):
     return n + 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def advance(lv, rem, org, n, level, origin, length, depth, rec_len, rec_lv, rec_org, record):
     """Move the front ``length`` over ground ``level`` (cell ``origin``).
 
@@ -268,10 +274,9 @@ def search(
                         total = np.inf
                         break
                     continue
-                if plain:
-                    g = base[i]
-                else:
-                    g = ground(base, steep, gxf, gxb, gyf, gyb, i, ux[k], uy[k])
+                g = base[i]
+                if not plain and steep[i] != 1.0:
+                    g *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux[k], uy[k])
                 if g == np.inf:
                     total = np.inf
                     break

@@ -61,7 +61,7 @@ class _Workspace:
             np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0, np.int8)
         )
         return _kernels.search(
-            *g.kernel_args(), source, goal, g.grid.cell, budget,
+            *g.kernel_args, source, goal, g.grid.cell, budget,
             self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, self.link,
             *trail,
         )

@@ -18,6 +18,7 @@ Overlapping hills add up.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -250,28 +251,24 @@ class CostGrid:
         """The raster this grid lives on."""
         return self.layers.grid
 
-    @property
+    @functools.cached_property
     def plain(self) -> bool:
         """True when a cell's cost depends neither on direction nor on the path behind."""
         return self.unit.depth == 0 and not (self.steep != 1.0).any()
 
+    @functools.cached_property
     def kernel_args(self) -> tuple:
-        """The cost arguments of `_kernels.search`, in order."""
+        """The cost arguments of `_kernels.search`, in order (built once)."""
         st = self.steps
+        finite = self.base[np.isfinite(self.base)]
+        top = float(finite.max() * self.steep.max()) if finite.size else 1.0
         return (
             self.base.ravel(), self.steep.ravel(), *(s.ravel() for s in self.slope),
             self.grid.shape[1], self.plain,
             st.dr, st.dc, st.length, st.ux, st.uy,
             st.piece_start, st.piece_dr, st.piece_dc, st.piece_w,
-            float(self.unit.depth), *self.footprint, self.buckets,
+            float(self.unit.depth), *self.footprint, bucket_count(st, top, self.grid.cell),
         )
-
-    @property
-    def buckets(self) -> int:
-        """Buckets the Dijkstra ring needs: more than the costliest step, in cells."""
-        finite = self.base[np.isfinite(self.base)]
-        top = float(finite.max() * self.steep.max()) if finite.size else 1.0
-        return bucket_count(self.steps, top, self.grid.cell)
 
 
 def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int = 3) -> CostGrid:
