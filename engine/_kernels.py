@@ -149,10 +149,62 @@ def _sift_down(i, n, hkey, hidx, pos):
 
 
 @njit(cache=True, error_model="numpy")
+def step_table(
+    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+    cost, uniform,
+):
+    """Price every step of every cell once, without the trail.
+
+    ``cost[a * K + k]`` is what step k out of cell a costs over its pieces
+    (``inf`` if it leaves the grid or is blocked); ``uniform`` is 1 where all
+    its pieces have one multiplier (the trail then needs a single update).
+    """
+    ncell = base.shape[0]
+    rows = ncell // cols
+    nsteps = step_dr.shape[0]
+    for a in range(ncell):
+        ar = a // cols
+        ac = a - ar * cols
+        for k in range(nsteps):
+            slot = a * nsteps + k
+            cost[slot] = np.inf
+            uniform[slot] = 0
+            br = ar + step_dr[k]
+            bc = ac + step_dc[k]
+            if br < 0 or br >= rows or bc < 0 or bc >= cols:
+                continue
+            total = 0.0
+            first = -1.0
+            same = True
+            for j in range(piece_start[k], piece_start[k + 1]):
+                i = a + piece_dr[j] * cols + piece_dc[j]
+                if piece_w[j] == 0.0:
+                    if base[i] == np.inf:
+                        total = np.inf
+                        break
+                    continue
+                g = base[i]
+                if not plain and steep[i] != 1.0:
+                    g *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux[k], uy[k])
+                if g == np.inf:
+                    total = np.inf
+                    break
+                if first < 0.0:
+                    first = g
+                elif g != first:
+                    same = False
+                total += piece_w[j] * step_len[k] * g
+            cost[slot] = total
+            if same and total != np.inf:
+                uniform[slot] = 1
+
+
+@njit(cache=True, error_model="numpy")
 def search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem, nb,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
     source, goal, cell, budget,
     dist, parent, pos, hkey, hidx, touched, link, dq_lv, dq_rem, dq_org, dq_n,
 ):
@@ -166,6 +218,9 @@ def search(
     the path that reached a (at the source: a footprint standing straight
     behind it, ``fp_*``).  Each cell keeps the cheapest path found and its
     trail.
+
+    ``table_*`` (from `step_table`, or empty to price steps as it goes)
+    hold every step's cost without the trail.
 
     Dijkstra keeps its open cells in a ring of ``nb`` buckets one ``cell``
     wide (``nb`` exceeds the costliest step in cells; ``link`` holds each
@@ -195,6 +250,7 @@ def search(
     if depth > 0.0:
         dq_n[source] = 0
     astar = goal >= 0
+    tabled = table_cost.shape[0] > 0
     goal_r = goal // cols
     goal_c = goal - goal_r * cols
     heads = np.full(nb if not astar else 1, -1, dtype=np.int64)
@@ -247,9 +303,27 @@ def search(
             b = br * cols + bc
             if pos[b] == -2:
                 continue
-            # The step's cost: its pieces priced in order, with the trail behind.
+            # The step's cost: from the table where nothing behind the front can
+            # outweigh the ground it crosses, else its pieces in order with the trail.
             n = 0
-            if depth > 0.0:
+            done = False
+            if tabled:
+                total = table_cost[a * nsteps + k]
+                if total == np.inf:
+                    continue
+                if depth == 0.0:
+                    done = True
+                elif table_uniform[a * nsteps + k] and a != source:
+                    g = base[a]
+                    if not plain and steep[a] != 1.0:
+                        g *= climb(steep[a], gxf[a], gxb[a], gyf[a], gyb[a], ux[k], uy[k])
+                    if dq_n[a] == 0 or dq_lv[a * TRAIL] <= g:
+                        n = 1
+                        s_lv[0] = g
+                        s_rem[0] = depth
+                        s_org[0] = a
+                        done = True
+            if not done and depth > 0.0:
                 if a == source:
                     for j in range(fp_start[k], fp_start[k + 1]):
                         rr = ar + fp_dr[j]
@@ -266,28 +340,29 @@ def search(
                         s_lv[j] = dq_lv[a * TRAIL + j]
                         s_rem[j] = dq_rem[a * TRAIL + j]
                         s_org[j] = dq_org[a * TRAIL + j]
-            total = 0.0
-            for j in range(piece_start[k], piece_start[k + 1]):
-                i = a + piece_dr[j] * cols + piece_dc[j]
-                if piece_w[j] == 0.0:
-                    if base[i] == np.inf:
+            if not done:
+                total = 0.0
+                for j in range(piece_start[k], piece_start[k + 1]):
+                    i = a + piece_dr[j] * cols + piece_dc[j]
+                    if piece_w[j] == 0.0:
+                        if base[i] == np.inf:
+                            total = np.inf
+                            break
+                        continue
+                    g = base[i]
+                    if not plain and steep[i] != 1.0:
+                        g *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux[k], uy[k])
+                    if g == np.inf:
                         total = np.inf
                         break
-                    continue
-                g = base[i]
-                if not plain and steep[i] != 1.0:
-                    g *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux[k], uy[k])
-                if g == np.inf:
-                    total = np.inf
-                    break
-                if depth > 0.0:
-                    c, n, _ = advance(
-                        s_lv, s_rem, s_org, n, g, i, piece_w[j] * step_len[k], depth,
-                        no_f, no_f, no_i, False,
-                    )
-                    total += c
-                else:
-                    total += piece_w[j] * step_len[k] * g
+                    if depth > 0.0:
+                        c, n, _ = advance(
+                            s_lv, s_rem, s_org, n, g, i, piece_w[j] * step_len[k], depth,
+                            no_f, no_f, no_i, False,
+                        )
+                        total += c
+                    else:
+                        total += piece_w[j] * step_len[k] * g
             nd = da + total
             if nd >= dist[b]:
                 continue

@@ -411,7 +411,7 @@ def cost_field(
         st.dr, st.dc, st.length, st.ux, st.uy, st.piece_start, st.piece_dr, st.piece_dc,
         st.piece_w, 0.0, empty_i, empty_i, empty_i, empty_f,
         bucket_count(st, float(m[np.isfinite(m)].max()), float(cell)),
-        r * cols + c, -1, float(cell), float(allowance),
+        empty_f, np.empty(0, dtype=np.int8), r * cols + c, -1, float(cell), float(allowance),
         ws.dist, ws.parent, ws.pos, ws.hkey, ws.hidx, ws.touched, ws.link,
         empty_f, empty_f, empty_i, np.empty(0, dtype=np.int8),
     )

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 
+from . import _kernels
 from .errors import MapError
 from .grid import GridSpec, neighbourhood, segment_cells
 from .maps import Battlefield
@@ -33,6 +34,8 @@ from .rules import Ruleset, TerrainKind, Unit
 __all__ = ["CostGrid", "Layers", "cost_grid", "layers"]
 
 _MAX_KINDS = 64
+# Largest per-grid table of precomputed step costs; bigger grids price steps as they go.
+_TABLE_BYTES = 128 * 2**20
 
 
 @dataclass(frozen=True, eq=False)
@@ -262,12 +265,21 @@ class CostGrid:
         st = self.steps
         finite = self.base[np.isfinite(self.base)]
         top = float(finite.max() * self.steep.max()) if finite.size else 1.0
-        return (
+        cells = (
             self.base.ravel(), self.steep.ravel(), *(s.ravel() for s in self.slope),
             self.grid.shape[1], self.plain,
             st.dr, st.dc, st.length, st.ux, st.uy,
             st.piece_start, st.piece_dr, st.piece_dc, st.piece_w,
-            float(self.unit.depth), *self.footprint, bucket_count(st, top, self.grid.cell),
+        )
+        # Every step priced once (9 bytes a step) unless that would take too much memory.
+        n = self.base.size * len(st.dr)
+        table = (np.empty(0), np.empty(0, dtype=np.int8))
+        if n * 9 <= _TABLE_BYTES:
+            table = (np.empty(n), np.empty(n, dtype=np.int8))
+            _kernels.step_table(*cells, *table)
+        return (
+            *cells, float(self.unit.depth), *self.footprint,
+            bucket_count(st, top, self.grid.cell), *table,
         )
 
 
