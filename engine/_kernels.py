@@ -251,6 +251,7 @@ def search(
         dq_n[source] = 0
     astar = goal >= 0
     tabled = table_cost.shape[0] > 0
+    step_off = step_dr * cols + step_dc
     goal_r = goal // cols
     goal_c = goal - goal_r * cols
     heads = np.full(nb if not astar else 1, -1, dtype=np.int64)
@@ -293,14 +294,22 @@ def search(
             queued -= 1
         pos[a] = -2
         da = dist[a]
+        if da > budget:  # settled past the allowance (its bucket straddles it): a dead end
+            continue
         ar = a // cols
         ac = a - ar * cols
         for k in range(nsteps):
-            br = ar + step_dr[k]
-            bc = ac + step_dc[k]
-            if br < 0 or br >= rows or bc < 0 or bc >= cols:
-                continue
-            b = br * cols + bc
+            if tabled:  # the table says inf for steps off the grid
+                total = table_cost[a * nsteps + k]
+                if total == np.inf:
+                    continue
+                b = a + step_off[k]
+            else:
+                br = ar + step_dr[k]
+                bc = ac + step_dc[k]
+                if br < 0 or br >= rows or bc < 0 or bc >= cols:
+                    continue
+                b = br * cols + bc
             if pos[b] == -2:
                 continue
             # The step's cost: from the table where nothing behind the front can
@@ -308,9 +317,6 @@ def search(
             n = 0
             done = False
             if tabled:
-                total = table_cost[a * nsteps + k]
-                if total == np.inf:
-                    continue
                 if depth == 0.0:
                     done = True
                 elif table_uniform[a * nsteps + k] and a != source:
@@ -378,7 +384,8 @@ def search(
                     dq_rem[b * TRAIL + j] = s_rem[j]
                     dq_org[b * TRAIL + j] = s_org[j]
             if astar:
-                key = nd + cell * math.hypot(br - goal_r, bc - goal_c)
+                br = b // cols
+                key = nd + cell * math.hypot(br - goal_r, b - br * cols - goal_c)
                 if pos[b] < 0:
                     hkey[queued] = key
                     hidx[queued] = b

@@ -7,6 +7,7 @@ the cell-centre path and prices the whole of it with `price_path`.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -41,11 +42,11 @@ class _Workspace:
         return cls(
             dist=np.full(n, np.inf),
             parent=np.full(n, -1, dtype=np.int8),
-            pos=np.full(n, -1, dtype=np.int64),
+            pos=np.full(n, -1, dtype=np.int32),
             hkey=np.empty(n),
-            hidx=np.empty(n, dtype=np.int64),
-            touched=np.empty(n, dtype=np.int64),
-            link=np.empty(2 * n, dtype=np.int64),
+            hidx=np.empty(n, dtype=np.int32),
+            touched=np.empty(n, dtype=np.int32),
+            link=np.empty(2 * n, dtype=np.int32),
         )
 
     def run(self, g: CostGrid, source: int, goal: int, budget: float) -> int:
@@ -106,7 +107,8 @@ class Reach:
     start : (x, y)
     allowance : float
     cells : ndarray of int64
-        Flat indices (``row * cols + col``) of the reachable cells, sorted.
+        Flat indices (``row * cols + col``) of the reachable cells, in the
+        order the search found them.
     cost : ndarray of float64
         Allowance spent to reach each of `cells`.
     """
@@ -127,13 +129,19 @@ class Reach:
         """Table area reachable, in table units squared."""
         return len(self.cells) * self.grid.grid.cell ** 2
 
+    @functools.cached_property
+    def _sorted(self) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(self.cells)
+        return self.cells[order], self.cost[order]
+
     def cost_at(self, xy) -> float:
         """Cost to reach the cell holding ``xy``; ``inf`` if it is out of reach."""
         r, c = self.grid.grid.xy_to_rc(xy)
         flat = r * self.grid.grid.shape[1] + c
-        i = np.searchsorted(self.cells, flat)
-        if i < len(self.cells) and self.cells[i] == flat:
-            return float(self.cost[i])
+        cells, cost = self._sorted
+        i = np.searchsorted(cells, flat)
+        if i < len(cells) and cells[i] == flat:
+            return float(cost[i])
         return math.inf
 
     def reachable(self, xy) -> bool:
@@ -186,14 +194,12 @@ def reach(grid: CostGrid, at, allowance: float | None = None) -> Reach:
     ws = _workspace(grid)
     n = ws.run(grid, source, -1, budget + _SLACK)
     try:
-        idx = ws.touched[:n].copy()
+        idx = ws.touched[:n].astype(np.int64)
         cost = ws.dist[idx]
     finally:
         ws.reset(n)
     keep = cost <= budget + _SLACK
-    idx, cost = idx[keep], cost[keep]
-    order = np.argsort(idx)
-    return Reach(grid, (float(at[0]), float(at[1])), budget, idx[order], cost[order])
+    return Reach(grid, (float(at[0]), float(at[1])), budget, idx[keep], cost[keep])
 
 
 @dataclass(frozen=True, eq=False)
