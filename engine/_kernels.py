@@ -252,6 +252,11 @@ def search(
     astar = goal >= 0
     tabled = table_cost.shape[0] > 0
     step_off = step_dr * cols + step_dc
+    piece_off = piece_dr * cols + piece_dc
+    piece_len = np.empty(piece_w.shape[0])
+    for k in range(nsteps):
+        for j in range(piece_start[k], piece_start[k + 1]):
+            piece_len[j] = piece_w[j] * step_len[k]
     goal_r = goal // cols
     goal_c = goal - goal_r * cols
     heads = np.full(nb if not astar else 1, -1, dtype=np.int64)
@@ -346,6 +351,14 @@ def search(
                         s_lv[j] = dq_lv[a * TRAIL + j]
                         s_rem[j] = dq_rem[a * TRAIL + j]
                         s_org[j] = dq_org[a * TRAIL + j]
+            if not done and plain and depth == 0.0:
+                # Branch-free: a corner piece (length 0) over inf gives NaN, so blocked.
+                total = 0.0
+                for j in range(piece_start[k], piece_start[k + 1]):
+                    total += piece_len[j] * base[a + piece_off[j]]
+                if not total < np.inf:
+                    continue
+                done = True
             if not done:
                 total = 0.0
                 for j in range(piece_start[k], piece_start[k + 1]):
