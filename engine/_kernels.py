@@ -223,7 +223,7 @@ def search(
     hold every step's cost without the trail.
 
     Dijkstra keeps its open cells in a ring of ``nb`` buckets one ``cell``
-    wide (``nb`` exceeds the costliest step in cells; ``link`` holds each
+    wide (``nb``, a power of two, exceeds the costliest step in cells; ``link`` holds each
     cell's next and previous in its bucket).  No step costs less
     than ``cell`` (a straight step over ground of multiplier 1), so every cell
     in the cheapest bucket is final and a bucket is emptied in any order
@@ -251,6 +251,7 @@ def search(
         dq_n[source] = 0
     astar = goal >= 0
     tabled = table_cost.shape[0] > 0
+    fast = plain and depth == 0.0 and not tabled
     step_off = step_dr * cols + step_dc
     piece_off = piece_dr * cols + piece_dc
     piece_len = np.empty(piece_w.shape[0])
@@ -260,6 +261,8 @@ def search(
     goal_r = goal // cols
     goal_c = goal - goal_r * cols
     heads = np.full(nb if not astar else 1, -1, dtype=np.int64)
+    ring = nb - 1  # nb is a power of two: a mask, not a division, picks the bucket
+    per_cell = (1.0 / cell) * (1.0 + 1e-12)  # never wider than a cell
     queued = 0
     current = 0
     if astar:
@@ -286,11 +289,11 @@ def search(
                 pos[a] = -2
                 break
         else:
-            while heads[current % nb] < 0:
+            while heads[current & ring] < 0:
                 current += 1
             if current * cell > budget:
                 break
-            slot = current % nb
+            slot = current & ring
             a = heads[slot]
             nxt = link[2 * a]
             heads[slot] = nxt
@@ -304,7 +307,21 @@ def search(
         ar = a // cols
         ac = a - ar * cols
         for k in range(nsteps):
-            if tabled:  # the table says inf for steps off the grid
+            if fast:  # plain ground priced on the fly, branch-free (the hot path of big fields)
+                br = ar + step_dr[k]
+                bc = ac + step_dc[k]
+                if br < 0 or br >= rows or bc < 0 or bc >= cols:
+                    continue
+                b = a + step_off[k]
+                if pos[b] == -2:
+                    continue
+                # A corner piece (length 0) over inf gives NaN: blocked, like inf.
+                total = 0.0
+                for j in range(piece_start[k], piece_start[k + 1]):
+                    total += piece_len[j] * base[a + piece_off[j]]
+                if not total < np.inf:
+                    continue
+            elif tabled:  # the table says inf for steps off the grid
                 total = table_cost[a * nsteps + k]
                 if total == np.inf:
                     continue
@@ -320,7 +337,7 @@ def search(
             # The step's cost: from the table where nothing behind the front can
             # outweigh the ground it crosses, else its pieces in order with the trail.
             n = 0
-            done = False
+            done = fast
             if tabled:
                 if depth == 0.0:
                     done = True
@@ -351,14 +368,6 @@ def search(
                         s_lv[j] = dq_lv[a * TRAIL + j]
                         s_rem[j] = dq_rem[a * TRAIL + j]
                         s_org[j] = dq_org[a * TRAIL + j]
-            if not done and plain and depth == 0.0:
-                # Branch-free: a corner piece (length 0) over inf gives NaN, so blocked.
-                total = 0.0
-                for j in range(piece_start[k], piece_start[k + 1]):
-                    total += piece_len[j] * base[a + piece_off[j]]
-                if not total < np.inf:
-                    continue
-                done = True
             if not done:
                 total = 0.0
                 for j in range(piece_start[k], piece_start[k + 1]):
@@ -419,7 +428,7 @@ def search(
                     if nxt >= 0:
                         link[2 * nxt + 1] = prv
                     queued -= 1
-                slot = int(nd / cell) % nb
+                slot = int(nd * per_cell) & ring
                 head = heads[slot]
                 link[2 * b] = head
                 link[2 * b + 1] = -1

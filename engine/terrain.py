@@ -191,8 +191,11 @@ def steps(cell: float, radius: int = 3) -> Steps:
 
 
 def bucket_count(st: Steps, top: float, cell: float) -> int:
-    """Buckets one ``cell`` wide that outspan the costliest step at multiplier ``top``."""
-    return int(float(st.length.max()) * top / cell) + 2
+    """Buckets one ``cell`` wide that outspan the costliest step at multiplier ``top``.
+
+    A power of two, so the kernel picks a bucket with a mask.
+    """
+    return 1 << (int(float(st.length.max()) * top / cell) + 2).bit_length()
 
 
 def trail_behind(p: tuple[float, float], u: tuple[float, float], depth_cells: float) -> list:
