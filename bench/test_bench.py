@@ -39,11 +39,11 @@ def test_route_across_demo(benchmark, rules, demo):
     benchmark(engine.route, g, START, (170.0, 60.0))
 
 
-def bellman_check(m: np.ndarray, field: np.ndarray, samples: int = 2000, seed: int = 1) -> None:
+def bellman_check(m: np.ndarray, field: np.ndarray, radius: int, samples: int = 2000) -> None:
     """Every sampled cell's cost is the best over its neighbours (edge costs by segment walk)."""
     rows, cols = m.shape
-    rng = np.random.default_rng(seed)
-    offsets = neighbourhood(3)
+    rng = np.random.default_rng(1)
+    offsets = neighbourhood(radius)
     weights = []
     for dr, dc in offsets:
         pieces, corners = segment_cells((0.5, 0.5), (0.5 + dc, 0.5 + dr))
@@ -64,13 +64,18 @@ def bellman_check(m: np.ndarray, field: np.ndarray, samples: int = 2000, seed: i
         checked += 1
 
 
+@pytest.mark.parametrize("radius", [1, 3], ids=["8-dir", "32-dir"])
 @pytest.mark.parametrize("n", [256, 1024, 2048])
-def test_full_field(benchmark, n):
+def test_full_field(benchmark, n, radius):
+    """The engine on a raw grid: 8 directions (tcod's connectivity) and 32 (the default)."""
     m = random_grid(n)
-    field = engine.cost_field(m, (n // 2, n // 2))
-    bellman_check(m, field)
+    field = engine.cost_field(m, (n // 2, n // 2), radius=radius)
+    bellman_check(m, field, radius)
     benchmark.extra_info["reached"] = int(np.isfinite(field).sum())
-    benchmark.pedantic(engine.cost_field, (m, (n // 2, n // 2)), rounds=3 if n > 1024 else 5)
+    benchmark.pedantic(
+        engine.cost_field, (m, (n // 2, n // 2)), {"radius": radius},
+        rounds=3 if n > 1024 else 5,
+    )
 
 
 @pytest.mark.parametrize("n", [256, 1024, 2048])

@@ -1,0 +1,86 @@
+"""The command line: demo, pictures, JSON shapes and one-line errors."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from engine.cli import main
+
+from .conftest import EXAMPLES, MAPS, ROOT, battlefield, feature, rect
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def test_demo_prints_a_summary_and_draws(tmp_path, capsys):
+    out = tmp_path / "demo.png"
+    assert main(["demo", "--png", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "within reach this turn" in text and "turns" in text and str(out) in text
+    assert out.read_bytes().startswith(PNG) and out.stat().st_size > 50_000
+
+
+def test_reach_and_route_pictures(tmp_path, capsys):
+    demo = str(MAPS / "demo.geojson")
+    reach_png, route_png = tmp_path / "reach.png", tmp_path / "route.png"
+    assert main(["reach", demo, "--race", "goblins", "--at", "15,60", "--png", str(reach_png)]) == 0
+    assert main(["route", demo, "--race", "orcs", "--from", "15,60", "--to", "170,100",
+                 "--png", str(route_png)]) == 0
+    assert reach_png.read_bytes().startswith(PNG)
+    assert route_png.read_bytes().startswith(PNG)
+    assert "goblins at (15, 60)" in capsys.readouterr().out
+
+
+def test_route_json_shape(capsys):
+    assert main(["route", str(MAPS / "demo.geojson"), "--race", "humans", "--ranks", "2",
+                 "--from", "15,60", "--to", "170,100", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"cost", "length", "turns", "path", "stops", "legs"}
+    assert out["path"][0] == [15, 60] and out["path"][-1] == [170, 100]
+    assert len(out["stops"]) == out["turns"] - 1
+    assert sum(leg["cost"] for leg in out["legs"]) == pytest.approx(out["cost"])
+    assert {"from", "to", "cost", "terrain"} <= set(out["legs"][0])
+
+
+def test_price_json(capsys):
+    assert main(["price", str(EXAMPLES / "wood-elves.geojson"), "--race", "humans",
+                 "--path", "0,0.25", "10,0.25", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["cost"] is None  # straight through the river beside the ford
+    assert any("impassable" in t for leg in out["legs"] for t in leg["terrain"])
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["route", "{demo}", "--race", "humans", "--from", "15,60", "--to", "108.5,30"],
+     "impassable ground"),
+    (["route", "{walled}", "--race", "humans", "--from", "1,1", "--to", "20,1"],
+     "no route from"),
+    (["reach", "{demo}", "--race", "elves", "--at", "15,60"], "unknown race 'elves'"),
+    (["reach", "{demo}", "--race", "humans", "--at", "15,600"], "off the table"),
+    (["reach", "{demo}", "--race", "humans", "--at", "15;60"], "expected a point X,Y"),
+    (["reach", "{demo}", "--race", "humans", "--at", "15,60", "--move", "-2"], "move"),
+    (["reach", "{demo}", "--race", "humans", "--at", "15,60", "--rules", "nope.toml"],
+     "no rules file"),
+    (["reach", "missing.geojson", "--race", "humans", "--at", "1,1"], "no map file"),
+    (["reach", "{demo}", "--race", "humans", "--at", "15,60", "--png", "/no/such/dir/x.png"],
+     "x.png"),
+    (["reach", "{demo}", "--race", "humans"], "--at"),
+])
+def test_errors_are_one_line_exit_2(capsys, tmp_path, argv, words):
+    walled = tmp_path / "walled.geojson"
+    walled.write_text(json.dumps(battlefield([feature("building", rect(10, -1, 11, 7))], 30, 6)))
+    argv = [a.format(demo=MAPS / "demo.geojson", walled=walled) for a in argv]
+    with pytest.raises(SystemExit) as exit_info:
+        sys.exit(main(argv))
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err and "Traceback" not in err
+
+
+def test_console_entry_point_exit_status():
+    run = subprocess.run([sys.executable, "-m", "engine", "reach", "missing.geojson",
+                          "--race", "humans", "--at", "1,1"], cwd=ROOT, capture_output=True,
+                         text=True)
+    assert run.returncode == 2
+    assert run.stderr.startswith("engine: error:") and run.stderr.count("\n") == 1
