@@ -21,8 +21,8 @@ from .terrain import cost_grid
 
 __all__ = ["main"]
 
-DEMO_START = (15.0, 60.0)
-DEMO_GOAL = (170.0, 60.0)
+DEMO_START = (30.0, 40.0)
+DEMO_GOAL = (170.0, 95.0)
 
 
 class _Parser(argparse.ArgumentParser):

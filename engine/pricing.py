@@ -66,11 +66,22 @@ class Leg:
 
 @dataclass(frozen=True)
 class Pricing:
-    """The price of a path: total cost, length and the legs."""
+    """The price of a path.
+
+    Attributes
+    ----------
+    cost, length : float
+    legs : list of Leg
+        Consecutive stretches priced alike, merged (a leg may span bends of
+        the path; ``start`` and ``end`` are where it begins and ends).
+    pieces : list of Leg
+        The same, unmerged: one straight stretch per cell and multiplier.
+    """
 
     cost: float
     length: float
     legs: list[Leg]
+    pieces: list[Leg] = field(default_factory=list, repr=False)
 
 
 def price_path(grid: CostGrid, path) -> Pricing:
@@ -133,7 +144,7 @@ def price_path(grid: CostGrid, path) -> Pricing:
             legs.append(piece)
     cost = math.fsum(leg.cost for leg in pricer.pieces)
     length = math.fsum(leg.length for leg in pricer.pieces)
-    return Pricing(cost, length, legs)
+    return Pricing(cost, length, legs, pricer.pieces)
 
 
 def _points(path) -> list:

@@ -280,7 +280,7 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None) -> Route:
     finally:
         ws.reset(n)
     path, priced = _join(grid, start, goal, _polyline(grid, cells))
-    turns, stops = _turns(priced.legs, priced.cost, per_turn)
+    turns, stops = _turns(priced.pieces, priced.cost, per_turn)
     return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
 
 
@@ -332,8 +332,11 @@ def _join(g: CostGrid, start, goal, centres: list) -> tuple[list, Pricing]:
     return best
 
 
-def _turns(legs: list[Leg], cost: float, per_turn: float):
-    """Turns needed and where each full turn ends (leftover is not carried over)."""
+def _turns(pieces: list[Leg], cost: float, per_turn: float):
+    """Turns needed and where each full turn ends (leftover is not carried over).
+
+    ``pieces`` are straight, so a stop is found by interpolating within one.
+    """
     if cost <= _SLACK:
         return 0, []
     if per_turn <= 0:
@@ -341,7 +344,7 @@ def _turns(legs: list[Leg], cost: float, per_turn: float):
     turns = max(1, math.ceil(cost / per_turn - _SLACK))
     stops = []
     spent = 0.0
-    for leg in legs:
+    for leg in pieces:
         while len(stops) < turns - 1 and spent + leg.cost >= (len(stops) + 1) * per_turn - _SLACK:
             f = ((len(stops) + 1) * per_turn - spent) / leg.cost
             stops.append((

@@ -1,5 +1,6 @@
 """Invariants checked with hypothesis, and the geometry of open ground."""
 
+import itertools
 import math
 
 import numpy as np
@@ -112,3 +113,24 @@ class TestOpenGround:
         g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
         r = engine.reach(g, (30.25, 30.25), 20)
         assert r.area == pytest.approx(math.pi * 20**2, rel=0.03)
+
+
+def prefix(path, stop):
+    """The path from its start up to ``stop``, a point on it."""
+    for i, (p, q) in enumerate(itertools.pairwise(path)):
+        seg = math.dist(p, q)
+        if abs(math.dist(p, stop) + math.dist(stop, q) - seg) < 1e-9:
+            return [*path[: i + 1], stop]
+    raise AssertionError(f"{stop} is not on the path")
+
+
+@fast
+@given(bf=maps(), unit=units, a=points, b=points, allowance=st.floats(3, 12))
+def test_turns_end_where_the_allowance_runs_out(rules, bf, unit, a, b, allowance):
+    g = grid(rules, bf, unit)
+    rt = engine.route(g, a, b, allowance)
+    assert rt.turns == math.ceil(rt.cost / allowance - 1e-9)
+    assert len(rt.stops) == max(rt.turns - 1, 0)
+    for i, stop in enumerate(rt.stops, start=1):
+        spent = engine.price_path(g, prefix(rt.path, stop)).cost
+        assert spent == pytest.approx(i * allowance, rel=1e-6)
