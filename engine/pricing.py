@@ -211,12 +211,13 @@ class _Pricer:
                 self.pieces.append(Leg(p, q, seg, math.inf, math.inf, blocked))
                 return
         depth = float(self.g.unit.depth)
-        span = seg / self.cell
         for r, c, s0, s1 in cells:
             i = self._index(r, c)
-            t0, t1 = s0 / span, s1 / span
-            a = (p[0] + t0 * (q[0] - p[0]), p[1] + t0 * (q[1] - p[1]))
-            b = (p[0] + t1 * (q[0] - p[0]), p[1] + t1 * (q[1] - p[1]))
+            # Points by distance along the unit direction: exact on axis-parallel paths.
+            a = (p[0] + u[0] * s0 * self.cell, p[1] + u[1] * s0 * self.cell)
+            b = (p[0] + u[0] * s1 * self.cell, p[1] + u[1] * s1 * self.cell)
+            if s1 == cells[-1][3]:
+                b = q
             length = (s1 - s0) * self.cell
             m = _kernels.ground(*self.flat, i, *u)
             if m == math.inf:
