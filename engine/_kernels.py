@@ -159,6 +159,8 @@ def step_table(
     ``cost[a * K + k]`` is what step k out of cell a costs over its pieces
     (``inf`` if it leaves the grid or is blocked); ``uniform`` is 1 where all
     its pieces have one multiplier (the trail then needs a single update).
+    The piece walk is the one in `search`, written out in both: a shared
+    helper taking the arrays made the search twice as slow.
     """
     ncell = base.shape[0]
     rows = ncell // cols
