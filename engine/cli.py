@@ -78,8 +78,9 @@ def _parser() -> argparse.ArgumentParser:
         )
         p.add_argument("--race", required=True, help="race or profile, as the rules name it")
         p.add_argument("--move", type=_number, help="allowance per turn (default: the race's move)")
-        p.add_argument("--ranks", type=_count, help="ranks deep (depth = ranks x rank depth)")
-        p.add_argument("--depth", type=_number, help="footprint depth in table units")
+        deep = p.add_mutually_exclusive_group()
+        deep.add_argument("--ranks", type=_count, help="ranks deep (depth = ranks x rank depth)")
+        deep.add_argument("--depth", type=_number, help="footprint depth in table units")
         p.add_argument("--json", action="store_true", help="print JSON")
         p.add_argument("--png", metavar="FILE", help="write a picture")
 

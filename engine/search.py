@@ -410,8 +410,8 @@ def cost_field(
         raise InputError(f"source {(r, c)} is off the {rows} x {cols} grid")
     if math.isinf(m[r, c]):
         raise InputError(f"source {(r, c)} is blocked")
-    if not (allowance >= 0):
-        raise InputError(f"allowance must be >= 0, got {allowance!r}")
+    if not (isinstance(allowance, int | float) and allowance >= 0):
+        raise InputError(f"allowance must be a number >= 0, got {allowance!r}")
     st = steps(float(cell), radius)
     ws = _Workspace.for_cells(m.size)
     empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)

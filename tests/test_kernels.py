@@ -151,3 +151,24 @@ def test_bad_allowances_are_refused(rules, allowance):
     g = engine.cost_grid(bf, rules, rules.unit("humans"))
     with pytest.raises(engine.InputError, match="allowance"):
         engine.reach(g, (5, 5), allowance)
+
+
+@pytest.mark.parametrize(("grid", "source", "words"), [
+    (np.ones((3, 3, 3)), (0, 0), "2-D"),
+    (np.ones((3, 3)) * 0.5, (0, 0), ">= 1"),
+    (np.full((3, 3), np.nan), (0, 0), "NaN"),
+    (np.ones((3, 3)), (3, 0), "off the 3 x 3 grid"),
+    (np.array([[np.inf, 1.0]]), (0, 0), "blocked"),
+])
+def test_cost_field_refuses_bad_input(grid, source, words):
+    with pytest.raises(engine.InputError, match=words):
+        engine.cost_field(grid, source)
+
+
+def test_cost_field_matches_reach_on_open_ground(rules):
+    bf = engine.load_map(battlefield([], 20, 10, cell=0.5))
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
+    field = engine.cost_field(np.ones(g.grid.shape), (10, 20), cell=0.5, allowance=6)
+    r = engine.reach(g, g.grid.rc_to_xy((10, 20)), 6)
+    assert np.array_equal(np.isfinite(field), np.isfinite(r.to_array()))
+    assert np.allclose(field[np.isfinite(field)], r.to_array()[np.isfinite(field)])
