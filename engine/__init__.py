@@ -11,7 +11,7 @@ from .grid import GridSpec
 from .maps import Battlefield, Feature, load_map
 from .pricing import Leg, Pricing, price_path
 from .rules import Ruleset, Unit, load_rules, shipped_rulesets
-from .search import Reach, Route, cost_field, reach, route, warm_up
+from .search import GridRouter, Reach, Route, cost_field, grid_route, reach, route, warm_up
 from .terrain import CostGrid, cost_grid
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "CostGrid",
     "EngineError",
     "Feature",
+    "GridRouter",
     "GridSpec",
     "InputError",
     "Leg",
@@ -34,6 +35,7 @@ __all__ = [
     "cost_field",
     "cost_grid",
     "enter_building",
+    "grid_route",
     "load_map",
     "load_rules",
     "price_path",

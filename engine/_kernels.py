@@ -231,7 +231,9 @@ def search(
     in the cheapest bucket is final and a bucket is emptied in any order
     (Dial's algorithm with buckets no wider than the lightest step).  It stops
     once the cheapest bucket starts beyond ``budget``.  A* keeps a binary heap
-    on cost plus straight-line distance and stops when ``goal`` settles.
+    on cost plus the distance on open ground (octile with 8 steps, straight
+    line otherwise: no step is cheaper than its length) and stops when
+    ``goal`` settles.
 
     Returns the number of cells written to ``touched`` (each with a finite
     ``dist``; the caller resets them).  ``parent`` holds the step index that
@@ -408,8 +410,12 @@ def search(
                     dq_rem[b * TRAIL + j] = s_rem[j]
                     dq_org[b * TRAIL + j] = s_org[j]
             if astar:
-                br = b // cols
-                key = nd + cell * math.hypot(br - goal_r, b - br * cols - goal_c)
+                dr = abs(b // cols - goal_r)
+                dc = abs(b % cols - goal_c)
+                if nsteps == 8:  # octile distance: the 8-neighbour length on open ground
+                    key = nd + cell * (max(dr, dc) + (math.sqrt(2.0) - 1.0) * min(dr, dc))
+                else:
+                    key = nd + cell * math.hypot(dr, dc)
                 if pos[b] < 0:
                     hkey[queued] = key
                     hidx[queued] = b

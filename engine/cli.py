@@ -1,4 +1,4 @@
-"""Command line: ``engine reach``, ``engine route``, ``engine price``, ``engine demo``.
+"""Command line: ``engine reach``, ``route``, ``price``, ``movingai`` and ``demo``.
 
 Every user mistake (a broken map, an unknown race, a point off the table)
 prints one line on stderr and exits with status 2; no traceback.
@@ -99,6 +99,12 @@ def _parser() -> argparse.ArgumentParser:
     unit_args(p)
     p.add_argument("--path", type=_point, nargs="+", required=True, metavar="X,Y")
 
+    p = sub.add_parser("movingai", help="solve Moving AI benchmark scenarios and check them")
+    p.add_argument("scen", help="a .scen file")
+    p.add_argument("--map", help="its .map (default: beside it, as its lines name it)")
+    p.add_argument("--limit", type=_count, help="solve only the first N scenarios")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
     p = sub.add_parser("demo", help="run on the shipped demo battlefield and draw it")
     p.add_argument("--png", metavar="FILE", default="engine-demo.png",
                    help="picture to write (default: engine-demo.png)")
@@ -189,6 +195,19 @@ def _cmd_price(args) -> None:
     print("\n".join(_legs_text(p.legs)))
 
 
+def _cmd_movingai(args) -> None:
+    from .movingai import load_grid_map, load_scenarios, map_for, run_scenarios
+
+    scenarios = load_scenarios(args.scen)
+    grid_map = load_grid_map(args.map or map_for(args.scen, scenarios))
+    result = run_scenarios(grid_map, scenarios, args.limit)
+    if args.json:
+        print(json.dumps(result.as_dict()))
+        return
+    print(f"{grid_map.name}: {result.matched} of {result.scenarios} scenarios match the optimal "
+          f"length (largest difference {result.max_error:.3g}) in {result.seconds:.2f} s")
+
+
 def _cmd_demo(args) -> None:
     from .render import render_png
 
@@ -213,7 +232,10 @@ def _cmd_demo(args) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0, or 2 on a user error)."""
     args = _parser().parse_args(argv)
-    commands = {"reach": _cmd_reach, "route": _cmd_route, "price": _cmd_price, "demo": _cmd_demo}
+    commands = {
+        "reach": _cmd_reach, "route": _cmd_route, "price": _cmd_price,
+        "movingai": _cmd_movingai, "demo": _cmd_demo,
+    }
     try:
         commands[args.command](args)
     except EngineError as exc:

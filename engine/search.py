@@ -18,7 +18,7 @@ from .errors import InputError, NoRouteError
 from .pricing import Leg, Pricing, price_path
 from .terrain import CostGrid, bucket_count, steps
 
-__all__ = ["Reach", "Route", "cost_field", "reach", "route", "warm_up"]
+__all__ = ["GridRouter", "Reach", "Route", "cost_field", "grid_route", "reach", "route", "warm_up"]
 
 # Costs are sums of float products; a cell exactly at the allowance must count.
 _SLACK = 1e-9
@@ -49,8 +49,8 @@ class _Workspace:
             link=np.empty(2 * n, dtype=np.int32),
         )
 
-    def run(self, g: CostGrid, source: int, goal: int, budget: float) -> int:
-        if g.unit.depth > 0 and not self.trail:
+    def run(self, g: CostGrid | _RawGrid, source: int, goal: int, budget: float) -> int:
+        if g.depth > 0 and not self.trail:
             n = self.dist.size
             self.trail = (
                 np.empty(n * _kernels.TRAIL),
@@ -62,7 +62,7 @@ class _Workspace:
             np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0, np.int8)
         )
         return _kernels.search(
-            *g.kernel_args, source, goal, g.grid.cell, budget,
+            *g.kernel_args, source, goal, g.cell, budget,
             self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, self.link,
             *trail,
         )
@@ -396,6 +396,98 @@ def cost_field(
     >>> cost_field(np.ones((3, 4)), (0, 0))[2, 3].round(6)
     np.float64(3.605551)
     """
+    m = _check_multipliers(multipliers, cell)
+    if not (isinstance(allowance, int | float) and allowance >= 0):
+        raise InputError(f"allowance must be a number >= 0, got {allowance!r}")
+    raw = _RawGrid.build(m, cell, radius, table=False)
+    ws = _Workspace.for_cells(m.size)
+    ws.run(raw, raw.index(source), -1, float(allowance))
+    out = ws.dist.reshape(m.shape)
+    out[out > allowance + _SLACK] = np.inf
+    return out
+
+
+def grid_route(
+    multipliers: np.ndarray,
+    start: tuple[int, int],
+    goal: tuple[int, int],
+    cell: float = 1.0,
+    radius: int = 3,
+) -> tuple[float, list[tuple[int, int]]]:
+    """Cheapest route between two cells of a raw multiplier grid (A*).
+
+    The same conventions as `cost_field`.  For many queries on one grid use
+    `GridRouter`, which builds its tables and workspace once.
+
+    Returns
+    -------
+    cost : float
+    cells : list of (row, col)
+        From ``start`` to ``goal``.
+
+    Raises
+    ------
+    InputError
+        As `cost_field`, for either end.
+    NoRouteError
+        The goal cannot be reached.
+
+    Examples
+    --------
+    >>> m = np.ones((3, 3)); m[1, 1] = np.inf
+    >>> cost, cells = grid_route(m, (0, 0), (2, 2), radius=1)
+    >>> round(cost, 6), len(cells)
+    (4.0, 5)
+    """
+    return GridRouter(multipliers, cell, radius).route(start, goal)
+
+
+class GridRouter:
+    """Repeated A* queries on one raw multiplier grid (tables and workspace built once).
+
+    Parameters
+    ----------
+    multipliers : ndarray, shape (rows, cols)
+        Each cell's multiplier (>= 1, ``inf`` for blocked).
+    cell : float
+    radius : int
+        Neighbourhood radius: 1 is 8-connected (straight 1, diagonal sqrt 2,
+        no corner cutting: the Moving AI convention).
+
+    Examples
+    --------
+    >>> router = GridRouter(np.ones((4, 4)), radius=1)
+    >>> round(router.route((0, 0), (3, 3))[0], 6)
+    4.242641
+    """
+
+    def __init__(self, multipliers: np.ndarray, cell: float = 1.0, radius: int = 3) -> None:
+        m = _check_multipliers(multipliers, cell)
+        self._raw = _RawGrid.build(m, cell, radius, table=True)
+        self._ws = _Workspace.for_cells(m.size)
+
+    def route(
+        self, start: tuple[int, int], goal: tuple[int, int]
+    ) -> tuple[float, list[tuple[int, int]]]:
+        """``(cost, cells)`` of the cheapest route from ``start`` to ``goal`` (row, col)."""
+        raw, ws = self._raw, self._ws
+        source, target = raw.index(start, "start"), raw.index(goal, "goal")
+        n = ws.run(raw, source, target, math.inf)
+        try:
+            cost = float(ws.dist[target])
+            if cost == math.inf:
+                raise NoRouteError(f"no route from {tuple(start)} to {tuple(goal)}")
+            cols = raw.shape[1]
+            flat = [target]
+            while flat[-1] != source:
+                k = ws.parent[flat[-1]]
+                flat.append(flat[-1] - int(raw.steps.dr[k]) * cols - int(raw.steps.dc[k]))
+        finally:
+            ws.reset(n)
+        return cost, [divmod(int(c), cols) for c in reversed(flat)]
+
+
+def _check_multipliers(multipliers, cell) -> np.ndarray:
     m = np.asarray(multipliers)
     if m.ndim != 2 or m.size == 0 or not np.issubdtype(m.dtype, np.number):
         raise InputError(f"multipliers must be a non-empty 2-D numeric array, got shape {m.shape}")
@@ -404,29 +496,53 @@ def cost_field(
         raise InputError("multipliers must be >= 1 (inf for blocked), with no NaN")
     if not (isinstance(cell, int | float) and math.isfinite(cell) and cell > 0):
         raise InputError(f"cell must be a finite number > 0, got {cell!r}")
-    rows, cols = m.shape
-    r, c = (int(v) for v in source)
-    if not (0 <= r < rows and 0 <= c < cols):
-        raise InputError(f"source {(r, c)} is off the {rows} x {cols} grid")
-    if math.isinf(m[r, c]):
-        raise InputError(f"source {(r, c)} is blocked")
-    if not (isinstance(allowance, int | float) and allowance >= 0):
-        raise InputError(f"allowance must be a number >= 0, got {allowance!r}")
-    st = steps(float(cell), radius)
-    ws = _Workspace.for_cells(m.size)
-    empty_f, empty_i = np.empty(0), np.empty(0, dtype=np.int64)
-    _kernels.search(
-        m.ravel(), empty_f, empty_f, empty_f, empty_f, empty_f, cols, True,
-        st.dr, st.dc, st.length, st.ux, st.uy, st.piece_start, st.piece_dr, st.piece_dc,
-        st.piece_w, 0.0, empty_i, empty_i, empty_i, empty_f,
-        bucket_count(st, float(m[np.isfinite(m)].max()), float(cell)),
-        empty_f, np.empty(0, dtype=np.int8), r * cols + c, -1, float(cell), float(allowance),
-        ws.dist, ws.parent, ws.pos, ws.hkey, ws.hidx, ws.touched, ws.link,
-        empty_f, empty_f, empty_i, np.empty(0, dtype=np.int8),
-    )
-    out = ws.dist.reshape(rows, cols)
-    out[out > allowance + _SLACK] = np.inf
-    return out
+    return m
+
+
+@dataclass(frozen=True, eq=False)
+class _RawGrid:
+    """A bare multiplier grid in the form `_Workspace.run` takes (no footprint, no slope)."""
+
+    m: np.ndarray
+    cell: float
+    steps: object
+    kernel_args: tuple
+    depth: float = 0.0
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.m.shape
+
+    @classmethod
+    def build(cls, m: np.ndarray, cell: float, radius: int, table: bool) -> _RawGrid:
+        st = steps(float(cell), radius)
+        f, i = np.empty(0), np.empty(0, dtype=np.int64)
+        cells = (
+            m.ravel(), f, f, f, f, f, m.shape[1], True,
+            st.dr, st.dc, st.length, st.ux, st.uy, st.piece_start, st.piece_dr, st.piece_dc,
+            st.piece_w,
+        )
+        tables = (f, np.empty(0, dtype=np.int8))
+        if table:
+            n = m.size * len(st.dr)
+            tables = (np.empty(n), np.empty(n, dtype=np.int8))
+            _kernels.step_table(*cells, *tables)
+        finite = m[np.isfinite(m)]
+        top = float(finite.max()) if finite.size else 1.0
+        args = (*cells, 0.0, i, i, i, f, bucket_count(st, top, float(cell)), *tables)
+        return cls(m, float(cell), st, args)
+
+    def index(self, rc, what: str = "source") -> int:
+        rows, cols = self.m.shape
+        try:
+            r, c = (int(v) for v in rc)
+        except (TypeError, ValueError):
+            raise InputError(f"{what} must be (row, col), got {rc!r}") from None
+        if not (0 <= r < rows and 0 <= c < cols):
+            raise InputError(f"{what} {(r, c)} is off the {rows} x {cols} grid")
+        if math.isinf(self.m[r, c]):
+            raise InputError(f"{what} {(r, c)} is blocked")
+        return r * cols + c
 
 
 def warm_up() -> None:

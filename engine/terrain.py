@@ -262,6 +262,16 @@ class CostGrid:
         """True when a cell's cost depends neither on direction nor on the path behind."""
         return self.unit.depth == 0 and not (self.steep != 1.0).any()
 
+    @property
+    def cell(self) -> float:
+        """Side of a cell in table units."""
+        return self.grid.cell
+
+    @property
+    def depth(self) -> float:
+        """The unit's footprint depth."""
+        return self.unit.depth
+
     @functools.cached_property
     def kernel_args(self) -> tuple:
         """The cost arguments of `_kernels.search`, in order (built once)."""

@@ -1,0 +1,231 @@
+"""Moving AI grid benchmarks: ``.map`` grids and ``.scen`` scenario files.
+
+The benchmark's own conventions (N. Sturtevant, "Benchmarks for Grid-Based
+Pathfinding", 2012; movingai.com/benchmarks/formats.html):
+
+- ``.map``: a header ``type octile``, ``height H``, ``width W``, ``map``, then
+  H rows of W characters; (0, 0) is top-left, x is the column, y the row.
+- 8-connected; a straight step costs 1 and a diagonal sqrt(2), allowed only
+  when both cells it cuts past are passable (no corner cutting).  That is
+  `engine.GridRouter` with ``radius=1`` on multipliers of 1 and ``inf``.
+- ``.`` ``G`` ``S`` are passable; ``@`` ``O`` ``T`` are blocked; ``W`` (water)
+  is a class of its own: a move is legal only between cells of one class, so
+  a path that starts on ``W`` stays on ``W``, and otherwise ``W`` blocks.
+  ``T`` (trees) is treated the same way: one icecrown scenario runs from
+  trees to trees (8 diagonal steps, 11.31), which only a class of its own
+  explains.
+- ``.scen`` lines: ``bucket map width height startx starty goalx goaly
+  optimal_length``, after a ``version`` line.  Optimal lengths are printed to a
+  file's own precision (8 decimals, 6 significant digits or 2 decimals);
+  `Scenario.tolerance` says how close counts as equal.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import InputError, NoRouteError
+from .search import GridRouter
+
+__all__ = [
+    "GridMap",
+    "Scenario",
+    "ScenarioResults",
+    "load_grid_map",
+    "load_scenarios",
+    "map_for",
+    "run_scenarios",
+]
+
+_PASSABLE = frozenset(".GS")
+_OWN_CLASS = frozenset("WT")
+_KNOWN = frozenset(".GS@OTW")
+
+
+@dataclass(frozen=True, eq=False)
+class GridMap:
+    """A Moving AI map: one character per cell, ``cells[row, col]``."""
+
+    name: str
+    cells: np.ndarray
+
+    def classes(self, rc: tuple[int, int]) -> str:
+        """The class of a cell: ``"."`` (passable), ``"W"``, ``"T"`` or ``"@"`` (blocked)."""
+        ch = chr(self.cells[rc])
+        return ch if ch in _OWN_CLASS else "." if ch in _PASSABLE else "@"
+
+    def multipliers(self, cls: str = ".") -> np.ndarray:
+        """1 on the cells of class ``cls``, ``inf`` elsewhere."""
+        chars = _PASSABLE if cls == "." else {cls}
+        open_ = np.isin(self.cells, np.frombuffer("".join(chars).encode(), dtype=np.uint8))
+        return np.where(open_, 1.0, np.inf)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One ``.scen`` line: start and goal as (x, y) = (column, row)."""
+
+    bucket: int
+    map: str
+    start: tuple[int, int]
+    goal: tuple[int, int]
+    optimal: float
+    decimals: int
+
+    @property
+    def tolerance(self) -> float:
+        """Half a unit in the last printed digit, plus one part in a million.
+
+        The extra part covers the generator's own rounding: ten Aftershock
+        lengths that are a hair over a half (205.76450198...) are printed
+        rounded down (205.764), as single-precision sums would give.
+        """
+        return 0.5 * 10.0 ** -self.decimals + 1e-6 * max(1.0, self.optimal)
+
+
+def load_grid_map(path: str | Path) -> GridMap:
+    """Read a Moving AI ``.map`` file.
+
+    Raises
+    ------
+    InputError
+        A missing file, a malformed header, rows of the wrong length or an
+        unknown cell character (the message names the line).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "tiny.map")
+    >>> _ = open(path, "w").write("type octile\\nheight 2\\nwidth 3\\nmap\\n..@\\n.W.\\n")
+    >>> m = load_grid_map(path)
+    >>> m.cells.shape, m.classes((1, 1)), m.multipliers()[0].tolist()
+    ((2, 3), 'W', [1.0, 1.0, inf])
+    """
+    path = Path(path)
+    try:
+        lines = path.read_text("ascii").splitlines()
+    except FileNotFoundError:
+        raise InputError(f"no map file {str(path)!r}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read map {path}: {exc}") from None
+    head = {}
+    i = 0
+    while i < len(lines) and lines[i].strip() != "map":
+        parts = lines[i].split()
+        if len(parts) == 2:
+            head[parts[0]] = parts[1]
+        i += 1
+    try:
+        height, width = int(head["height"]), int(head["width"])
+    except (KeyError, ValueError):
+        raise InputError(f"{path}: header needs 'height H', 'width W' and 'map'") from None
+    rows = lines[i + 1: i + 1 + height]
+    if i >= len(lines) or len(rows) != height or height < 1 or width < 1:
+        raise InputError(f"{path}: expected {height} rows of {width} cells after 'map'")
+    for n, row in enumerate(rows):
+        if len(row) != width:
+            raise InputError(f"{path}: line {i + 2 + n} has {len(row)} cells, not {width}")
+        bad = set(row) - _KNOWN
+        if bad:
+            raise InputError(f"{path}: line {i + 2 + n} has unknown cell {sorted(bad)[0]!r}")
+    cells = np.frombuffer("".join(rows).encode("ascii"), dtype=np.uint8).reshape(height, width)
+    return GridMap(path.name, cells.copy())
+
+
+def load_scenarios(path: str | Path) -> list[Scenario]:
+    """Read a Moving AI ``.scen`` file (any of its releases).
+
+    Raises
+    ------
+    InputError
+        A missing file or a malformed line (named).
+    """
+    path = Path(path)
+    try:
+        lines = path.read_text("ascii").splitlines()
+    except FileNotFoundError:
+        raise InputError(f"no scenario file {str(path)!r}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read scenarios {path}: {exc}") from None
+    out = []
+    for n, line in enumerate(lines, start=1):
+        parts = line.split()
+        if not parts or parts[0] == "version":
+            continue
+        try:
+            bucket, name = int(parts[0]), parts[1]
+            sx, sy, gx, gy = (int(v) for v in parts[4:8])
+            text = parts[8]
+            optimal = float(text)
+        except (IndexError, ValueError):
+            raise InputError(f"{path}: line {n} is not a scenario line") from None
+        decimals = len(text.split(".")[1]) if "." in text else 0
+        out.append(Scenario(bucket, name, (sx, sy), (gx, gy), optimal, decimals))
+    return out
+
+
+def map_for(scen: str | Path, scenarios: list[Scenario]) -> Path:
+    """The ``.map`` a scenario file belongs to: ``X.map`` beside ``X.map.scen``, or the
+    file its lines name, looked for beside it."""
+    scen = Path(scen)
+    if scen.name.endswith(".scen") and (scen.parent / scen.name[:-5]).is_file():
+        return scen.parent / scen.name[:-5]
+    if scenarios:
+        return scen.parent / Path(scenarios[0].map).name
+    raise InputError(f"{scen}: no scenarios, so no map to look for (pass --map)")
+
+
+@dataclass(frozen=True)
+class ScenarioResults:
+    """How the engine did on a scenario file."""
+
+    scenarios: int
+    matched: int
+    max_error: float
+    seconds: float
+    lengths: list[float]
+
+    def as_dict(self) -> dict:
+        """The JSON of ``engine movingai``."""
+        return {
+            "scenarios": self.scenarios, "matched": self.matched,
+            "max_error": self.max_error, "seconds": round(self.seconds, 6),
+        }
+
+
+def run_scenarios(
+    grid_map: GridMap, scenarios: list[Scenario], limit: int | None = None
+) -> ScenarioResults:
+    """Solve scenarios with the engine's A* and compare with their optimal lengths.
+
+    ``seconds`` is the search time alone (building each class's router once
+    per map included; loading files excluded).
+    """
+    todo = scenarios if limit is None else scenarios[:limit]
+    routers: dict[str, GridRouter] = {}
+    lengths, matched, worst = [], 0, 0.0
+    started = time.perf_counter()
+    for sc in todo:
+        (sx, sy), (gx, gy) = sc.start, sc.goal
+        h, w = grid_map.cells.shape
+        if not (0 <= sx < w and 0 <= sy < h and 0 <= gx < w and 0 <= gy < h):
+            raise InputError(f"scenario {sc.start} -> {sc.goal} is off the {w} x {h} map")
+        cls = grid_map.classes((sy, sx))
+        if cls == "@":
+            raise InputError(f"scenario start {sc.start} is on a blocked cell")
+        if cls not in routers:
+            routers[cls] = GridRouter(grid_map.multipliers(cls), radius=1)
+        try:
+            length, _ = routers[cls].route((sy, sx), (gy, gx))
+        except (NoRouteError, InputError):
+            length = math.inf
+        error = abs(length - sc.optimal)
+        worst = max(worst, error)
+        matched += error <= sc.tolerance
+        lengths.append(length)
+    return ScenarioResults(len(todo), matched, worst, time.perf_counter() - started, lengths)
