@@ -224,12 +224,12 @@ def search(
     ``table_*`` (from `step_table`, or empty to price steps as it goes)
     hold every step's cost without the trail.
 
-    Dijkstra keeps its open cells in a ring of ``nb`` buckets one ``cell``
-    wide (``nb``, a power of two, exceeds the costliest step in cells; ``link`` holds each
-    cell's next and previous in its bucket).  No step costs less
-    than ``cell`` (a straight step over ground of multiplier 1), so every cell
-    in the cheapest bucket is final and a bucket is emptied in any order
-    (Dial's algorithm with buckets no wider than the lightest step).  It stops
+    Dijkstra keeps its open cells in a ring of ``nb`` buckets as wide as the
+    shortest step (``nb``, a power of two, spans the costliest step; ``link``
+    holds each cell's next and previous in its bucket).  No step costs less
+    than its length (multipliers are >= 1), so every cell in the cheapest
+    bucket is final and a bucket is emptied in any order (Dial's algorithm
+    with buckets no wider than the lightest step).  It stops
     once the cheapest bucket starts beyond ``budget``.  A* keeps a binary heap
     on cost plus the distance on open ground (octile with 8 steps, straight
     line otherwise: no step is cheaper than its length) and stops when
@@ -266,7 +266,10 @@ def search(
     goal_c = goal - goal_r * cols
     heads = np.full(nb if not astar else 1, -1, dtype=np.int64)
     ring = nb - 1  # nb is a power of two: a mask, not a division, picks the bucket
-    per_cell = (1.0 / cell) * (1.0 + 1e-12)  # never wider than a cell
+    width = step_len.min()  # no step costs less (multipliers are >= 1)
+    per_width = (1.0 / width) * (1.0 + 1e-12)  # never wider than that
+    straight = width
+    diagonal = min(step_len.max(), 2.0 * width)
     queued = 0
     current = 0
     if astar:
@@ -295,7 +298,7 @@ def search(
         else:
             while heads[current & ring] < 0:
                 current += 1
-            if current * cell > budget:
+            if current * width > budget:
                 break
             slot = current & ring
             a = heads[slot]
@@ -413,7 +416,7 @@ def search(
                 dr = abs(b // cols - goal_r)
                 dc = abs(b % cols - goal_c)
                 if nsteps == 8:  # octile distance: the 8-neighbour length on open ground
-                    key = nd + cell * (max(dr, dc) + (math.sqrt(2.0) - 1.0) * min(dr, dc))
+                    key = nd + straight * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
                 else:
                     key = nd + cell * math.hypot(dr, dc)
                 if pos[b] < 0:
@@ -436,7 +439,7 @@ def search(
                     if nxt >= 0:
                         link[2 * nxt + 1] = prv
                     queued -= 1
-                slot = int(nd * per_cell) & ring
+                slot = int(nd * per_width) & ring
                 head = heads[slot]
                 link[2 * b] = head
                 link[2 * b + 1] = -1

@@ -361,6 +361,7 @@ def cost_field(
     cell: float = 1.0,
     radius: int = 3,
     allowance: float = math.inf,
+    **convention,
 ) -> np.ndarray:
     """Cost from one cell to every cell of a raw multiplier grid.
 
@@ -379,6 +380,9 @@ def cost_field(
         Neighbourhood radius (see `engine.grid.neighbourhood`).
     allowance : float
         Stop once every cell within it is settled (``inf``: the whole grid).
+    **convention
+        ``pricing``, ``corner_cutting`` and ``lengths``, to answer under
+        another pathfinder's convention (see `engine.terrain.steps`).
 
     Returns
     -------
@@ -399,7 +403,7 @@ def cost_field(
     m = _check_multipliers(multipliers, cell)
     if not (isinstance(allowance, int | float) and allowance >= 0):
         raise InputError(f"allowance must be a number >= 0, got {allowance!r}")
-    raw = _RawGrid.build(m, cell, radius, table=False)
+    raw = _RawGrid.build(m, cell, radius, table=False, **convention)
     ws = _Workspace.for_cells(m.size)
     ws.run(raw, raw.index(source), -1, float(allowance))
     out = ws.dist.reshape(m.shape)
@@ -413,6 +417,7 @@ def grid_route(
     goal: tuple[int, int],
     cell: float = 1.0,
     radius: int = 3,
+    **convention,
 ) -> tuple[float, list[tuple[int, int]]]:
     """Cheapest route between two cells of a raw multiplier grid (A*).
 
@@ -439,7 +444,7 @@ def grid_route(
     >>> round(cost, 6), len(cells)
     (4.0, 5)
     """
-    return GridRouter(multipliers, cell, radius).route(start, goal)
+    return GridRouter(multipliers, cell, radius, **convention).route(start, goal)
 
 
 class GridRouter:
@@ -453,6 +458,8 @@ class GridRouter:
     radius : int
         Neighbourhood radius: 1 is 8-connected (straight 1, diagonal sqrt 2,
         no corner cutting: the Moving AI convention).
+    **convention
+        ``pricing``, ``corner_cutting``, ``lengths`` (see `engine.terrain.steps`).
 
     Examples
     --------
@@ -461,9 +468,11 @@ class GridRouter:
     4.242641
     """
 
-    def __init__(self, multipliers: np.ndarray, cell: float = 1.0, radius: int = 3) -> None:
+    def __init__(
+        self, multipliers: np.ndarray, cell: float = 1.0, radius: int = 3, **convention
+    ) -> None:
         m = _check_multipliers(multipliers, cell)
-        self._raw = _RawGrid.build(m, cell, radius, table=True)
+        self._raw = _RawGrid.build(m, cell, radius, table=True, **convention)
         self._ws = _Workspace.for_cells(m.size)
 
     def route(
@@ -485,6 +494,25 @@ class GridRouter:
         finally:
             ws.reset(n)
         return cost, [divmod(int(c), cols) for c in reversed(flat)]
+
+
+    def reach(self, source: tuple[int, int], allowance: float) -> tuple[np.ndarray, np.ndarray]:
+        """Cells within ``allowance`` of ``source``: ``(cells, costs)``, cells as (row, col) rows.
+
+        Touches only those cells (and the next ring), like `reach`.
+        """
+        if not (isinstance(allowance, int | float) and math.isfinite(allowance) and allowance >= 0):
+            raise InputError(f"allowance must be a finite number >= 0, got {allowance!r}")
+        raw, ws = self._raw, self._ws
+        n = ws.run(raw, raw.index(source), -1, allowance + _SLACK)
+        try:
+            idx = ws.touched[:n].astype(np.int64)
+            cost = ws.dist[idx]
+        finally:
+            ws.reset(n)
+        keep = cost <= allowance + _SLACK
+        idx = idx[keep]
+        return np.stack(np.divmod(idx, raw.shape[1]), axis=1), cost[keep]
 
 
 def _check_multipliers(multipliers, cell) -> np.ndarray:
@@ -514,8 +542,8 @@ class _RawGrid:
         return self.m.shape
 
     @classmethod
-    def build(cls, m: np.ndarray, cell: float, radius: int, table: bool) -> _RawGrid:
-        st = steps(float(cell), radius)
+    def build(cls, m: np.ndarray, cell: float, radius: int, table: bool, **convention) -> _RawGrid:
+        st = steps(float(cell), radius, **convention)
         f, i = np.empty(0), np.empty(0, dtype=np.int64)
         cells = (
             m.ravel(), f, f, f, f, f, m.shape[1], True,
@@ -529,7 +557,7 @@ class _RawGrid:
             _kernels.step_table(*cells, *tables)
         finite = m[np.isfinite(m)]
         top = float(finite.max()) if finite.size else 1.0
-        args = (*cells, 0.0, i, i, i, f, bucket_count(st, top, float(cell)), *tables)
+        args = (*cells, 0.0, i, i, i, f, bucket_count(st, top), *tables)
         return cls(m, float(cell), st, args)
 
     def index(self, rc, what: str = "source") -> int:

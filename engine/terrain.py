@@ -26,7 +26,7 @@ import numpy as np
 import shapely
 
 from . import _kernels
-from .errors import MapError
+from .errors import InputError, MapError
 from .grid import GridSpec, neighbourhood, segment_cells
 from .maps import Battlefield
 from .rules import Ruleset, TerrainKind, Unit
@@ -158,29 +158,71 @@ class Steps:
     piece_w: np.ndarray
 
 
-def steps(cell: float, radius: int = 3) -> Steps:
-    """Build the step tables for a neighbourhood radius (see `grid.neighbourhood`)."""
+PRICINGS = ("segment", "midpoint", "destination")
+
+
+def steps(
+    cell: float,
+    radius: int = 3,
+    pricing: str = "segment",
+    corner_cutting: bool = False,
+    lengths: tuple[float, float] | None = None,
+) -> Steps:
+    """Build the step tables for a neighbourhood radius (see `grid.neighbourhood`).
+
+    Parameters
+    ----------
+    cell : float
+    radius : int
+    pricing : str
+        ``"segment"`` (the engine's): the multiplier integrated along the
+        straight step through every cell it crosses.  For comparing with
+        other pathfinders on raw grids, radius 1 only: ``"midpoint"``, the mean
+        of the two cells' multipliers (scikit-image's ``MCP_Geometric``), and
+        ``"destination"``, the multiplier of the cell stepped onto (python-tcod,
+        pyastar2d).
+    corner_cutting : bool
+        Let a diagonal step pass between two cells that block.
+    lengths : (straight, diagonal), optional
+        Step lengths in table units for radius 1 (tcod's integers 2 and 3,
+        pyastar2d's 1 and 1); default the geometric ``cell`` and
+        ``cell * sqrt(2)``.
+    """
+    if pricing not in PRICINGS:
+        raise InputError(f"pricing must be one of {', '.join(PRICINGS)}, got {pricing!r}")
+    if (pricing != "segment" or lengths is not None) and radius != 1:
+        raise InputError("other pricings and step lengths are for radius 1 (8 neighbours) only")
     offsets = neighbourhood(radius)
     start, pdr, pdc, pw = [0], [], [], []
     for dr, dc in offsets:
         pieces, corners = segment_cells((0.5, 0.5), (0.5 + dc, 0.5 + dr))
         hyp = math.hypot(dr, dc)
-        for r, c, s0, s1 in pieces:
+        if pricing == "segment":
+            shares = [(r, c, (s1 - s0) / hyp) for r, c, s0, s1 in pieces]
+        elif pricing == "midpoint":
+            shares = [(0, 0, 0.5), (dr, dc, 0.5)]
+        else:
+            shares = [(dr, dc, 1.0)]
+        if not corner_cutting:
+            shares += [(r, c, 0.0) for r, c in corners]
+        for r, c, w in shares:
             pdr.append(r)
             pdc.append(c)
-            pw.append((s1 - s0) / hyp)
-        for r, c in corners:
-            pdr.append(r)
-            pdc.append(c)
-            pw.append(0.0)
+            pw.append(w)
         start.append(len(pw))
     dr = offsets[:, 0].copy()
     dc = offsets[:, 1].copy()
     hyp = np.hypot(dr, dc)
+    length = hyp * cell
+    if lengths is not None:
+        straight, diagonal = (float(v) for v in lengths)
+        if not (0 < straight <= diagonal < math.inf):
+            raise InputError(f"lengths must be 0 < straight <= diagonal, got {lengths!r}")
+        length = np.where(hyp > 1, diagonal, straight)
     return Steps(
         dr=dr,
         dc=dc,
-        length=hyp * cell,
+        length=length,
         ux=dc / hyp,
         uy=dr / hyp,
         piece_start=np.array(start, dtype=np.int64),
@@ -190,12 +232,12 @@ def steps(cell: float, radius: int = 3) -> Steps:
     )
 
 
-def bucket_count(st: Steps, top: float, cell: float) -> int:
-    """Buckets one ``cell`` wide that outspan the costliest step at multiplier ``top``.
+def bucket_count(st: Steps, top: float) -> int:
+    """Buckets as wide as the shortest step that outspan the costliest one at multiplier ``top``.
 
     A power of two, so the kernel picks a bucket with a mask.
     """
-    return 1 << (int(float(st.length.max()) * top / cell) + 2).bit_length()
+    return 1 << (int(float(st.length.max()) * top / float(st.length.min())) + 2).bit_length()
 
 
 def trail_behind(p: tuple[float, float], u: tuple[float, float], depth_cells: float) -> list:
@@ -292,7 +334,7 @@ class CostGrid:
             _kernels.step_table(*cells, *table)
         return (
             *cells, float(self.unit.depth), *self.footprint,
-            bucket_count(st, top, self.grid.cell), *table,
+            bucket_count(st, top), *table,
         )
 
 
