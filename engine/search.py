@@ -43,13 +43,16 @@ class _Workspace:
             dist=np.full(n, np.inf),
             parent=np.full(n, -1, dtype=np.int8),
             pos=np.full(n, -1, dtype=np.int32),
-            hkey=np.empty(n),
-            hidx=np.empty(n, dtype=np.int32),
+            hkey=np.empty(0),
+            hidx=np.empty(0, dtype=np.int32),
             touched=np.empty(n, dtype=np.int32),
             link=np.empty(2 * n, dtype=np.int32),
         )
 
     def run(self, g: CostGrid | _RawGrid, source: int, goal: int, budget: float) -> int:
+        if goal >= 0 and self.hkey.size == 0:  # A*'s heap, only when asked for
+            self.hkey = np.empty(self.dist.size)
+            self.hidx = np.empty(self.dist.size, dtype=np.int32)
         if g.depth > 0 and not self.trail:
             n = self.dist.size
             self.trail = (
