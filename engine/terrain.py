@@ -2,9 +2,10 @@
 
 Data flows one way: a `Battlefield`'s features are rasterised once into
 terrain layers (`Layers`: which kinds cover each cell, hill elevation, steep
-ground), then priced for one unit profile into a `CostGrid` (a multiplier per
-cell and, where it depends on the direction of travel, per step direction with
-the footprint rule folded in).  Both are cached on the battlefield.
+ground), then priced for one unit profile into a `CostGrid`: a multiplier per
+cell, the extra paid uphill on steep ground with the slopes that decide it,
+the step neighbourhood and the footprint the unit starts with.  Both are
+cached on the battlefield; the search applies the rear-rank trail itself.
 
 Rasterising: an area feature covers the cells whose centre lies inside it; a
 line feature (a strip of its width) covers every cell it overlaps with positive
