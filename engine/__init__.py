@@ -11,7 +11,17 @@ from .grid import GridSpec
 from .maps import Battlefield, Feature, load_map
 from .pricing import Leg, Pricing, price_path
 from .rules import Ruleset, Unit, load_rules, shipped_rulesets
-from .search import GridRouter, Reach, Route, cost_field, grid_route, reach, route, warm_up
+from .search import (
+    GridRouter,
+    Reach,
+    Route,
+    cost_field,
+    grid_route,
+    reach,
+    reach_many,
+    route,
+    warm_up,
+)
 from .terrain import CostGrid, cost_grid
 
 __all__ = [
@@ -40,6 +50,7 @@ __all__ = [
     "load_rules",
     "price_path",
     "reach",
+    "reach_many",
     "route",
     "shipped_rulesets",
     "warm_up",

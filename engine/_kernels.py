@@ -20,7 +20,7 @@ the first entry still in the footprint.
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 UPHILL_TOL = 1e-9
 TRAIL = 4  # deque capacity; distinct multiplier levels a footprint can hold exactly
@@ -449,3 +449,46 @@ def search(
                 pos[b] = slot
                 queued += 1
     return n_touched
+
+
+@njit(cache=True, parallel=True)
+def search_many(
+    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
+    sources, cell, budget,
+    dist, parent, pos, touched, link, dq_lv, dq_rem, dq_org, dq_n,
+    out_cells, out_cost, out_n,
+):
+    """`search` (Dijkstra) from each of ``sources``, the threads' rows of the workspace
+    each serving every T-th source.  Unit u's cells within ``budget`` go to
+    ``out_cells[u, :out_n[u]]`` and ``out_cost``; ``out_n[u]`` is -1 if they overflow
+    the row (the caller sizes rows to the disc of radius ``budget``, so they do not).
+    """
+    threads = dist.shape[0]
+    cap = out_cells.shape[1]
+    no_f = np.empty(0)
+    no_i = np.empty(0, dtype=np.int32)
+    for t in prange(threads):
+        for u in range(t, sources.shape[0], threads):
+            n = search(
+                base, steep, gxf, gxb, gyf, gyb, cols, plain,
+                step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+                depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
+                sources[u], -1, cell, budget,
+                dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
+                dq_lv[t], dq_rem[t], dq_org[t], dq_n[t],
+            )
+            m = 0
+            for j in range(n):
+                c = touched[t, j]
+                d = dist[t, c]
+                if d <= budget:
+                    if m < cap:
+                        out_cells[u, m] = c
+                        out_cost[u, m] = d
+                    m += 1
+                dist[t, c] = np.inf
+                parent[t, c] = -1
+                pos[t, c] = -1
+            out_n[u] = m if m <= cap else -1

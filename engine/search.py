@@ -11,6 +11,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 
+import numba
 import numpy as np
 
 from . import _kernels
@@ -18,7 +19,17 @@ from .errors import InputError, NoRouteError
 from .pricing import Leg, Pricing, price_path
 from .terrain import CostGrid, bucket_count, steps
 
-__all__ = ["GridRouter", "Reach", "Route", "cost_field", "grid_route", "reach", "route", "warm_up"]
+__all__ = [
+    "GridRouter",
+    "Reach",
+    "Route",
+    "cost_field",
+    "grid_route",
+    "reach",
+    "reach_many",
+    "route",
+    "warm_up",
+]
 
 # Costs are sums of float products; a cell exactly at the allowance must count.
 _SLACK = 1e-9
@@ -203,6 +214,90 @@ def reach(grid: CostGrid, at, allowance: float | None = None) -> Reach:
         ws.reset(n)
     keep = cost <= budget + _SLACK
     return Reach(grid, (float(at[0]), float(at[1])), budget, idx[keep], cost[keep])
+
+
+def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[Reach]:
+    """`reach` from many starting points in one call, on every core.
+
+    Each thread keeps its own workspace (cached on the battlefield); the
+    answers equal one `reach` per start.
+
+    Parameters
+    ----------
+    grid : CostGrid
+    starts : sequence of (x, y)
+    allowance : float, optional
+        The same for every start; defaults to the unit's move.
+
+    Returns
+    -------
+    list of Reach
+        In the order of ``starts``.
+
+    Raises
+    ------
+    InputError
+        Any start off the table or on impassable ground (named by its index).
+
+    Examples
+    --------
+    >>> from engine import load_map, load_rules, cost_grid
+    >>> rules = load_rules("fantasy-warlord")
+    >>> g = cost_grid(load_map("maps/examples/archers.geojson"), rules, rules.unit("humans"))
+    >>> [round(r.area, 2) for r in reach_many(g, [(0.25, 3.25), (20.25, 3.25)], 2)]
+    [3.5, 6.25]
+    """
+    budget = _allowance(grid, allowance)
+    points = list(starts)
+    sources = []
+    for i, xy in enumerate(points):
+        try:
+            sources.append(_start_cell(grid, xy, "start"))
+        except InputError as exc:
+            raise InputError(f"start {i}: {exc}") from None
+    if not sources:
+        return []
+    threads = numba.get_num_threads()
+    ws = _many_workspace(grid, threads)
+    # Every reachable cell's centre lies within `budget` of the start's (no step is cheaper
+    # than its length), so a row the size of that disc holds any one reach.
+    radius = budget / float(grid.steps.length.min()) + 2.0
+    cap = min(grid.base.size, int(math.pi * radius * radius) + 16)
+    out_cells = np.empty((len(sources), cap), dtype=np.int32)
+    out_cost = np.empty((len(sources), cap))
+    out_n = np.empty(len(sources), dtype=np.int64)
+    _kernels.search_many(
+        *grid.kernel_args, np.array(sources, dtype=np.int64), grid.cell, budget + _SLACK,
+        *ws, out_cells, out_cost, out_n,
+    )
+    if (out_n < 0).any():  # cannot happen: the disc bounds every reach
+        raise AssertionError("reach_many: a reach overflowed its row")
+    return [
+        Reach(grid, (float(xy[0]), float(xy[1])), budget,
+              out_cells[u, : out_n[u]].astype(np.int64), out_cost[u, : out_n[u]].copy())
+        for u, xy in enumerate(points)
+    ]
+
+
+def _many_workspace(g: CostGrid, threads: int) -> tuple:
+    """Per-thread search state for `reach_many`, cached on the battlefield."""
+    key = ("workspace_many", threads, g.depth > 0)
+    ws = g.battlefield._cache.get(key)
+    if ws is None:
+        n = g.base.size
+        trail = n if g.depth > 0 else 0
+        ws = g.battlefield._cache[key] = (
+            np.full((threads, n), np.inf),
+            np.full((threads, n), -1, dtype=np.int8),
+            np.full((threads, n), -1, dtype=np.int32),
+            np.empty((threads, n), dtype=np.int32),
+            np.empty((threads, 2 * n), dtype=np.int32),
+            np.empty((threads, trail * _kernels.TRAIL)),
+            np.empty((threads, trail * _kernels.TRAIL)),
+            np.empty((threads, trail * _kernels.TRAIL), dtype=np.int64),
+            np.zeros((threads, trail), dtype=np.int8),
+        )
+    return ws
 
 
 @dataclass(frozen=True, eq=False)

@@ -10,6 +10,7 @@ price of the path the kernel traced.
 import math
 
 import networkx as nx
+import numba
 import numpy as np
 import pytest
 
@@ -172,3 +173,28 @@ def test_cost_field_matches_reach_on_open_ground(rules):
     r = engine.reach(g, g.grid.rc_to_xy((10, 20)), 6)
     assert np.array_equal(np.isfinite(field), np.isfinite(r.to_array()))
     assert np.allclose(field[np.isfinite(field)], r.to_array()[np.isfinite(field)])
+
+
+@pytest.mark.parametrize("depth", [0.0, 3.0])
+def test_reach_many_equals_one_reach_per_start(rules, depth):
+    bf = random_map(7, hills=True)
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth))
+    rng = np.random.default_rng(7)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    starts = [centre(g, c) for c in rng.choice(open_cells, 9)]
+    many = engine.reach_many(g, starts, 7)
+    assert len(many) == len(starts)
+    for start, got in zip(starts, many, strict=True):
+        one = engine.reach(g, start, 7)
+        assert got.start == one.start
+        assert dict(zip(got.cells.tolist(), got.cost.tolist(), strict=True)) == pytest.approx(
+            dict(zip(one.cells.tolist(), one.cost.tolist(), strict=True)))
+    assert engine.reach_many(g, []) == []
+    ws = g.battlefield._cache[("workspace_many", numba.get_num_threads(), depth > 0)]
+    assert np.isinf(ws[0]).all() and (ws[2] == -1).all()  # every thread's workspace reset
+
+
+def test_reach_many_names_a_bad_start(rules):
+    g = engine.cost_grid(random_map(1), rules, rules.unit("humans"))
+    with pytest.raises(engine.InputError, match="start 1: point"):
+        engine.reach_many(g, [centre(g, first_open(g, 1)), (-5, 0)])
