@@ -308,25 +308,23 @@ def moving_ai(t: Table, limit: int | None) -> list[str]:
     return lines
 
 
-def many_units(t: Table, rounds: int) -> None:
+def many_units(t: Table, ranks: int, rounds: int) -> None:
     """(e) 200 units' 24 cm reaches on the demo battlefield in one call, on every core."""
     rules = engine.load_rules("fantasy-warlord")
     bf = engine.load_map(ROOT / "maps" / "demo.geojson")
-    for ranks in (0, 2):
-        g = engine.cost_grid(bf, rules, rules.unit("humans", move=24, depth=2.0 * ranks))
-        rng = np.random.default_rng(0)
-        open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
-        starts = [g.grid.rc_to_xy(divmod(int(c), g.grid.shape[1]))
-                  for c in rng.choice(open_cells, 200)]
-        many = engine.reach_many(g, starts)
-        for start, got in zip(starts, many, strict=True):
-            one = engine.reach(g, start)
-            assert np.array_equal(np.sort(got.cells), np.sort(one.cells))
-        t.add(f"(e) 200 reaches, 24 cm, demo map, depth {2 * ranks} cm",
-              "the engine one reach at a time", median_ms(lambda: engine.reach_many(g, starts),
-                                                          rounds),
-              median_ms(lambda: [engine.reach(g, s) for s in starts], rounds),
-              f"reach_many on {numba.get_num_threads()} threads")
+    g = engine.cost_grid(bf, rules, rules.unit("humans", move=24, depth=2.0 * ranks))
+    rng = np.random.default_rng(0)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    starts = [g.grid.rc_to_xy(divmod(int(c), g.grid.shape[1]))
+              for c in rng.choice(open_cells, 200)]
+    many = engine.reach_many(g, starts)
+    for start, got in zip(starts, many, strict=True):
+        one = engine.reach(g, start)
+        assert np.array_equal(np.sort(got.cells), np.sort(one.cells))
+    t.add(f"(e) 200 reaches, 24 cm, demo map, depth {2 * ranks} cm",
+          "the engine one reach at a time", median_ms(lambda: engine.reach_many(g, starts), rounds),
+          median_ms(lambda: [engine.reach(g, s) for s in starts], rounds),
+          f"reach_many on {numba.get_num_threads()} threads")
 
 
 def accuracy() -> list[str]:
@@ -371,7 +369,8 @@ def main() -> None:
     for budget in (50, 200):
         bounded_reach(t, budget, rounds)
     point_to_point(t, rounds)
-    many_units(t, rounds)
+    for ranks in (0, 2):
+        many_units(t, ranks, rounds)
     movingai = moving_ai(t, 20 if args.quick else None) if MOVINGAI.is_dir() else []
     acc = accuracy()
     memory = peak_memory_4096() if not args.quick else "not measured (--quick)"

@@ -245,7 +245,7 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
     >>> rules = load_rules("fantasy-warlord")
     >>> g = cost_grid(load_map("maps/examples/archers.geojson"), rules, rules.unit("humans"))
     >>> [round(r.area, 2) for r in reach_many(g, [(0.25, 3.25), (20.25, 3.25)], 2)]
-    [3.5, 6.25]
+    [5.25, 12.25]
     """
     budget = _allowance(grid, allowance)
     points = list(starts)
