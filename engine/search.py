@@ -689,4 +689,5 @@ def warm_up() -> None:
     for unit in (rules.unit("humans"), rules.unit("humans", depth=0)):
         g = cost_grid(bf, rules, unit)
         reach(g, (0.25, 0.25), 3)
+        reach_many(g, [(0.25, 0.25)], 3)
         route(g, (0.25, 0.25), (3.75, 3.75))
