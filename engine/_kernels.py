@@ -255,13 +255,7 @@ def search(
         dq_n[source] = 0
     astar = goal >= 0
     tabled = table_cost.shape[0] > 0
-    fast = plain and depth == 0.0 and not tabled
     step_off = step_dr * cols + step_dc
-    piece_off = piece_dr * cols + piece_dc
-    piece_len = np.empty(piece_w.shape[0])
-    for k in range(nsteps):
-        for j in range(piece_start[k], piece_start[k + 1]):
-            piece_len[j] = piece_w[j] * step_len[k]
     goal_r = goal // cols
     goal_c = goal - goal_r * cols
     heads = np.full(nb if not astar else 1, -1, dtype=np.int64)
@@ -314,21 +308,7 @@ def search(
         ar = a // cols
         ac = a - ar * cols
         for k in range(nsteps):
-            if fast:  # plain ground priced on the fly, branch-free (the hot path of big fields)
-                br = ar + step_dr[k]
-                bc = ac + step_dc[k]
-                if br < 0 or br >= rows or bc < 0 or bc >= cols:
-                    continue
-                b = a + step_off[k]
-                if pos[b] == -2:
-                    continue
-                # A corner piece (length 0) over inf gives NaN: blocked, like inf.
-                total = 0.0
-                for j in range(piece_start[k], piece_start[k + 1]):
-                    total += piece_len[j] * base[a + piece_off[j]]
-                if not total < np.inf:
-                    continue
-            elif tabled:  # the table says inf for steps off the grid
+            if tabled:  # the table says inf for steps off the grid
                 total = table_cost[a * nsteps + k]
                 if total == np.inf:
                     continue
@@ -344,7 +324,7 @@ def search(
             # The step's cost: from the table where nothing behind the front can
             # outweigh the ground it crosses, else its pieces in order with the trail.
             n = 0
-            done = fast
+            done = False
             if tabled:
                 if depth == 0.0:
                     done = True
@@ -430,6 +410,140 @@ def search(
                     _sift_up(pos[b], hkey, hidx, pos)
             else:
                 if pos[b] >= 0:  # unlink from its old bucket
+                    prv = link[2 * b + 1]
+                    nxt = link[2 * b]
+                    if prv >= 0:
+                        link[2 * prv] = nxt
+                    else:
+                        heads[pos[b]] = nxt
+                    if nxt >= 0:
+                        link[2 * nxt + 1] = prv
+                    queued -= 1
+                slot = int(nd * per_width) & ring
+                head = heads[slot]
+                link[2 * b] = head
+                link[2 * b + 1] = -1
+                if head >= 0:
+                    link[2 * head + 1] = b
+                heads[slot] = b
+                pos[b] = slot
+                queued += 1
+    return n_touched
+
+
+@njit(cache=True, error_model="numpy")
+def search_plain(
+    base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
+    source, goal, cell, budget, dist, parent, pos, hkey, hidx, touched, link,
+):
+    """`search` where a step's cost is its pieces' multipliers and nothing else.
+
+    No slopes, no footprint, no step table: what raw grids and big plain
+    fields need.  The same queues and results as `search`, in a kernel small
+    enough to compile tight (a quarter to a third faster than `search`'s
+    general loop on the same grids, bench/README.md).  Pieces are priced
+    branch-free: a corner piece (length 0) over a blocked cell gives NaN, which
+    blocks like inf.
+    """
+    ncell = dist.shape[0]
+    rows = ncell // cols
+    nsteps = step_dr.shape[0]
+    piece_off = piece_dr * cols + piece_dc
+    piece_len = np.empty(piece_w.shape[0])
+    for k in range(nsteps):
+        for j in range(piece_start[k], piece_start[k + 1]):
+            piece_len[j] = piece_w[j] * step_len[k]
+    astar = goal >= 0
+    goal_r = goal // cols
+    goal_c = goal - goal_r * cols
+    width = step_len.min()
+    per_width = (1.0 / width) * (1.0 + 1e-12)
+    diagonal = min(step_len.max(), 2.0 * width)
+    ring = nb - 1
+    heads = np.full(nb if not astar else 1, -1, dtype=np.int64)
+    dist[source] = 0.0
+    parent[source] = -1
+    touched[0] = source
+    n_touched = 1
+    pos[source] = 0
+    queued = 1
+    current = 0
+    if astar:
+        hkey[0] = 0.0
+        hidx[0] = source
+    else:
+        heads[0] = source
+        link[2 * source] = -1
+        link[2 * source + 1] = -1
+    while queued > 0:
+        if astar:
+            a = hidx[0]
+            queued -= 1
+            if queued > 0:
+                hkey[0] = hkey[queued]
+                hidx[0] = hidx[queued]
+                pos[hidx[0]] = 0
+                _sift_down(0, queued, hkey, hidx, pos)
+            if a == goal:
+                pos[a] = -2
+                break
+        else:
+            while heads[current & ring] < 0:
+                current += 1
+            if current * width > budget:
+                break
+            slot = current & ring
+            a = heads[slot]
+            nxt = link[2 * a]
+            heads[slot] = nxt
+            if nxt >= 0:
+                link[2 * nxt + 1] = -1
+            queued -= 1
+        pos[a] = -2
+        da = dist[a]
+        if da > budget:
+            continue
+        ar = a // cols
+        ac = a - ar * cols
+        for k in range(nsteps):
+            br = ar + step_dr[k]
+            bc = ac + step_dc[k]
+            if br < 0 or br >= rows or bc < 0 or bc >= cols:
+                continue
+            b = br * cols + bc
+            if pos[b] == -2:
+                continue
+            total = 0.0
+            for j in range(piece_start[k], piece_start[k + 1]):
+                total += piece_len[j] * base[a + piece_off[j]]
+            if not total < np.inf:
+                continue
+            nd = da + total
+            if nd >= dist[b]:
+                continue
+            if dist[b] == np.inf:
+                touched[n_touched] = b
+                n_touched += 1
+            dist[b] = nd
+            parent[b] = k
+            if astar:
+                dr = abs(br - goal_r)
+                dc = abs(bc - goal_c)
+                if nsteps == 8:
+                    key = nd + width * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
+                else:
+                    key = nd + cell * math.hypot(dr, dc)
+                if pos[b] < 0:
+                    hkey[queued] = key
+                    hidx[queued] = b
+                    pos[b] = queued
+                    queued += 1
+                    _sift_up(queued - 1, hkey, hidx, pos)
+                else:
+                    hkey[pos[b]] = key
+                    _sift_up(pos[b], hkey, hidx, pos)
+            else:
+                if pos[b] >= 0:
                     prv = link[2 * b + 1]
                     nxt = link[2 * b]
                     if prv >= 0:

@@ -17,7 +17,7 @@ import numpy as np
 from . import _kernels
 from .errors import InputError, NoRouteError
 from .pricing import Leg, Pricing, price_path
-from .terrain import CostGrid, bucket_count, steps
+from .terrain import CostGrid, KernelArgs, kernel_args, steps
 
 __all__ = [
     "GridRouter",
@@ -71,6 +71,13 @@ class _Workspace:
                 np.empty(n * _kernels.TRAIL),
                 np.empty(n * _kernels.TRAIL, dtype=np.int64),
                 np.zeros(n, dtype=np.int8),
+            )
+        a = g.kernel_args
+        if a.plain and a.table_cost.size == 0:
+            return _kernels.search_plain(
+                a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
+                a.piece_dc, a.piece_w, a.nb, source, goal, g.cell, budget,
+                self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, self.link,
             )
         trail = self.trail or (
             np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0, np.int8)
@@ -501,7 +508,7 @@ def cost_field(
     m = _check_multipliers(multipliers, cell)
     if not (isinstance(allowance, int | float) and allowance >= 0):
         raise InputError(f"allowance must be a number >= 0, got {allowance!r}")
-    raw = _RawGrid.build(m, cell, radius, table=False, **convention)
+    raw = _RawGrid.build(m, cell, radius, **convention)
     ws = _Workspace.for_cells(m.size)
     ws.run(raw, raw.index(source), -1, float(allowance))
     out = ws.dist.reshape(m.shape)
@@ -570,7 +577,7 @@ class GridRouter:
         self, multipliers: np.ndarray, cell: float = 1.0, radius: int = 3, **convention
     ) -> None:
         m = _check_multipliers(multipliers, cell)
-        self._raw = _RawGrid.build(m, cell, radius, table=True, **convention)
+        self._raw = _RawGrid.build(m, cell, radius, **convention)
         self._ws = _Workspace.for_cells(m.size)
 
     def route(
@@ -632,7 +639,7 @@ class _RawGrid:
     m: np.ndarray
     cell: float
     steps: object
-    kernel_args: tuple
+    kernel_args: KernelArgs
     depth: float = 0.0
 
     @property
@@ -640,23 +647,9 @@ class _RawGrid:
         return self.m.shape
 
     @classmethod
-    def build(cls, m: np.ndarray, cell: float, radius: int, table: bool, **convention) -> _RawGrid:
+    def build(cls, m: np.ndarray, cell: float, radius: int, **convention) -> _RawGrid:
         st = steps(float(cell), radius, **convention)
-        f, i = np.empty(0), np.empty(0, dtype=np.int64)
-        cells = (
-            m.ravel(), f, f, f, f, f, m.shape[1], True,
-            st.dr, st.dc, st.length, st.ux, st.uy, st.piece_start, st.piece_dr, st.piece_dc,
-            st.piece_w,
-        )
-        tables = (f, np.empty(0, dtype=np.int8))
-        if table:
-            n = m.size * len(st.dr)
-            tables = (np.empty(n), np.empty(n, dtype=np.int8))
-            _kernels.step_table(*cells, *tables)
-        finite = m[np.isfinite(m)]
-        top = float(finite.max()) if finite.size else 1.0
-        args = (*cells, 0.0, i, i, i, f, bucket_count(st, top), *tables)
-        return cls(m, float(cell), st, args)
+        return cls(m, float(cell), st, kernel_args(m, st, table=False))
 
     def index(self, rc, what: str = "source") -> int:
         rows, cols = self.m.shape

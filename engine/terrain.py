@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import shapely
@@ -300,11 +301,6 @@ class CostGrid:
         """The raster this grid lives on."""
         return self.layers.grid
 
-    @functools.cached_property
-    def plain(self) -> bool:
-        """True when a cell's cost depends neither on direction nor on the path behind."""
-        return self.unit.depth == 0 and not (self.steep != 1.0).any()
-
     @property
     def cell(self) -> float:
         """Side of a cell in table units."""
@@ -316,27 +312,79 @@ class CostGrid:
         return self.unit.depth
 
     @functools.cached_property
-    def kernel_args(self) -> tuple:
-        """The cost arguments of `_kernels.search`, in order (built once)."""
-        st = self.steps
-        finite = self.base[np.isfinite(self.base)]
-        top = float(finite.max() * self.steep.max()) if finite.size else 1.0
-        cells = (
-            self.base.ravel(), self.steep.ravel(), *(s.ravel() for s in self.slope),
-            self.grid.shape[1], self.plain,
-            st.dr, st.dc, st.length, st.ux, st.uy,
-            st.piece_start, st.piece_dr, st.piece_dc, st.piece_w,
-        )
-        # Every step priced once (9 bytes a step) unless that would take too much memory.
-        n = self.base.size * len(st.dr)
-        table = (np.empty(0), np.empty(0, dtype=np.int8))
-        if n * 9 <= _TABLE_BYTES:
-            table = (np.empty(n), np.empty(n, dtype=np.int8))
-            _kernels.step_table(*cells, *table)
-        return (
-            *cells, float(self.unit.depth), *self.footprint,
-            bucket_count(st, top), *table,
-        )
+    def kernel_args(self) -> KernelArgs:
+        """What the search kernels take (built once, step table included)."""
+        return kernel_args(self.base, self.steps, self.steep, self.slope, self.unit.depth,
+                           self.footprint)
+
+
+class KernelArgs(NamedTuple):
+    """The cost arguments of `_kernels.search`, in its order."""
+
+    base: np.ndarray
+    steep: np.ndarray
+    gxf: np.ndarray
+    gxb: np.ndarray
+    gyf: np.ndarray
+    gyb: np.ndarray
+    cols: int
+    plain: bool
+    step_dr: np.ndarray
+    step_dc: np.ndarray
+    step_len: np.ndarray
+    ux: np.ndarray
+    uy: np.ndarray
+    piece_start: np.ndarray
+    piece_dr: np.ndarray
+    piece_dc: np.ndarray
+    piece_w: np.ndarray
+    depth: float
+    fp_start: np.ndarray
+    fp_dr: np.ndarray
+    fp_dc: np.ndarray
+    fp_rem: np.ndarray
+    nb: int
+    table_cost: np.ndarray
+    table_uniform: np.ndarray
+
+
+def kernel_args(
+    base: np.ndarray,
+    st: Steps,
+    steep: np.ndarray | None = None,
+    slope: tuple | None = None,
+    depth: float = 0.0,
+    footprint: tuple | None = None,
+    table: bool = True,
+) -> KernelArgs:
+    """Flatten a grid's multipliers (and slopes, footprint) into the kernels' arguments.
+
+    With ``table``, every step is priced once (9 bytes a step) unless that
+    would take more than ``_TABLE_BYTES``: it halves a reach on a battle map.
+    A plain grid (no slope, no footprint) without a table goes to
+    `_kernels.search_plain`, the fastest on big grids, where a table's memory
+    traffic costs more than it saves.
+    """
+    f, i = np.empty(0), np.empty(0, dtype=np.int64)
+    flat_steep = f if steep is None else steep.ravel()
+    flat_slope = (f, f, f, f) if slope is None else tuple(s.ravel() for s in slope)
+    plain = depth == 0 and (steep is None or not (steep != 1.0).any())
+    finite = base[np.isfinite(base)]
+    top = float(finite.max()) if finite.size else 1.0
+    if steep is not None:
+        top *= float(steep.max())
+    cells = (
+        base.ravel(), flat_steep, *flat_slope, base.shape[1], plain,
+        st.dr, st.dc, st.length, st.ux, st.uy,
+        st.piece_start, st.piece_dr, st.piece_dc, st.piece_w,
+    )
+    table = (f, np.empty(0, dtype=np.int8))
+    n = base.size * len(st.dr)
+    if table and n * 9 <= _TABLE_BYTES:
+        table = (np.empty(n), np.empty(n, dtype=np.int8))
+        _kernels.step_table(*cells, *table)
+    return KernelArgs(*cells, float(depth), *(footprint or (i, i, i, f)),
+                      bucket_count(st, top), *table)
 
 
 def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int = 3) -> CostGrid:

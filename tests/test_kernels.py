@@ -68,7 +68,7 @@ def first_open(g, seed):
 def test_reach_matches_networkx(rules, seed):
     bf = random_map(seed)
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
-    assert g.plain
+    assert g.kernel_args.plain
     source = first_open(g, seed)
     expected = reference_costs(g, source)
     r = engine.reach(g, centre(g, source), 1e9)
