@@ -88,6 +88,15 @@ class Scenario:
         return 0.5 * 10.0 ** -self.decimals + 1e-6 * max(1.0, self.optimal)
 
 
+def _lines(path: Path, what: str) -> list[str]:
+    try:
+        return path.read_text("ascii").splitlines()
+    except FileNotFoundError:
+        raise InputError(f"no {what} file {str(path)!r}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read {what} file {path}: {exc}") from None
+
+
 def load_grid_map(path: str | Path) -> GridMap:
     """Read a Moving AI ``.map`` file.
 
@@ -107,12 +116,7 @@ def load_grid_map(path: str | Path) -> GridMap:
     ((2, 3), 'W', [1.0, 1.0, inf])
     """
     path = Path(path)
-    try:
-        lines = path.read_text("ascii").splitlines()
-    except FileNotFoundError:
-        raise InputError(f"no map file {str(path)!r}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read map {path}: {exc}") from None
+    lines = _lines(path, "map")
     head = {}
     i = 0
     while i < len(lines) and lines[i].strip() != "map":
@@ -146,12 +150,7 @@ def load_scenarios(path: str | Path) -> list[Scenario]:
         A missing file or a malformed line (named).
     """
     path = Path(path)
-    try:
-        lines = path.read_text("ascii").splitlines()
-    except FileNotFoundError:
-        raise InputError(f"no scenario file {str(path)!r}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read scenarios {path}: {exc}") from None
+    lines = _lines(path, "scenario")
     out = []
     for n, line in enumerate(lines, start=1):
         parts = line.split()

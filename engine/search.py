@@ -88,6 +88,17 @@ class _Workspace:
             *trail,
         )
 
+    def within(self, g: CostGrid | _RawGrid, source: int, budget: float):
+        """Flat indices and costs of the cells within ``budget`` of ``source``."""
+        n = self.run(g, source, -1, budget + _SLACK)
+        try:
+            idx = self.touched[:n].astype(np.int64)
+            cost = self.dist[idx]
+        finally:
+            self.reset(n)
+        keep = cost <= budget + _SLACK
+        return idx[keep], cost[keep]
+
     def reset(self, n: int) -> None:
         idx = self.touched[:n]
         self.dist[idx] = np.inf
@@ -211,16 +222,8 @@ def reach(grid: CostGrid, at, allowance: float | None = None) -> Reach:
     (20.0, False)
     """
     budget = _allowance(grid, allowance)
-    source = _start_cell(grid, at, "start")
-    ws = _workspace(grid)
-    n = ws.run(grid, source, -1, budget + _SLACK)
-    try:
-        idx = ws.touched[:n].astype(np.int64)
-        cost = ws.dist[idx]
-    finally:
-        ws.reset(n)
-    keep = cost <= budget + _SLACK
-    return Reach(grid, (float(at[0]), float(at[1])), budget, idx[keep], cost[keep])
+    idx, cost = _workspace(grid).within(grid, _start_cell(grid, at, "start"), budget)
+    return Reach(grid, (float(at[0]), float(at[1])), budget, idx, cost)
 
 
 def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[Reach]:
@@ -608,16 +611,8 @@ class GridRouter:
         """
         if not (isinstance(allowance, int | float) and math.isfinite(allowance) and allowance >= 0):
             raise InputError(f"allowance must be a finite number >= 0, got {allowance!r}")
-        raw, ws = self._raw, self._ws
-        n = ws.run(raw, raw.index(source), -1, allowance + _SLACK)
-        try:
-            idx = ws.touched[:n].astype(np.int64)
-            cost = ws.dist[idx]
-        finally:
-            ws.reset(n)
-        keep = cost <= allowance + _SLACK
-        idx = idx[keep]
-        return np.stack(np.divmod(idx, raw.shape[1]), axis=1), cost[keep]
+        idx, cost = self._ws.within(self._raw, self._raw.index(source), allowance)
+        return np.stack(np.divmod(idx, self._raw.shape[1]), axis=1), cost
 
 
 def _check_multipliers(multipliers, cell) -> np.ndarray:
