@@ -378,13 +378,13 @@ def kernel_args(
         st.dr, st.dc, st.length, st.ux, st.uy,
         st.piece_start, st.piece_dr, st.piece_dc, st.piece_w,
     )
-    table = (f, np.empty(0, dtype=np.int8))
+    priced = (f, np.empty(0, dtype=np.int8))
     n = base.size * len(st.dr)
     if table and n * 9 <= _TABLE_BYTES:
-        table = (np.empty(n), np.empty(n, dtype=np.int8))
-        _kernels.step_table(*cells, *table)
+        priced = (np.empty(n), np.empty(n, dtype=np.int8))
+        _kernels.step_table(*cells, *priced)
     return KernelArgs(*cells, float(depth), *(footprint or (i, i, i, f)),
-                      bucket_count(st, top), *table)
+                      bucket_count(st, top), *priced)
 
 
 def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int = 3) -> CostGrid:

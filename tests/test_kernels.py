@@ -198,3 +198,8 @@ def test_reach_many_names_a_bad_start(rules):
     g = engine.cost_grid(random_map(1), rules, rules.unit("humans"))
     with pytest.raises(engine.InputError, match="start 1: point"):
         engine.reach_many(g, [centre(g, first_open(g, 1)), (-5, 0)])
+
+
+def test_raw_grids_take_the_plain_kernel_without_a_table():
+    raw = engine.GridRouter(np.ones((8, 8)), radius=1)._raw
+    assert raw.kernel_args.plain and raw.kernel_args.table_cost.size == 0
