@@ -74,13 +74,6 @@ class GridSpec:
         r, c = rc
         return ((c + 0.5) * self.cell, (r + 0.5) * self.cell)
 
-    def centres(self) -> tuple[np.ndarray, np.ndarray]:
-        """Arrays ``(x, y)`` of every cell centre, each of `shape`."""
-        rows, cols = self.shape
-        x = (np.arange(cols) + 0.5) * self.cell
-        y = (np.arange(rows) + 0.5) * self.cell
-        return np.meshgrid(x, y)
-
 
 def _cells(length: float, cell: float) -> int:
     n = length / cell

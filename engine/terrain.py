@@ -63,11 +63,6 @@ class Layers:
     elevation: np.ndarray
     steep: np.ndarray
 
-    def kinds_at(self, rc: tuple[int, int]) -> list[str]:
-        """Names of the terrain kinds covering cell ``rc``."""
-        bits = int(self.mask[rc])
-        return [k for i, k in enumerate(self.kinds) if bits >> i & 1]
-
 
 def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
     """Rasterise a battlefield's features for a ruleset (cached on the battlefield).
