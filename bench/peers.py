@@ -330,7 +330,7 @@ def many_units(t: Table, ranks: int, rounds: int) -> None:
 def accuracy() -> list[str]:
     lines = []
     n = 201
-    for radius in (1, 2, 3):
+    for radius in (1, 2, 3, 4):
         router = engine.GridRouter(np.ones((n, n)), radius=radius)
         excess = []
         for deg in range(360):
