@@ -530,7 +530,7 @@ def grid_route(
     """Cheapest route between two cells of a raw multiplier grid (A*).
 
     The same conventions as `cost_field`.  For many queries on one grid use
-    `GridRouter`, which builds its tables and workspace once.
+    `GridRouter`, which builds its workspace once.
 
     Returns
     -------
@@ -556,7 +556,7 @@ def grid_route(
 
 
 class GridRouter:
-    """Repeated A* queries on one raw multiplier grid (tables and workspace built once).
+    """Repeated queries on one raw multiplier grid (its workspace built once).
 
     Parameters
     ----------
