@@ -10,6 +10,7 @@ from .errors import EngineError, InputError, MapError, NoRouteError, RulesError
 from .grid import GridSpec
 from .maps import Battlefield, Feature, load_map
 from .pricing import Leg, Pricing, price_path
+from .regions import connected, regions
 from .rules import Ruleset, Unit, load_rules, shipped_rulesets
 from .search import (
     GridRouter,
@@ -42,6 +43,7 @@ __all__ = [
     "RulesError",
     "Ruleset",
     "Unit",
+    "connected",
     "cost_field",
     "cost_grid",
     "enter_building",
@@ -51,6 +53,7 @@ __all__ = [
     "price_path",
     "reach",
     "reach_many",
+    "regions",
     "route",
     "shipped_rulesets",
     "warm_up",
