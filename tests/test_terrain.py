@@ -1,6 +1,7 @@
 """Movement semantics (DESIGN.md section 3), each with a case that fails if priced wrong."""
 
 import math
+from importlib import resources
 
 import pytest
 
@@ -168,3 +169,19 @@ def test_break_formation_check(rules):
     assert near.allowed and near.distance == 5.0 and near.order == "Break Formation"
     assert "whole move" in near.reason
     assert not far.allowed and "inn" in far.reason
+
+
+def test_impassable_kinds_and_multipliers_block(tmp_path):
+    shipped = resources.files("engine") / "rules" / "fantasy-warlord.toml"
+    text = shipped.read_text("utf-8").replace(
+        "[terrain.clear]", "[terrain.cliff]\nimpassable = true\n\n[terrain.clear]"
+    ).replace('multipliers = { woods = 1.25, ford = 1.25 }',
+              'multipliers = { woods = "impassable", ford = 1.25 }')
+    path = tmp_path / "cliffs.toml"
+    path.write_text(text)
+    rules = engine.load_rules(path)
+    cliff = [feature("cliff", rect(10, 0, 12, 20))]
+    assert math.isinf(cost(grid_for(rules, cliff), (0, Y), (20, Y)))
+    woods = [feature("woods", rect(10, 0, 12, 20))]
+    assert math.isinf(cost(grid_for(rules, woods, "wood elves"), (0, Y), (20, Y)))
+    assert cost(grid_for(rules, woods, "humans"), (0, Y), (20, Y)) == pytest.approx(22.0)
