@@ -65,6 +65,8 @@ class Feature:
         A hill's crest height (0 for anything else).
     steep : bool
         A hill designated steep.
+    centreline : shapely geometry or None
+        A line feature's own line, clipped to the table (None for areas).
     """
 
     index: int
@@ -76,6 +78,7 @@ class Feature:
     width: float | None = None
     elevation: float = 0.0
     steep: bool = False
+    centreline: Any = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
@@ -123,6 +126,17 @@ class Battlefield:
                 )
             if kind.role == "hill" and f.linear:
                 raise MapError(f"{self.source}: {f.label}: a hill must be a polygon")
+        rivers = [f.area for f in self.features if rules.terrain[f.terrain].role == "river"]
+        water = shapely.union_all(rivers) if rivers else None
+        for f in self.features:
+            if rules.terrain[f.terrain].role != "crossing":
+                continue
+            if water is None or not f.area.intersects(water):
+                raise MapError(f"{self.source}: {f.label}: a {f.terrain} must cross a river; "
+                               "it touches none")
+            if water.contains(f.area):
+                raise MapError(f"{self.source}: {f.label}: a {f.terrain} must reach a bank; "
+                               "it lies wholly in the river")
 
 
 def load_map(source: str | Path | dict) -> Battlefield:
@@ -308,6 +322,7 @@ def _shaped(index: int, fid, terrain: str, props: dict, gtype: str, g, table, ba
         width=None if width is None else float(width),
         elevation=float(elevation),
         steep=steep,
+        centreline=g.intersection(table) if linear else None,
     )
 
 

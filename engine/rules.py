@@ -57,6 +57,8 @@ class TerrainKind:
     cancels: tuple[str, ...] = ()
     impassable: bool = False
     steep_layers: tuple[str, ...] = ()
+    closed_to: tuple[str, ...] = ()
+    passage: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,14 @@ class Unit:
         Capabilities.
     multipliers : dict
         Layer name -> multiplier (``math.inf`` for impassable).
+    troop : str
+        Troop type (one of the ruleset's ``troops``): terrain kinds may be
+        closed to it (``closed_to``).
+    frontage : float
+        Width of the unit's front in table units: a passage narrower than this
+        costs a formation change to enter.
+    figure_width : float
+        Width of one figure: a passage narrower than this is closed to the unit.
     """
 
     race: str
@@ -82,6 +92,9 @@ class Unit:
     depth: float
     flying: bool = False
     swimming: bool = False
+    troop: str = "infantry"
+    frontage: float = 0.0
+    figure_width: float = 0.0
     multipliers: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -92,6 +105,9 @@ class Unit:
             self.depth,
             self.flying,
             self.swimming,
+            self.troop,
+            self.frontage,
+            self.figure_width,
             tuple(sorted(self.multipliers.items())),
         )
 
@@ -104,6 +120,10 @@ class Ruleset:
     units: str
     rank_depth: float
     break_formation_distance: float | None
+    troops: tuple[str, ...]
+    frontage: float
+    figure_width: float
+    formation_change: float
     layers: dict[str, str]
     terrain: dict[str, TerrainKind]
     defaults: dict[str, float]
@@ -117,6 +137,7 @@ class Ruleset:
         move: float | None = None,
         ranks: int | None = None,
         depth: float | None = None,
+        frontage: float | None = None,
     ) -> Unit:
         """Resolve a race into a `Unit`, with optional overrides.
 
@@ -130,6 +151,9 @@ class Ruleset:
             Number of ranks; depth = ranks x rank depth.
         depth : float, optional
             Footprint depth in table units; overrides ``ranks``.
+        frontage : float, optional
+            Width of the unit's front; defaults to the race's ``frontage``,
+            else the ruleset's.
 
         Examples
         --------
@@ -155,6 +179,14 @@ class Ruleset:
             depth = ranks * spec.get("rank_depth", self.rank_depth)
         if not (_is_number(depth) and math.isfinite(depth) and depth >= 0):
             raise InputError(f"depth must be a finite number >= 0, got {depth!r}")
+        figure_width = spec.get("figure_width", self.figure_width)
+        if frontage is None:
+            frontage = spec.get("frontage", self.frontage)
+        if not (_is_number(frontage) and math.isfinite(frontage) and frontage >= figure_width):
+            raise InputError(
+                f"frontage must be a finite number >= the figure width {figure_width:g}, "
+                f"got {frontage!r}"
+            )
         multipliers = dict(self.defaults)
         multipliers.update(spec.get("multipliers", {}))
         return Unit(
@@ -163,6 +195,9 @@ class Ruleset:
             depth=float(depth),
             flying=bool(spec.get("flying", False)),
             swimming=bool(spec.get("swimming", False)),
+            troop=spec.get("troop", self.troops[0]),
+            frontage=float(frontage),
+            figure_width=float(figure_width),
             multipliers=multipliers,
         )
 
@@ -269,7 +304,10 @@ def _parse(data: dict, source: str) -> Ruleset:
 
     check_keys(data, "the file", {"ruleset", "layers", "terrain", "defaults", "races"}, set())
     head = table(data["ruleset"], "[ruleset]")
-    check_keys(head, "[ruleset]", {"name", "units", "rank_depth"}, {"break_formation_distance"})
+    check_keys(
+        head, "[ruleset]", {"name", "units", "rank_depth"},
+        {"break_formation_distance", "troops", "frontage", "figure_width", "formation_change"},
+    )
     if not isinstance(head["name"], str) or not head["name"].strip():
         raise fail(f"[ruleset] name must be a non-empty string, got {head['name']!r}")
     if head["units"] not in ("cm", "in"):
@@ -278,6 +316,15 @@ def _parse(data: dict, source: str) -> Ruleset:
     bfd = head.get("break_formation_distance")
     if bfd is not None:
         bfd = number(bfd, "[ruleset] break_formation_distance")
+    troops = head.get("troops", ["infantry"])
+    if (not isinstance(troops, list) or not troops
+            or not all(isinstance(t, str) and t for t in troops)):
+        raise fail(f"[ruleset] troops must be a non-empty list of names, got {troops!r}")
+    frontage = number(head.get("frontage", 0.0), "[ruleset] frontage")
+    figure_width = number(head.get("figure_width", 0.0), "[ruleset] figure_width")
+    if frontage < figure_width:
+        raise fail(f"[ruleset] frontage {frontage:g} is narrower than figure_width {figure_width:g}")
+    formation_change = number(head.get("formation_change", 0.0), "[ruleset] formation_change")
 
     layers = table(data["layers"], "[layers]")
     for lname, cls in layers.items():
@@ -288,7 +335,10 @@ def _parse(data: dict, source: str) -> Ruleset:
     for kname, spec in table(data["terrain"], "[terrain]").items():
         where = f"[terrain.{kname!r}]" if " " in kname else f"[terrain.{kname}]"
         spec = table(spec, where)
-        check_keys(spec, where, set(), {"layers", "role", "cancels", "impassable", "steep_layers"})
+        check_keys(
+            spec, where, set(),
+            {"layers", "role", "cancels", "impassable", "steep_layers", "closed_to", "passage"},
+        )
         role = spec.get("role", "ground")
         if role not in ROLES:
             raise fail(f"{where} role {role!r} is not one of {', '.join(ROLES)}")
@@ -297,6 +347,9 @@ def _parse(data: dict, source: str) -> Ruleset:
             raise fail(f"{where} impassable must be true or false")
         if "steep_layers" in spec and role != "hill":
             raise fail(f"{where} steep_layers is only for role \"hill\"")
+        passage = spec.get("passage", False)
+        if not isinstance(passage, bool):
+            raise fail(f"{where} passage must be true or false")
         terrain[kname] = TerrainKind(
             name=kname,
             layers=names(spec.get("layers", []), f"{where} layers", layers, "layer"),
@@ -306,6 +359,9 @@ def _parse(data: dict, source: str) -> Ruleset:
             steep_layers=names(
                 spec.get("steep_layers", []), f"{where} steep_layers", layers, "layer"
             ),
+            closed_to=names(spec.get("closed_to", []), f"{where} closed_to", tuple(troops),
+                            "troop type"),
+            passage=passage,
         )
     if not terrain:
         raise fail("[terrain] defines no terrain kinds")
@@ -327,7 +383,9 @@ def _parse(data: dict, source: str) -> Ruleset:
         where = f"[races.{rname!r}]" if " " in rname else f"[races.{rname}]"
         spec = table(spec, where)
         check_keys(
-            spec, where, {"move"}, {"ranks", "rank_depth", "flying", "swimming", "multipliers"}
+            spec, where, {"move"},
+            {"ranks", "rank_depth", "flying", "swimming", "multipliers", "troop", "frontage",
+             "figure_width"},
         )
         race: dict[str, Any] = {"move": number(spec["move"], f"{where} move")}
         if "ranks" in spec:
@@ -337,6 +395,16 @@ def _parse(data: dict, source: str) -> Ruleset:
             race["ranks"] = ranks
         if "rank_depth" in spec:
             race["rank_depth"] = number(spec["rank_depth"], f"{where} rank_depth")
+        if "troop" in spec:
+            if spec["troop"] not in troops:
+                raise fail(f"{where} troop {spec['troop']!r} is not one of [ruleset] troops "
+                           f"({', '.join(troops)})")
+            race["troop"] = spec["troop"]
+        for size in ("frontage", "figure_width"):
+            if size in spec:
+                race[size] = number(spec[size], f"{where} {size}")
+        if race.get("frontage", frontage) < race.get("figure_width", figure_width):
+            raise fail(f"{where} frontage is narrower than its figure width")
         for flag in ("flying", "swimming"):
             if flag in spec:
                 if not isinstance(spec[flag], bool):
@@ -357,6 +425,10 @@ def _parse(data: dict, source: str) -> Ruleset:
         units=head["units"],
         rank_depth=rank_depth,
         break_formation_distance=bfd,
+        troops=tuple(troops),
+        frontage=frontage,
+        figure_width=figure_width,
+        formation_change=formation_change,
         layers=dict(layers),
         terrain=terrain,
         defaults=defaults,

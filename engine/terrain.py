@@ -55,6 +55,11 @@ class Layers:
         Ground height (0 off hills).
     steep : ndarray of uint64
         Kinds of the steep hills covering each cell (bits as in `mask`).
+    passage : ndarray of float64
+        Width of the narrowest passage (a kind with ``passage = true``: bridge,
+        trail, gateway) covering each cell, ``inf`` where there is none.  A
+        line's width is its ``width``; a polygon's is the diameter of the
+        largest circle inside it.
     """
 
     grid: GridSpec
@@ -62,6 +67,15 @@ class Layers:
     mask: np.ndarray
     elevation: np.ndarray
     steep: np.ndarray
+    passage: np.ndarray
+
+    def bits(self, kinds) -> np.uint64:
+        """The mask bits of those of ``kinds`` this battlefield uses."""
+        out = 0
+        for i, k in enumerate(self.kinds):
+            if k in kinds:
+                out |= 1 << i
+        return np.uint64(out)
 
 
 def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
@@ -86,16 +100,38 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
     mask = np.zeros(grid.shape, dtype=np.uint64)
     steep = np.zeros(grid.shape, dtype=np.uint64)
     elevation = np.zeros(grid.shape, dtype=np.float64)
+    passage = np.full(grid.shape, np.inf)
     for f in battlefield.features:
         window, cells = _cover(grid, f.area, f.linear)
         mask[window][cells] |= bit[f.terrain]
+        if rules.terrain[f.terrain].passage:
+            width = f.width if f.linear else 2.0 * shapely.maximum_inscribed_circle(f.full).length
+            passage[window][cells] = np.minimum(passage[window][cells], width)
         if f.elevation > 0:
             elevation[window] += _hill_height(grid, window, cells, f.full, f.elevation)
         if f.steep:
             steep[window][cells] |= bit[f.terrain]
-    result = Layers(grid, kinds, mask, elevation, steep)
+    result = Layers(grid, kinds, mask, elevation, steep, passage)
     battlefield._cache[key] = result
     return result
+
+
+def unit_mask(lay: Layers, rules: Ruleset, unit: Unit) -> np.ndarray:
+    """The kinds a unit can make use of in each cell.
+
+    Kinds ``closed_to`` the unit's troop type are dropped everywhere, and
+    passages narrower than one of its figures where they are narrower: a
+    trail then no longer cancels the wood it runs through, a bridge no longer
+    carries the unit over the river.
+    """
+    mask = lay.mask
+    closed = lay.bits([k for k in lay.kinds if unit.troop in rules.terrain[k].closed_to])
+    if closed:
+        mask = mask & ~closed
+    narrow = lay.bits([k for k in lay.kinds if rules.terrain[k].passage])
+    if narrow and unit.figure_width > 0:
+        mask = np.where(lay.passage < unit.figure_width, mask & ~narrow, mask)
+    return mask
 
 
 def _cover(grid: GridSpec, area, linear: bool) -> tuple[tuple[slice, slice], np.ndarray]:
@@ -413,7 +449,7 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
         return cached
     lay = layers(battlefield, rules)
     shape = lay.grid.shape
-    combo_ids, inverse = np.unique(lay.mask, return_inverse=True)
+    combo_ids, inverse = np.unique(unit_mask(lay, rules, unit), return_inverse=True)
     combos = [tuple(k for i, k in enumerate(lay.kinds) if int(b) >> i & 1) for b in combo_ids]
     prices = np.array([_combo_multiplier(c, rules, unit) for c in combos], dtype=np.float64)
     combo = inverse.reshape(shape).astype(np.int32)

@@ -140,7 +140,7 @@ class TestWater:
 class TestBuildingsAndRoads:
     def test_building_impassable_but_through_a_gateway(self, rules):
         house = feature("building", rect(10, 0, 20, 20))
-        gate = feature("gateway", line((8, Y), (22, Y)), width=1)
+        gate = feature("gateway", line((8, Y), (22, Y)), width=2)
         g = grid_for(rules, [house])
         assert math.isinf(cost(g, (0, Y), (30, Y)))
         g = grid_for(rules, [house, gate])
