@@ -151,7 +151,7 @@ def _sift_down(i, n, hkey, hidx, pos):
 @njit(cache=True, error_model="numpy")
 def step_table(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
-    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
     cost, uniform,
 ):
     """Price every step of every cell once, without the trail.
@@ -159,12 +159,14 @@ def step_table(
     ``cost[a * K + k]`` is what step k out of cell a costs over its pieces
     (``inf`` if it leaves the grid or is blocked); ``uniform`` is 1 where all
     its pieces have one multiplier (the trail then needs a single update).
-    The piece walk is the one in `search`, written out in both: a shared
-    helper taking the arrays made the search twice as slow.
+    Flat entry costs (``enter``, see `search`) are included.  The piece walk
+    is the one in `search`, written out in both: a shared helper taking the
+    arrays made the search twice as slow.
     """
     ncell = base.shape[0]
     rows = ncell // cols
     nsteps = step_dr.shape[0]
+    entering = enter.shape[0] > 0
     for a in range(ncell):
         ar = a // cols
         ac = a - ar * cols
@@ -179,6 +181,7 @@ def step_table(
             total = 0.0
             first = -1.0
             same = True
+            prev = a
             for j in range(piece_start[k], piece_start[k + 1]):
                 i = a + piece_dr[j] * cols + piece_dc[j]
                 if piece_w[j] == 0.0:
@@ -197,6 +200,9 @@ def step_table(
                 elif g != first:
                     same = False
                 total += piece_w[j] * step_len[k] * g
+                if entering and enter[i] > 0.0 and enter[prev] == 0.0:
+                    total += enter[i]
+                prev = i
             cost[slot] = total
             if same and total != np.inf:
                 uniform[slot] = 1
@@ -206,7 +212,7 @@ def step_table(
 def search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter,
     source, goal, cell, budget,
     dist, parent, pos, hkey, hidx, touched, link, dq_lv, dq_rem, dq_org, dq_n,
 ):
@@ -223,6 +229,10 @@ def search(
 
     ``table_*`` (from `step_table`, or empty to price steps as it goes)
     hold every step's cost without the trail.
+
+    ``enter`` (empty for none) is a flat cost per cell, paid when a step's
+    front goes into a cell that has one from a cell that has none (a unit
+    narrowing its formation to pass a bridge, say).
 
     Dijkstra keeps its open cells in a ring of ``nb`` buckets as wide as the
     shortest step (``nb``, a power of two, spans the costliest step; ``link``
@@ -255,6 +265,7 @@ def search(
         dq_n[source] = 0
     astar = goal >= 0
     tabled = table_cost.shape[0] > 0
+    entering = enter.shape[0] > 0
     step_off = step_dr * cols + step_dc
     goal_r = goal // cols
     goal_c = goal - goal_r * cols
@@ -357,6 +368,7 @@ def search(
                         s_org[j] = dq_org[a * TRAIL + j]
             if not done:
                 total = 0.0
+                prev = a
                 for j in range(piece_start[k], piece_start[k + 1]):
                     i = a + piece_dr[j] * cols + piece_dc[j]
                     if piece_w[j] == 0.0:
@@ -378,6 +390,9 @@ def search(
                         total += c
                     else:
                         total += piece_w[j] * step_len[k] * g
+                    if entering and enter[i] > 0.0 and enter[prev] == 0.0:
+                        total += enter[i]
+                    prev = i
             nd = da + total
             if nd >= dist[b]:
                 continue
@@ -569,7 +584,7 @@ def search_plain(
 def search_many(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter,
     sources, cell, budget,
     dist, parent, pos, touched, link, dq_lv, dq_rem, dq_org, dq_n,
     out_cells, out_cost, out_n,
@@ -588,7 +603,7 @@ def search_many(
             n = search(
                 base, steep, gxf, gxb, gyf, gyb, cols, plain,
                 step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-                depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
+                depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter,
                 sources[u], -1, cell, budget,
                 dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
                 dq_lv[t], dq_rem[t], dq_org[t], dq_n[t],

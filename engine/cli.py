@@ -125,6 +125,9 @@ def _legs_text(legs) -> list[str]:
     return [
         f"  ({a[0]:.2f}, {a[1]:.2f}) -> ({b[0]:.2f}, {b[1]:.2f})  {leg.length:7.2f} x "
         f"{leg.multiplier:g} = {leg.cost:7.2f}  {', '.join(leg.terrain)}"
+        if leg.kind == "move" else
+        f"  ({a[0]:.2f}, {a[1]:.2f})  {leg.kind} {'':>10} = {leg.cost:7.2f}  "
+        f"{', '.join(leg.terrain)}"
         for leg in legs
         for a, b in [(leg.start, leg.end)]
     ]

@@ -43,6 +43,10 @@ class Leg:
         What set the multiplier: the kinds under the footprint's costliest cell
         (``"steep slope (uphill)"`` when the steep rule applies), ``["clear"]``
         when nothing does, ``["impassable: river"]`` for blocked ground.
+    kind : str
+        ``"move"``, or ``"formation change"``: the unit narrows its frontage
+        to enter a passage (``terrain`` names it); no length, multiplier 0,
+        a flat cost.
     """
 
     start: tuple[float, float]
@@ -51,10 +55,12 @@ class Leg:
     cost: float
     multiplier: float
     terrain: list[str] = field(default_factory=list)
+    kind: str = "move"
 
     def as_dict(self) -> dict:
         """JSON-ready form."""
         return {
+            "kind": self.kind,
             "from": [round(self.start[0], 6), round(self.start[1], 6)],
             "to": [round(self.end[0], 6), round(self.end[1], 6)],
             "length": round(self.length, 6),
@@ -175,6 +181,8 @@ class _Pricer:
         )
         self.n = 0
         self.pieces: list[Leg] = []
+        self.enter = grid.enter.ravel()
+        self.at = -1  # the cell the front is in, for entry costs
 
     def _direction(self, p, q) -> tuple[float, float]:
         dx, dy = (q[0] - p[0]) / self.cell, (q[1] - p[1]) / self.cell
@@ -187,6 +195,7 @@ class _Pricer:
     def stand(self, p, q) -> None:
         """Place the footprint straight behind ``p``, facing ``q``."""
         u = self._direction(p, q)
+        self.at = self._index(*self.g.grid.xy_to_rc(p))
         depth = self.g.unit.depth / self.cell
         for r, c, rem in trail_behind((p[0] / self.cell, p[1] / self.cell), u, depth):
             if 0 <= r < self.rows and 0 <= c < self.cols:
@@ -223,6 +232,10 @@ class _Pricer:
             if m == math.inf:
                 self.pieces.append(Leg(a, b, length, math.inf, math.inf, [self._blocked(i)]))
                 continue
+            if self.enter[i] > 0.0 and self.enter[self.at] == 0.0:
+                self.pieces.append(Leg(a, a, 0.0, float(self.enter[i]), 0.0,
+                                       [self._narrowing(i)], "formation change"))
+            self.at = i
             _, self.n, nrec = _kernels.advance(
                 self.lv, self.rem, self.org, self.n, m, i, length, depth, *self.rec, True
             )
@@ -247,6 +260,13 @@ class _Pricer:
         if origin != front:
             names = [f"{n} (rear ranks)" for n in names]
         return names
+
+    def _narrowing(self, i: int) -> str:
+        rc = divmod(i, self.cols)
+        rules, unit = self.g.rules, self.g.unit
+        kinds = [n for n in self.g.combos[self.g.combo[rc]] if rules.terrain[n].passage]
+        return (f"{', '.join(kinds)} {self.g.layers.passage[rc]:g} wide, "
+                f"frontage {unit.frontage:g}")
 
     def _blocked(self, i: int) -> str:
         names = self.g.combos[self.g.combo[divmod(i, self.cols)]]

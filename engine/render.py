@@ -30,6 +30,7 @@ _AREAS = {
 _LINES = {
     "ford": "#a8d4f5",
     "road": "#d8b26e",
+    "trail": "#b5895a",
     "bridge": "#8b5a2b",
     "hedge": "#557a1f",
     "fence": "#c08a50",

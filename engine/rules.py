@@ -323,7 +323,8 @@ def _parse(data: dict, source: str) -> Ruleset:
     frontage = number(head.get("frontage", 0.0), "[ruleset] frontage")
     figure_width = number(head.get("figure_width", 0.0), "[ruleset] figure_width")
     if frontage < figure_width:
-        raise fail(f"[ruleset] frontage {frontage:g} is narrower than figure_width {figure_width:g}")
+        raise fail(f"[ruleset] frontage {frontage:g} is narrower than figure_width "
+                   f"{figure_width:g}")
     formation_change = number(head.get("formation_change", 0.0), "[ruleset] formation_change")
 
     layers = table(data["layers"], "[layers]")

@@ -73,7 +73,7 @@ class _Workspace:
                 np.zeros(n, dtype=np.int8),
             )
         a = g.kernel_args
-        if a.plain and a.table_cost.size == 0:
+        if a.plain and a.table_cost.size == 0 and a.enter.size == 0:
             return _kernels.search_plain(
                 a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
                 a.piece_dc, a.piece_w, a.nb, source, goal, g.cell, budget,

@@ -313,6 +313,11 @@ class CostGrid:
         ``(start, dr, dc, rem)``: for each step direction, the cells under a
         footprint standing straight behind a cell centre (`trail_behind`),
         ``rem`` in table units.
+    enter : ndarray of float64
+        Flat cost of stepping into a cell from one without it: the ruleset's
+        ``formation_change`` on passages narrower than the unit's frontage
+        that it relies on (ground it could not enter, or would pay more for,
+        without the passage); 0 elsewhere.
     """
 
     battlefield: Battlefield
@@ -326,6 +331,7 @@ class CostGrid:
     combos: list
     steps: Steps
     footprint: tuple
+    enter: np.ndarray
 
     @property
     def grid(self) -> GridSpec:
@@ -346,7 +352,7 @@ class CostGrid:
     def kernel_args(self) -> KernelArgs:
         """What the search kernels take (built once, step table included)."""
         return kernel_args(self.base, self.steps, self.steep, self.slope, self.unit.depth,
-                           self.footprint)
+                           self.footprint, enter=self.enter)
 
 
 class KernelArgs(NamedTuple):
@@ -377,6 +383,7 @@ class KernelArgs(NamedTuple):
     nb: int
     table_cost: np.ndarray
     table_uniform: np.ndarray
+    enter: np.ndarray
 
 
 def kernel_args(
@@ -387,14 +394,15 @@ def kernel_args(
     depth: float = 0.0,
     footprint: tuple | None = None,
     table: bool = True,
+    enter: np.ndarray | None = None,
 ) -> KernelArgs:
     """Flatten a grid's multipliers (and slopes, footprint) into the kernels' arguments.
 
     With ``table``, every step is priced once (9 bytes a step) unless that
     would take more than ``_TABLE_BYTES``: it halves a reach on a battle map.
-    A plain grid (no slope, no footprint) without a table goes to
-    `_kernels.search_plain`, the fastest on big grids, where a table's memory
-    traffic costs more than it saves.
+    A plain grid (no slope, no footprint, no entry costs) without a table
+    goes to `_kernels.search_plain`, the fastest on big grids, where a table's
+    memory traffic costs more than it saves.
     """
     f, i = np.empty(0), np.empty(0, dtype=np.int64)
     flat_steep = f if steep is None else steep.ravel()
@@ -409,13 +417,15 @@ def kernel_args(
         st.dr, st.dc, st.length, st.ux, st.uy,
         st.piece_start, st.piece_dr, st.piece_dc, st.piece_w,
     )
+    flat_enter = f if enter is None or not enter.any() else enter.ravel()
     priced = (f, np.empty(0, dtype=np.int8))
     n = base.size * len(st.dr)
     if table and n * 9 <= _TABLE_BYTES:
         priced = (np.empty(n), np.empty(n, dtype=np.int8))
-        _kernels.step_table(*cells, *priced)
+        _kernels.step_table(*cells, flat_enter, *priced)
+    top += flat_enter.max(initial=0.0) / float(st.length.max())  # a flat cost on the longest step
     return KernelArgs(*cells, float(depth), *(footprint or (i, i, i, f)),
-                      bucket_count(st, top), *priced)
+                      bucket_count(st, top), *priced, flat_enter)
 
 
 def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int = 3) -> CostGrid:
@@ -449,11 +459,14 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
         return cached
     lay = layers(battlefield, rules)
     shape = lay.grid.shape
-    combo_ids, inverse = np.unique(unit_mask(lay, rules, unit), return_inverse=True)
-    combos = [tuple(k for i, k in enumerate(lay.kinds) if int(b) >> i & 1) for b in combo_ids]
-    prices = np.array([_combo_multiplier(c, rules, unit) for c in combos], dtype=np.float64)
-    combo = inverse.reshape(shape).astype(np.int32)
-    base = prices[combo]
+    mask = unit_mask(lay, rules, unit)
+    combos, combo, base = _price(mask, lay, rules, unit)
+    enter = np.zeros(shape)
+    passages = lay.bits([k for k in lay.kinds if rules.terrain[k].passage])
+    narrow = (mask & passages != 0) & (lay.passage < unit.frontage)
+    if narrow.any() and rules.formation_change > 0 and not unit.flying:
+        _, _, without = _price(np.where(narrow, mask & ~passages, mask), lay, rules, unit)
+        enter[narrow & (base < without)] = rules.formation_change
 
     steep = np.ones(shape)
     if not unit.flying:
@@ -484,10 +497,20 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
     )
     result = CostGrid(
         battlefield, rules, unit, lay, base, steep, (gxf, gxb, gyf, gyb), combo, combos, st,
-        footprint,
+        footprint, enter,
     )
     battlefield._cache[key] = result
     return result
+
+def _price(mask: np.ndarray, lay: Layers, rules: Ruleset, unit: Unit):
+    """``(combos, combo, base)`` of a kind mask: the kind sets, each cell's index
+    into them and each cell's multiplier."""
+    combo_ids, inverse = np.unique(mask, return_inverse=True)
+    combos = [tuple(k for i, k in enumerate(lay.kinds) if int(b) >> i & 1) for b in combo_ids]
+    prices = np.array([_combo_multiplier(c, rules, unit) for c in combos], dtype=np.float64)
+    combo = inverse.reshape(mask.shape).astype(np.int32)
+    return combos, combo, prices[combo]
+
 
 def _combo_multiplier(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> float:
     """Multiplier of ground covered by ``kinds`` for ``unit`` (DESIGN.md section 3).

@@ -1,0 +1,336 @@
+"""Roads, trails, bridges and fords as a networkx graph; the crossings a unit depends on.
+
+`network` turns a map's road-like lines (terrain kinds that ``cancel`` a layer
+class: roads, trails) and its crossings (bridges, fords) into a
+`networkx.MultiGraph`.  Nodes sit at the ends of lines, where lines meet or
+cross, and on the banks where a crossing meets a river; edges are the pieces of
+line between them.  Lines that nearly meet join: an end within ``tolerance``
+(default: one grid cell) of another line is snapped onto it, and points closer
+than ``tolerance`` are one node.
+
+The grid search prices roads itself (a road cancels area penalties cell by
+cell), so routes already use roads where they are cheaper; the graph is for
+what an AI asks about the network as a whole.
+
+`chokepoints` answers which crossings a unit cannot do without: bridges, fords
+and other passages (a gateway, a road through ground otherwise closed to the
+unit) whose loss would cut the battlefield apart for it.  The passable ground
+is split into regions, each crossing joins the regions it touches, and a
+crossing is a chokepoint when removing it from that region graph leaves more
+pieces than before.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import networkx as nx
+import numpy as np
+import shapely
+from scipy import ndimage
+from scipy.spatial import cKDTree
+from shapely.geometry import LineString, Point
+from shapely.ops import substring
+
+from .errors import InputError
+from .maps import Battlefield, Feature
+from .rules import Ruleset, Unit
+from .terrain import _combo_multiplier, _cover, layers, unit_mask
+
+__all__ = ["Chokepoint", "Region", "chokepoints", "network"]
+
+_FOUR = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=bool)
+
+
+def network(battlefield: Battlefield, rules: Ruleset, tolerance: float | None = None
+            ) -> nx.MultiGraph:
+    """The map's roads, trails, bridges and fords as a graph (cached on the battlefield).
+
+    Parameters
+    ----------
+    battlefield : Battlefield
+    rules : Ruleset
+        Decides which kinds are network kinds: those with ``cancels`` (roads,
+        trails) and those with role ``"crossing"`` (bridges, fords).  Only
+        line features join the graph.
+    tolerance : float, optional
+        Ends and crossings closer than this (table units) join; default one
+        grid cell.
+
+    Returns
+    -------
+    networkx.MultiGraph
+        Node attributes: ``pos`` (x, y), ``kind`` (``"end"``, ``"junction"``
+        or ``"bank"``, where a crossing meets a river's edge).  Edge
+        attributes: ``kind`` (the terrain kind), ``length``, ``width``,
+        ``feature`` (its label), ``index`` (the feature's index in the map)
+        and ``geometry`` (the piece of centreline, a list of points).
+
+    Raises
+    ------
+    InputError
+        A negative tolerance.
+
+    Examples
+    --------
+    >>> from engine import load_map, load_rules
+    >>> g = network(load_map("maps/crossings.geojson"), load_rules("fantasy-warlord"))
+    >>> sorted({k for _, _, k in g.edges(data="kind")})
+    ['bridge', 'ford', 'road', 'trail']
+    """
+    tol = battlefield.cell if tolerance is None else tolerance
+    if not (isinstance(tol, int | float) and math.isfinite(tol) and tol >= 0):
+        raise InputError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    key = ("network", id(rules), float(tol))
+    cached = battlefield._cache.get(key)
+    if cached is not None:
+        return cached
+    battlefield.check(rules)
+    kinds = {n for n, k in rules.terrain.items() if k.cancels or k.role == "crossing"}
+    pieces: list[tuple[Feature, LineString]] = [
+        (f, part) for f in battlefield.features if f.terrain in kinds and f.linear
+        for part in _parts(f.centreline) if part.length > 0
+    ]
+    lines = [p for _, p in pieces]
+    tree = shapely.STRtree(lines)
+    cuts: list[list[float]] = [[0.0, line.length] for line in lines]
+    banks: list[Point] = []
+
+    # Where lines cross or touch, and where an end comes within tol of another line.
+    for i, line in enumerate(lines):
+        for j in tree.query(line, predicate="dwithin", distance=tol):
+            if j <= i:
+                continue
+            for p in _points(line.intersection(lines[j])):
+                cuts[i].append(line.project(p))
+                cuts[j].append(lines[j].project(p))
+        for end in (Point(line.coords[0]), Point(line.coords[-1])):
+            for j in tree.query(end, predicate="dwithin", distance=tol):
+                if j != i:
+                    cuts[j].append(lines[j].project(end))
+    # A crossing's banks: where its line meets the edge of a river.
+    rivers = [f.area for f in battlefield.features if rules.terrain[f.terrain].role == "river"]
+    if rivers:
+        edge = shapely.union_all(rivers).boundary
+        for i, (f, line) in enumerate(pieces):
+            if rules.terrain[f.terrain].role == "crossing":
+                for p in _points(line.intersection(edge)):
+                    cuts[i].append(line.project(p))
+                    banks.append(p)
+
+    # One node per cluster of cut points within tol.
+    points, owner = [], []
+    for i, line in enumerate(lines):
+        cuts[i] = sorted(set(cuts[i]))
+        for d in cuts[i]:
+            p = line.interpolate(d)
+            points.append((p.x, p.y))
+            owner.append((i, d))
+    node_of: dict[tuple[int, float], int] = {}
+    graph = nx.MultiGraph()
+    if points:
+        xy = np.array(points)
+        pairs = cKDTree(xy).query_pairs(tol, output_type="ndarray") if tol > 0 else []
+        same = nx.Graph()
+        same.add_nodes_from(range(len(points)))
+        same.add_edges_from(map(tuple, pairs))
+        for n, members in enumerate(nx.connected_components(same)):
+            members = sorted(members)
+            x, y = xy[members].mean(axis=0)
+            graph.add_node(n, pos=(float(x), float(y)), kind="junction")
+            for m in members:
+                node_of[owner[m]] = n
+
+    for i, (f, line) in enumerate(pieces):
+        for d0, d1 in zip(cuts[i], cuts[i][1:], strict=False):
+            u, v = node_of[(i, d0)], node_of[(i, d1)]
+            if u == v and d1 - d0 <= 2 * tol:
+                continue
+            part = substring(line, d0, d1)
+            graph.add_edge(u, v, kind=f.terrain, length=float(d1 - d0), width=f.width,
+                           feature=f.label, index=f.index,
+                           geometry=[tuple(map(float, c)) for c in part.coords])
+    bank_xy = np.array([(p.x, p.y) for p in banks]).reshape(-1, 2)
+    for n, data in graph.nodes(data=True):
+        if bank_xy.size and np.hypot(*(bank_xy - data["pos"]).T).min() <= tol + 1e-9:
+            data["kind"] = "bank"
+        elif graph.degree(n) <= 1:
+            data["kind"] = "end"
+    battlefield._cache[key] = graph
+    return graph
+
+
+def _parts(geom) -> list:
+    """The line strings of a (multi) line geometry."""
+    if geom is None or geom.is_empty:
+        return []
+    return [g for g in getattr(geom, "geoms", [geom]) if isinstance(g, LineString)]
+
+
+def _points(geom) -> list[Point]:
+    """Points where two lines meet: points themselves, and both ends of shared stretches."""
+    out = []
+    for g in getattr(geom, "geoms", [geom]):
+        if g.is_empty:
+            continue
+        if isinstance(g, Point):
+            out.append(g)
+        elif isinstance(g, LineString):
+            out.extend((Point(g.coords[0]), Point(g.coords[-1])))
+    return out
+
+
+@dataclass(frozen=True)
+class Region:
+    """A piece of ground a unit can cross without any crossing.
+
+    Attributes
+    ----------
+    id : int
+        Numbered from 1 in the order the grid is scanned (top row first).
+    area : float
+        Square table units.
+    at : tuple of float
+        A point inside it (the cell nearest its centre of mass).
+    """
+
+    id: int
+    area: float
+    at: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Chokepoint:
+    """A crossing whose loss would cut the battlefield apart for a unit.
+
+    Attributes
+    ----------
+    feature : str
+        The map feature (its label: index and id).
+    kind : str
+        Its terrain kind (``"bridge"``, ``"ford"``, ``"gateway"``, ...).
+    at : tuple of float
+        A point on the crossing (the middle of the ground it opens).
+    joins : tuple of Region
+        The regions it touches.
+    """
+
+    feature: str
+    kind: str
+    at: tuple[float, float]
+    joins: tuple[Region, ...]
+
+
+def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
+                ) -> tuple[list[Chokepoint], list[Region]]:
+    """The crossings a unit cannot do without, and the regions they join.
+
+    A crossing is a feature that opens ground the unit could not enter
+    without it: a bridge or ford over a river, a gateway into a building, a
+    road or trail through ground closed to the unit.  The passable ground
+    left when every crossing is taken away splits into regions (4-connected,
+    as steps never squeeze through a blocked corner); each crossing joins the
+    regions it borders.  A chokepoint is a crossing whose removal leaves the
+    unit's ground in more pieces than before.
+
+    Parameters
+    ----------
+    battlefield : Battlefield
+    rules : Ruleset
+    unit : Unit
+
+    Returns
+    -------
+    chokepoints : list of Chokepoint
+        In map order.
+    regions : list of Region
+        Every region, by id.
+
+    Examples
+    --------
+    >>> from engine import load_map, load_rules
+    >>> rules = load_rules("fantasy-warlord")
+    >>> found, regions = chokepoints(load_map("maps/crossings.geojson"), rules,
+    ...                              rules.unit("humans"))
+    >>> [c.kind for c in found], len(regions)
+    (['bridge', 'bridge', 'ford'], 4)
+    """
+    lay = layers(battlefield, rules)
+    spec = lay.grid
+    mask = unit_mask(lay, rules, unit)
+    prices: dict[int, float] = {}
+
+    def passable(bits: np.ndarray) -> np.ndarray:
+        out = np.empty(bits.shape, dtype=bool)
+        for b in np.unique(bits):
+            if int(b) not in prices:
+                kinds = tuple(k for i, k in enumerate(lay.kinds) if int(b) >> i & 1)
+                prices[int(b)] = _combo_multiplier(kinds, rules, unit)
+            out[bits == b] = math.isfinite(prices[int(b)])
+        return out
+
+    ground = passable(mask)
+    bit = {k: np.uint64(1) << np.uint64(i) for i, k in enumerate(lay.kinds)}
+    covers = {}
+    opened: dict[int, np.ndarray] = {}
+    for f in battlefield.features:
+        kind = rules.terrain[f.terrain]
+        if not (kind.role in ("crossing", "gateway") or kind.cancels):
+            continue
+        window, cells = covers.setdefault(f.index, _cover(spec, f.area, f.linear))
+        without = mask[window] & ~bit[f.terrain]
+        for g in battlefield.features:  # others of its kind still cover their cells
+            if g is not f and g.terrain == f.terrain and g.area.intersects(f.area):
+                gw, gc = covers.setdefault(g.index, _cover(spec, g.area, g.linear))
+                keep = np.zeros(spec.shape, dtype=bool)
+                keep[gw][gc] = True
+                without[keep[window]] |= bit[f.terrain] & mask[window][keep[window]]
+        lost = ground[window] & cells & ~passable(without)
+        if lost.any():
+            full = np.zeros(spec.shape, dtype=bool)
+            full[window] = lost
+            opened[f.index] = full
+
+    land = ground.copy()
+    for cells in opened.values():
+        land &= ~cells
+    labels, n = ndimage.label(land, structure=_FOUR)
+    regions = [_region(labels, i, spec.cell) for i in range(1, n + 1)]
+
+    graph = nx.Graph()
+    graph.add_nodes_from(("region", i) for i in range(1, n + 1))
+    touches: dict[int, set[int]] = {}
+    for index, cells in opened.items():
+        near = ndimage.binary_dilation(cells, structure=_FOUR)
+        touches[index] = {int(r) for r in np.unique(labels[near & land])}
+        graph.add_edges_from((("crossing", index), ("region", r)) for r in touches[index])
+    for a, ca in opened.items():  # crossings that meet each other (a road onto a bridge)
+        near = ndimage.binary_dilation(ca, structure=_FOUR)
+        for b, cb in opened.items():
+            if b > a and (near & cb).any():
+                graph.add_edge(("crossing", a), ("crossing", b))
+
+    pieces = nx.number_connected_components(graph)
+    found = []
+    for f in battlefield.features:
+        if f.index not in opened:
+            continue
+        cut = graph.copy()
+        cut.remove_node(("crossing", f.index))
+        if nx.number_connected_components(cut) > pieces:
+            rr, cc = np.nonzero(opened[f.index])
+            mid = int(np.argmin((rr - rr.mean()) ** 2 + (cc - cc.mean()) ** 2))
+            found.append(Chokepoint(
+                feature=f.label, kind=f.terrain,
+                at=((cc[mid] + 0.5) * spec.cell, (rr[mid] + 0.5) * spec.cell),
+                joins=tuple(regions[r - 1] for r in sorted(touches[f.index])),
+            ))
+    return found, regions
+
+
+def _region(labels: np.ndarray, i: int, cell: float) -> Region:
+    rr, cc = np.nonzero(labels == i)
+    mid = int(np.argmin((rr - rr.mean()) ** 2 + (cc - cc.mean()) ** 2))
+    return Region(id=i, area=float(rr.size * cell * cell),
+                  at=(float((cc[mid] + 0.5) * cell), float((rr[mid] + 0.5) * cell)))
