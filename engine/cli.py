@@ -1,4 +1,4 @@
-"""Command line: ``engine reach``, ``route``, ``price``, ``movingai`` and ``demo``.
+"""Command line: ``engine reach``, ``route``, ``price``, ``network``, ``movingai`` and ``demo``.
 
 Every user mistake (a broken map, an unknown race, a point off the table)
 prints one line on stderr and exits with status 2; no traceback.
@@ -70,17 +70,21 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def unit_args(p: argparse.ArgumentParser) -> None:
+    def unit_args(p: argparse.ArgumentParser, race_required: bool = True) -> None:
         p.add_argument("map", help="GeoJSON battlefield")
         p.add_argument(
             "--rules", default="fantasy-warlord",
             help=f"a rules file, or a shipped ruleset ({', '.join(shipped_rulesets())})",
         )
-        p.add_argument("--race", required=True, help="race or profile, as the rules name it")
+        p.add_argument("--race", required=race_required,
+                       help="race or profile, as the rules name it"
+                       + ("" if race_required else " (default: the first in the rules)"))
         p.add_argument("--move", type=_number, help="allowance per turn (default: the race's move)")
         deep = p.add_mutually_exclusive_group()
         deep.add_argument("--ranks", type=_count, help="ranks deep (depth = ranks x rank depth)")
         deep.add_argument("--depth", type=_number, help="footprint depth in table units")
+        p.add_argument("--frontage", type=_number,
+                       help="width of the unit's front (default: the race's, else the rules')")
         p.add_argument("--json", action="store_true", help="print JSON")
         p.add_argument("--png", metavar="FILE", help="write a picture")
 
@@ -99,6 +103,12 @@ def _parser() -> argparse.ArgumentParser:
     unit_args(p)
     p.add_argument("--path", type=_point, nargs="+", required=True, metavar="X,Y")
 
+    p = sub.add_parser("network", help="the road, trail, bridge and ford network and the "
+                       "chokepoints a unit depends on")
+    unit_args(p, race_required=False)
+    p.add_argument("--tolerance", type=_number,
+                   help="lines whose ends are this close join (default: one grid cell)")
+
     p = sub.add_parser("movingai", help="solve Moving AI benchmark scenarios and check them")
     p.add_argument("scen", help="a .scen file")
     p.add_argument("--map", help="its .map (default: beside it, as its lines name it)")
@@ -113,7 +123,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _grid(args):
     rules = load_rules(args.rules)
-    unit = rules.unit(args.race, move=args.move, ranks=args.ranks, depth=args.depth)
+    race = args.race if args.race is not None else next(iter(rules.races))
+    unit = rules.unit(race, move=args.move, ranks=args.ranks, depth=args.depth,
+                      frontage=args.frontage)
     return cost_grid(load_map(args.map), rules, unit)
 
 
@@ -198,6 +210,33 @@ def _cmd_price(args) -> None:
     print("\n".join(_legs_text(p.legs)))
 
 
+def _cmd_network(args) -> None:
+    from .network import describe
+
+    g = _grid(args)
+    net = describe(g.battlefield, g.rules, g.unit, args.tolerance)
+    if args.png:
+        from .render import render_png
+
+        render_png(args.png, g, network=net,
+                   title=f"network and chokepoints for {g.unit.race}")
+    if args.json:
+        print(json.dumps(net.as_dict()))
+        return
+    print(_network_text(net, g))
+
+
+def _network_text(net, g) -> str:
+    units = g.battlefield.units
+    lines = [f"network: {net.graph.number_of_nodes()} nodes, {net.graph.number_of_edges()} "
+             f"edges; {len(net.regions)} regions for {g.unit.race}"]
+    lines += [f"  region R{r.id}: {r.area:.1f} {units}^2 around ({r.at[0]:g}, {r.at[1]:g})"
+              for r in net.regions]
+    lines += [f"  chokepoint: {c.kind} at ({c.at[0]:g}, {c.at[1]:g}), {c.feature}, joins "
+              + ", ".join(f"R{r.id}" for r in c.joins) for c in net.chokepoints]
+    return "\n".join(lines)
+
+
 def _cmd_movingai(args) -> None:
     from .movingai import load_grid_map, load_scenarios, map_for, run_scenarios
 
@@ -237,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     commands = {
         "reach": _cmd_reach, "route": _cmd_route, "price": _cmd_price,
-        "movingai": _cmd_movingai, "demo": _cmd_demo,
+        "network": _cmd_network, "movingai": _cmd_movingai, "demo": _cmd_demo,
     }
     try:
         commands[args.command](args)

@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 import shapely
 from scipy import ndimage
-from scipy.spatial import cKDTree
 from shapely.geometry import LineString, Point
 from shapely.ops import substring
 
@@ -38,7 +37,10 @@ from .maps import Battlefield, Feature
 from .rules import Ruleset, Unit
 from .terrain import _combo_multiplier, _cover, layers, unit_mask
 
-__all__ = ["Chokepoint", "Region", "chokepoints", "network"]
+if TYPE_CHECKING:
+    import networkx as nx
+
+__all__ = ["Chokepoint", "Network", "Region", "chokepoints", "describe", "network"]
 
 _FOUR = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]], dtype=bool)
 
@@ -79,6 +81,9 @@ def network(battlefield: Battlefield, rules: Ruleset, tolerance: float | None = 
     >>> sorted({k for _, _, k in g.edges(data="kind")})
     ['bridge', 'ford', 'road', 'trail']
     """
+    import networkx as nx  # not at module level: it takes longer to import than the engine
+    from scipy.spatial import cKDTree
+
     tol = battlefield.cell if tolerance is None else tolerance
     if not (isinstance(tol, int | float) and math.isfinite(tol) and tol >= 0):
         raise InputError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
@@ -256,6 +261,8 @@ def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
     >>> [c.kind for c in found], len(regions)
     (['bridge', 'bridge', 'ford'], 4)
     """
+    import networkx as nx
+
     lay = layers(battlefield, rules)
     spec = lay.grid
     mask = unit_mask(lay, rules, unit)
@@ -323,10 +330,14 @@ def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
             mid = int(np.argmin((rr - rr.mean()) ** 2 + (cc - cc.mean()) ** 2))
             found.append(Chokepoint(
                 feature=f.label, kind=f.terrain,
-                at=((cc[mid] + 0.5) * spec.cell, (rr[mid] + 0.5) * spec.cell),
+                at=(float((cc[mid] + 0.5) * spec.cell), float((rr[mid] + 0.5) * spec.cell)),
                 joins=tuple(regions[r - 1] for r in sorted(touches[f.index])),
             ))
     return found, regions
+
+
+def _round6(v) -> float:
+    return round(float(v), 6)
 
 
 def _region(labels: np.ndarray, i: int, cell: float) -> Region:
@@ -334,3 +345,66 @@ def _region(labels: np.ndarray, i: int, cell: float) -> Region:
     mid = int(np.argmin((rr - rr.mean()) ** 2 + (cc - cc.mean()) ** 2))
     return Region(id=i, area=float(rr.size * cell * cell),
                   at=(float((cc[mid] + 0.5) * cell), float((rr[mid] + 0.5) * cell)))
+
+
+@dataclass(frozen=True)
+class Network:
+    """A map's network and what it means for one unit (`describe`).
+
+    Attributes
+    ----------
+    graph : networkx.MultiGraph
+        From `network`.
+    chokepoints : list of Chokepoint
+    regions : list of Region
+        From `chokepoints`.
+    """
+
+    graph: Any
+    chokepoints: list[Chokepoint]
+    regions: list[Region]
+
+    def as_dict(self) -> dict:
+        """JSON-ready form: counts, chokepoints, regions and the graph itself."""
+        r6 = _round6
+        return {
+            "nodes": self.graph.number_of_nodes(),
+            "edges": self.graph.number_of_edges(),
+            "chokepoints": [
+                {"at": [r6(c.at[0]), r6(c.at[1])], "kind": c.kind, "feature": c.feature,
+                 "joins": [r.id for r in c.joins]}
+                for c in self.chokepoints
+            ],
+            "regions": [
+                {"id": r.id, "area": r6(r.area), "at": [r6(r.at[0]), r6(r.at[1])]}
+                for r in self.regions
+            ],
+            "graph": {
+                "nodes": [
+                    {"id": n, "at": [r6(d["pos"][0]), r6(d["pos"][1])], "kind": d["kind"]}
+                    for n, d in self.graph.nodes(data=True)
+                ],
+                "edges": [
+                    {"from": u, "to": v, "kind": d["kind"], "length": r6(d["length"]),
+                     "width": d["width"], "feature": d["feature"]}
+                    for u, v, d in self.graph.edges(data=True)
+                ],
+            },
+        }
+
+
+def describe(battlefield: Battlefield, rules: Ruleset, unit: Unit,
+             tolerance: float | None = None) -> Network:
+    """`network` and `chokepoints` together, for pictures and JSON.
+
+    Examples
+    --------
+    >>> from engine import load_map, load_rules
+    >>> rules = load_rules("fantasy-warlord")
+    >>> net = describe(load_map("maps/crossings.geojson"), rules, rules.unit("humans"))
+    >>> d = net.as_dict()
+    >>> d["nodes"], d["edges"], [c["kind"] for c in d["chokepoints"]]
+    (19, 18, ['bridge', 'bridge', 'ford'])
+    """
+    found, regions = chokepoints(battlefield, rules, unit)
+    return Network(network(battlefield, rules, tolerance), found, regions)

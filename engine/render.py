@@ -7,6 +7,8 @@ import os
 import numpy as np
 
 from .errors import InputError
+from .network import Network
+from .pricing import price_path
 from .search import Reach, Route
 from .terrain import CostGrid
 
@@ -39,6 +41,10 @@ _LINES = {
 }
 _GROUND = "#f4f2e2"
 _ROUTE = "#d0103a"
+_ON_NETWORK = "#ff9f1c"
+# Network edges by kind: (colour, line style); other kinds draw like a road.
+_EDGES = {"road": ("#5b3a12", "-"), "trail": ("#5b3a12", "--"), "bridge": ("#101010", "-"),
+          "ford": ("#1f5fa8", ":")}
 _HILL = "#7a4b1e"
 
 
@@ -81,14 +87,18 @@ def render_png(
     reach: Reach | None = None,
     route: Route | None = None,
     title: str | None = None,
+    network: Network | None = None,
 ) -> None:
-    """Draw the battlefield, and optionally a reach and a route, to a PNG file.
+    """Draw the battlefield, and optionally a reach, a route or the network, to a PNG file.
 
     Terrain is painted a colour per kind (linear features such as roads and
     walls on top), hills get elevation contours and steep ground a hatch, and
     cells the unit cannot enter are darkened and cross-hatched.  A reach adds
-    a heatmap of the allowance left and its edge; a route adds its line, its
-    start and goal and a numbered marker where each turn but the last ends.
+    a heatmap of the allowance left and its edge; a route adds its line
+    (stretches along a road, trail, bridge or ford drawn in their own colour,
+    formation changes marked), its start and goal and a numbered marker where
+    each turn but the last ends.  A network adds its edges by kind, its nodes,
+    the unit's regions and its chokepoints ringed.
 
     Parameters
     ----------
@@ -102,6 +112,8 @@ def render_png(
         Drawn as a line with its start, goal and end-of-turn stops.
     title : str, optional
         Defaults to a summary of the unit, the reach and the route.
+    network : Network, optional
+        From `engine.network.describe`: the graph, chokepoints and regions.
 
     Raises
     ------
@@ -187,6 +199,7 @@ def render_png(
         xs, ys = np.asarray(route.path, dtype=float).T
         ax.plot(xs, ys, color="white", lw=6, solid_capstyle="round", zorder=5)
         ax.plot(xs, ys, color=_ROUTE, lw=3, solid_capstyle="round", zorder=6)
+        _route_network_legs(ax, grid, route, key)
         ax.plot(xs[-1], ys[-1], "D", ms=10, mfc="gold", mec="black", mew=1.2, zorder=8)
         key(f"route ({route.cost:.1f} {units})", ls="-", color=_ROUTE, lw=3)
         key("goal", marker="D", ms=8, mfc="gold", mec="black")
@@ -196,6 +209,8 @@ def render_png(
         if route.stops:
             key("end of turn 1, 2, ...", marker="o", ms=10, mfc="white", mec=_ROUTE)
         starts.append(tuple(route.path[0]))
+    if network is not None:
+        _draw_network(ax, network, key)
     for x, y in set(starts):
         ax.plot(x, y, "*", ms=18, mfc="white", mec="black", mew=1.3, zorder=9)
     if starts:
@@ -212,3 +227,54 @@ def render_png(
         fig.savefig(path, format="png", bbox_inches="tight")
     except OSError as exc:
         raise InputError(f"cannot write {path!r}: {exc.strerror or exc}") from None
+
+
+def _route_network_legs(ax, grid: CostGrid, route: Route, key) -> None:
+    """Overdraw a route's stretches on network kinds, and mark its formation changes."""
+    rules = grid.rules
+    on = {n for n, k in rules.terrain.items() if k.cancels or k.role == "crossing"}
+    drawn = changed = False
+    for leg in price_path(grid, route.path).pieces:
+        if leg.kind != "move":
+            ax.plot(*leg.start, "^", ms=11, mfc="white", mec=_ROUTE, mew=2, zorder=8)
+            changed = True
+        elif any(t in on for t in leg.terrain):
+            (x0, y0), (x1, y1) = leg.start, leg.end
+            ax.plot([x0, x1], [y0, y1], color=_ON_NETWORK, lw=3, solid_capstyle="butt",
+                    zorder=6.5)
+            drawn = True
+    if drawn:
+        key("route on road, trail, bridge or ford", ls="-", color=_ON_NETWORK, lw=3)
+    if changed:
+        key("formation change", marker="^", ms=9, mfc="white", mec=_ROUTE, mew=2)
+
+
+def _draw_network(ax, network: Network, key) -> None:
+    """The graph's edges by kind, its nodes, the regions and the chokepoints."""
+    graph = network.graph
+    seen = set()
+    for _, _, d in graph.edges(data=True):
+        colour, style = _EDGES.get(d["kind"], _EDGES["road"])
+        xs, ys = np.asarray(d["geometry"]).T
+        ax.plot(xs, ys, color=colour, ls=style, lw=2, zorder=6)
+        if d["kind"] not in seen:
+            seen.add(d["kind"])
+            key(f"network: {d['kind']}", ls=style, color=colour, lw=2)
+    marks = {"end": ("o", "white"), "junction": ("o", "black"), "bank": ("s", "#1f5fa8")}
+    for kind, (marker, face) in marks.items():
+        pts = [d["pos"] for _, d in graph.nodes(data=True) if d["kind"] == kind]
+        if pts:
+            xs, ys = np.asarray(pts).T
+            ax.plot(xs, ys, marker, ls="", ms=6, mfc=face, mec="black", mew=1, zorder=7)
+            key(f"node: {kind}", marker=marker, ms=6, mfc=face, mec="black")
+    for r in network.regions:
+        ax.text(*r.at, f"R{r.id}", ha="center", va="center", fontsize=9, weight="bold",
+                zorder=8, bbox={"boxstyle": "round", "fc": "white", "ec": "0.3", "alpha": 0.85})
+    for c in network.chokepoints:
+        ax.plot(*c.at, "o", ms=24, mfc="none", mec=_ROUTE, mew=2.5, zorder=8)
+        joins = "-".join(f"R{r.id}" for r in c.joins)
+        ax.annotate(f"{c.kind} ({joins})", c.at, xytext=(14, 14), textcoords="offset points",
+                    fontsize=8, weight="bold", color=_ROUTE, zorder=9,
+                    bbox={"boxstyle": "round", "fc": "white", "ec": _ROUTE, "alpha": 0.9})
+    if network.chokepoints:
+        key("chokepoint", marker="o", ms=12, mfc="none", mec=_ROUTE, mew=2)
