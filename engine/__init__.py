@@ -8,7 +8,9 @@ movement.  Start with `load_map`, `load_rules` and `cost_grid`.
 from .checks import BuildingEntry, enter_building
 from .errors import EngineError, InputError, MapError, NoRouteError, RulesError
 from .grid import GridSpec
+from .highway import Highway
 from .maps import Battlefield, Feature, load_map
+from .network import Chokepoint, Network, Region, chokepoints, describe, network
 from .pricing import Leg, Pricing, price_path
 from .regions import connected, regions
 from .rules import Ruleset, Unit, load_rules, shipped_rulesets
@@ -28,28 +30,35 @@ from .terrain import CostGrid, cost_grid
 __all__ = [
     "Battlefield",
     "BuildingEntry",
+    "Chokepoint",
     "CostGrid",
     "EngineError",
     "Feature",
     "GridRouter",
     "GridSpec",
+    "Highway",
     "InputError",
     "Leg",
     "MapError",
+    "Network",
     "NoRouteError",
     "Pricing",
     "Reach",
+    "Region",
     "Route",
     "RulesError",
     "Ruleset",
     "Unit",
+    "chokepoints",
     "connected",
     "cost_field",
     "cost_grid",
+    "describe",
     "enter_building",
     "grid_route",
     "load_map",
     "load_rules",
+    "network",
     "price_path",
     "reach",
     "reach_many",

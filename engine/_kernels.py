@@ -214,7 +214,7 @@ def search(
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter,
     source, goal, cell, budget,
-    dist, parent, pos, hkey, hidx, touched, link, dq_lv, dq_rem, dq_org, dq_n,
+    dist, parent, pos, hkey, hidx, touched, link, dq_lv, dq_rem, dq_org, dq_n, lm, lm_goal,
 ):
     """Dijkstra (``goal < 0``) or A* (``goal >= 0``) over the step neighbourhood.
 
@@ -243,7 +243,12 @@ def search(
     once the cheapest bucket starts beyond ``budget``.  A* keeps a binary heap
     on cost plus the distance on open ground (octile with 8 steps, straight
     line otherwise: no step is cheaper than its length) and stops when
-    ``goal`` settles.
+    ``goal`` settles.  With landmarks (``lm[l]``: landmark l's cost field;
+    ``lm_goal[0, l]``: a lower bound of its cost at the goal, ``lm_goal[1, l]``:
+    minus an upper bound of it where costs are the same both ways, else
+    ``-inf``; both may be empty) the bound is the larger of that and, for
+    every landmark, ``lm_goal[0, l] - lm[l, b]`` and ``lm[l, b] + lm_goal[1, l]``
+    (ALT); a cell the bound shows cannot reach the goal is dropped.
 
     Returns the number of cells written to ``touched`` (each with a finite
     ``dist``; the caller resets them).  ``parent`` holds the step index that
@@ -266,6 +271,9 @@ def search(
     astar = goal >= 0
     tabled = table_cost.shape[0] > 0
     entering = enter.shape[0] > 0
+    # Landmark bounds are float32, consistent only to rounding: a settled cell
+    # reached more cheaply is queued again, so the answer stays exact.
+    reopen = lm_goal.shape[1] > 0
     step_off = step_dr * cols + step_dc
     goal_r = goal // cols
     goal_c = goal - goal_r * cols
@@ -330,7 +338,7 @@ def search(
                 if br < 0 or br >= rows or bc < 0 or bc >= cols:
                     continue
                 b = br * cols + bc
-            if pos[b] == -2:
+            if pos[b] == -2 and not reopen:
                 continue
             # The step's cost: from the table where nothing behind the front can
             # outweigh the ground it crosses, else its pieces in order with the trail.
@@ -411,9 +419,16 @@ def search(
                 dr = abs(b // cols - goal_r)
                 dc = abs(b % cols - goal_c)
                 if nsteps == 8:  # octile distance: the 8-neighbour length on open ground
-                    key = nd + straight * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
+                    h = straight * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
                 else:
-                    key = nd + cell * math.hypot(dr, dc)
+                    h = cell * math.hypot(dr, dc)
+                for m in range(lm_goal.shape[1]):
+                    at = lm[m, b]
+                    if at != np.inf:
+                        h = max(h, lm_goal[0, m] - at, at + lm_goal[1, m])
+                if h == np.inf:
+                    continue
+                key = nd + h
                 if pos[b] < 0:
                     hkey[queued] = key
                     hidx[queued] = b
@@ -598,6 +613,8 @@ def search_many(
     cap = out_cells.shape[1]
     no_f = np.empty(0)
     no_i = np.empty(0, dtype=np.int32)
+    no_lm = np.empty((0, 0), dtype=np.float32)
+    no_lm_goal = np.empty((2, 0), dtype=np.float32)
     for t in prange(threads):
         for u in range(t, sources.shape[0], threads):
             n = search(
@@ -606,7 +623,7 @@ def search_many(
                 depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter,
                 sources[u], -1, cell, budget,
                 dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
-                dq_lv[t], dq_rem[t], dq_org[t], dq_n[t],
+                dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], no_lm, no_lm_goal,
             )
             m = 0
             for j in range(n):

@@ -33,6 +33,8 @@ __all__ = [
 
 # Costs are sums of float products; a cell exactly at the allowance must count.
 _SLACK = 1e-9
+# No landmark bounds for A* (`engine.highway` passes its own).
+_NO_LANDMARKS = (np.empty((0, 0), dtype=np.float32), np.empty((2, 0), dtype=np.float32))
 
 
 @dataclass(eq=False)
@@ -60,7 +62,8 @@ class _Workspace:
             link=np.empty(2 * n, dtype=np.int32),
         )
 
-    def run(self, g: CostGrid | _RawGrid, source: int, goal: int, budget: float) -> int:
+    def run(self, g: CostGrid | _RawGrid, source: int, goal: int, budget: float,
+            landmarks: tuple = _NO_LANDMARKS) -> int:
         if goal >= 0 and self.hkey.size == 0:  # A*'s heap, only when asked for
             self.hkey = np.empty(self.dist.size)
             self.hidx = np.empty(self.dist.size, dtype=np.int32)
@@ -73,7 +76,7 @@ class _Workspace:
                 np.zeros(n, dtype=np.int8),
             )
         a = g.kernel_args
-        if a.plain and a.table_cost.size == 0 and a.enter.size == 0:
+        if a.plain and a.table_cost.size == 0 and a.enter.size == 0 and not landmarks[1].size:
             return _kernels.search_plain(
                 a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
                 a.piece_dc, a.piece_w, a.nb, source, goal, g.cell, budget,
@@ -85,7 +88,7 @@ class _Workspace:
         return _kernels.search(
             *g.kernel_args, source, goal, g.cell, budget,
             self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, self.link,
-            *trail,
+            *trail, *landmarks,
         )
 
     def within(self, g: CostGrid | _RawGrid, source: int, budget: float):
@@ -373,11 +376,19 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None) -> Route:
     >>> rt.cost, rt.turns, rt.stops
     (44.0, 2, [(13.5, 3.25)])
     """
+    return _route(grid, start, goal, allowance)
+
+
+def _route(grid: CostGrid, start, goal, allowance: float | None,
+           landmarks: tuple | None = None) -> Route:
+    """`route`, optionally with landmark bounds ``(fields, lower bounds at the goal)``
+    given by a function of the goal cell."""
     per_turn = _allowance(grid, allowance)
     source = _start_cell(grid, start, "start")
     target = _start_cell(grid, goal, "goal")
     ws = _workspace(grid)
-    n = ws.run(grid, source, target, math.inf)
+    n = ws.run(grid, source, target, math.inf,
+               _NO_LANDMARKS if landmarks is None else landmarks(target))
     try:
         if ws.dist[target] == math.inf:
             raise NoRouteError(

@@ -1,4 +1,4 @@
-"""The README's Python example runs as written, and its CLI example prints what it shows."""
+"""The README's Python examples run as written, and its CLI example prints what it shows."""
 
 import re
 import subprocess
@@ -9,11 +9,14 @@ from .conftest import ROOT
 README = (ROOT / "README.md").read_text("utf-8")
 
 
-def test_python_example_runs(monkeypatch, capsys):
+def test_python_examples_run(monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
-    (block,) = re.findall(r"```python\n(.*?)```", README, re.S)
-    exec(compile(block, "README.md", "exec"), {})
-    assert "reachable" in capsys.readouterr().out
+    blocks = re.findall(r"```python\n(.*?)```", README, re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "reachable" in out and "bridge" in out
 
 
 def test_cli_example_prints_what_the_readme_shows():

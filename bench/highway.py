@@ -1,0 +1,101 @@
+"""Long routes on a big campaign map: the network highway (landmark A*) against the full grid A*.
+
+Run: ``python bench/highway.py [--size 4096] [--landmarks 8] [--rounds 3]``; it
+writes bench/HIGHWAY.md with what it printed (``--quick``: a 1024^2 map, no file).
+
+The map is wild country (``campaign_map``): scrub everywhere, woods, broken
+ground and bog over it, and a road grid whose roads bend.  Humans without rear
+ranks travel between towns at road ends.  Each route is answered by
+``engine.route`` (A* over the whole grid, straight-line bound) and by
+``Highway.route`` (the same A* bounded by landmark fields placed on the road
+network); their costs are checked equal within a cell before anything is
+timed.  Times are medians in milliseconds; "cells" is how many cells the
+search touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import math
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import engine  # noqa: E402
+from bench.conftest import campaign_map  # noqa: E402
+from engine.highway import Highway  # noqa: E402
+from engine.search import _NO_LANDMARKS, _start_cell, _workspace  # noqa: E402
+
+
+def touched(grid, a, b, landmarks) -> int:
+    """Cells the A* touches between two points."""
+    ws = _workspace(grid)
+    s, t = _start_cell(grid, a, "a"), _start_cell(grid, b, "b")
+    n = ws.run(grid, s, t, math.inf, landmarks(t) if landmarks else _NO_LANDMARKS)
+    ws.reset(n)
+    return n
+
+
+def median_ms(fn, rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", type=int, default=4096)
+    ap.add_argument("--landmarks", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    n = 1024 if args.quick else args.size
+    out = []
+
+    def say(line: str = "") -> None:
+        print(line, flush=True)
+        out.append(line)
+
+    rules = engine.load_rules("fantasy-warlord")
+    t = time.perf_counter()
+    bf = campaign_map(n)
+    grid = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
+    build = time.perf_counter() - t
+    engine.warm_up()
+    t = time.perf_counter()
+    hw = Highway(grid, args.landmarks)
+    pre = time.perf_counter() - t
+    say(f"# Network highway on a {n} x {n} campaign map\n")
+    say(f"{dt.date.today()}, {platform.machine()}, {platform.python_version()}, "
+        f"engine cost grid built in {build:.1f} s; {len(hw.cells)} landmarks on the network "
+        f"built in {pre:.1f} s ({hw.fields.nbytes / 2**20:.0f} MiB of float32 fields).\n")
+    say("| route | cost | turns | grid A* ms | cells | highway ms | cells | speed-up |")
+    say("|---|---|---|---|---|---|---|---|")
+    s = n / 4096
+    towns = {"NW": (300 * s, 300 * s), "SE": (3800 * s, 3800 * s), "W": (2 * s, 1700 * s),
+             "E": (4090 * s, 2400 * s), "N": (1700 * s, 2 * s), "S": (3100 * s, 4090 * s)}
+    for a, b in (("NW", "SE"), ("W", "E"), ("N", "S")):
+        pa, pb = towns[a], towns[b]
+        full, fast = engine.route(grid, pa, pb), hw.route(pa, pb)
+        assert abs(full.cost - fast.cost) <= grid.cell, (full.cost, fast.cost)
+        t_full = median_ms(lambda pa=pa, pb=pb: engine.route(grid, pa, pb), args.rounds)
+        t_fast = median_ms(lambda pa=pa, pb=pb: hw.route(pa, pb), args.rounds)
+        c_full = touched(grid, pa, pb, None)
+        c_fast = touched(grid, pa, pb, hw._bounds)
+        say(f"| {a} to {b} | {full.cost:.1f} | {full.turns} | {t_full:.0f} | {c_full:,} | "
+            f"{t_fast:.0f} | {c_fast:,} | {t_full / t_fast:.1f}x |")
+    if not args.quick:
+        (ROOT / "bench" / "HIGHWAY.md").write_text("\n".join(out) + "\n", "utf-8")
+
+
+if __name__ == "__main__":
+    main()

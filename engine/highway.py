@@ -1,0 +1,159 @@
+"""Long routes on big maps: the road network as a highway layer for an exact A*.
+
+A `Highway` is built once per (map, unit).  It places landmarks on the road
+network (its far ends first: road ends at the table's edge, then bridges,
+fords and junctions, spread out by farthest-point choice) and stores each
+landmark's exact cost field, as the grid search itself prices it, in float32.
+A route is then A* with the landmark (ALT) lower bound
+
+    cost(v -> goal) >= cost(L -> goal) - cost(L -> v)
+
+(the triangle inequality; it holds for direction-dependent costs such as
+uphill slopes, since only costs *from* the landmark are used) and, where a
+step costs the same both ways (no rear ranks, slopes or entry costs),
+``cost(L -> v) - cost(L -> goal)`` as well, taken as the largest over the
+landmarks and the straight-line bound.  Roads are where the
+bound is tight: between two towns on a road every cell off the road has a
+landmark that shows it to be a detour, so the search follows the road instead
+of flooding the countryside.  The bound never overestimates, so the search
+finds the full grid search's cost (exactly, cell to cell, for a unit without
+rear ranks).  Among routes of equal cell cost it may pick another, whose
+exact start and goal price a hair differently; with rear ranks the rear-rank
+trail makes a cell's cost depend on the path that reached it, and the two
+searches may keep different paths: the answers agree within a cell's worth.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import InputError
+from .network import network
+from .search import Route, _route, _Workspace
+from .terrain import CostGrid
+
+__all__ = ["Highway"]
+
+# float32 keeps a field in 4 bytes a cell; relative rounding is below 2**-23, so
+# the bound is lowered by this fraction of the fields' scale to stay admissible.
+_F32_SLACK = 2.0**-21
+
+
+class Highway:
+    """Landmark cost fields over a cost grid, placed on its road network.
+
+    Parameters
+    ----------
+    grid : CostGrid
+        The unit's cost grid (any size; big maps are what this is for).
+    landmarks : int
+        How many cost fields to keep (4 bytes a cell each).
+
+    Raises
+    ------
+    InputError
+        ``landmarks`` is not a whole number >= 1, or the unit can stand nowhere.
+
+    Examples
+    --------
+    >>> from engine import load_map, load_rules, cost_grid, route
+    >>> rules = load_rules("fantasy-warlord")
+    >>> grid = cost_grid(load_map("maps/crossings.geojson"), rules, rules.unit("humans"))
+    >>> hw = Highway(grid, landmarks=4)
+    >>> a, b = (2, 29), (198, 111)
+    >>> abs(hw.route(a, b).cost - route(grid, a, b).cost) < grid.cell
+    True
+    """
+
+    def __init__(self, grid: CostGrid, landmarks: int = 8):
+        if not isinstance(landmarks, int) or isinstance(landmarks, bool) or landmarks < 1:
+            raise InputError(f"landmarks must be a whole number >= 1, got {landmarks!r}")
+        self.grid = grid
+        self.cells = _place(grid, landmarks)
+        self.fields = np.empty((len(self.cells), grid.base.size), dtype=np.float32)
+        ws = _Workspace.for_cells(grid.base.size)
+        for i, cell in enumerate(self.cells):
+            n = ws.run(grid, cell, -1, math.inf)
+            self.fields[i] = ws.dist
+            ws.reset(n)
+        finite = self.fields[np.isfinite(self.fields)]
+        self.slack = float(finite.max(initial=0.0)) * _F32_SLACK
+        # A step costs the same both ways unless slopes, rear ranks or entry costs
+        # make the direction matter; then cost(v -> goal) >= cost(L -> v) - cost(L -> goal)
+        # bounds too.
+        self.symmetric = bool(grid.unit.depth == 0 and (grid.steep == 1.0).all()
+                              and not grid.enter.any())
+
+    @property
+    def landmarks(self) -> list[tuple[float, float]]:
+        """Where the landmarks stand (cell centres, table units)."""
+        cols = self.grid.grid.shape[1]
+        return [self.grid.grid.rc_to_xy(divmod(int(c), cols)) for c in self.cells]
+
+    def route(self, start, goal, allowance: float | None = None) -> Route:
+        """The cheapest route, exactly as `engine.route` finds it, guided by the landmarks.
+
+        Parameters and the result are those of `engine.route`.
+
+        Raises
+        ------
+        NoRouteError
+            The goal cannot be reached (known before any search).
+        InputError
+            A point off the table or on impassable ground; a bad allowance.
+        """
+        return _route(self.grid, start, goal, allowance, self._bounds)
+
+    def _bounds(self, target: int) -> tuple[np.ndarray, np.ndarray]:
+        """The fields, and each landmark's cost at the goal less the float32 slack and,
+        where costs are the same both ways, minus it plus the slack (`_kernels.search`)."""
+        at = self.fields[:, target]
+        slack = np.float32(self.slack)
+        back = -at - slack if self.symmetric else np.full_like(at, -np.inf)
+        return self.fields, np.stack([at - slack, back])
+
+
+def _place(grid: CostGrid, count: int) -> np.ndarray:
+    """Landmark cells: network ends first, then farthest-point choice over the network's
+    nodes and the table's corners, on ground the unit can stand on."""
+    spec = grid.grid
+    cols = spec.shape[1]
+    graph = network(grid.battlefield, grid.rules)
+    order = {"end": 0, "bank": 1, "junction": 2}
+    nodes = sorted(graph.nodes(data=True), key=lambda nd: order[nd[1]["kind"]])
+    candidates = [d["pos"] for _, d in nodes]
+    candidates += [(0.0, 0.0), (spec.width, 0.0), (0.0, spec.height), (spec.width, spec.height)]
+    open_cells = np.isfinite(grid.base)
+    if not open_cells.any():
+        raise InputError(f"{grid.unit.race} can stand nowhere on this map")
+    cells, xy = [], []
+    for x, y in candidates:
+        r, c = spec.xy_to_rc((min(max(x, 0.0), spec.width), min(max(y, 0.0), spec.height)))
+        r, c = _nearest_open(open_cells, r, c)
+        cells.append(r * cols + c)
+        xy.append(((c + 0.5) * spec.cell, (r + 0.5) * spec.cell))
+    xy = np.array(xy)
+    chosen = [0]
+    gap = np.hypot(*(xy - xy[0]).T)
+    while len(chosen) < min(count, len(cells)):
+        nxt = int(np.argmax(gap))
+        if gap[nxt] == 0:
+            break
+        chosen.append(nxt)
+        gap = np.minimum(gap, np.hypot(*(xy - xy[nxt]).T))
+    return np.array(sorted({cells[i] for i in chosen}), dtype=np.int64)
+
+
+def _nearest_open(open_cells: np.ndarray, r: int, c: int) -> tuple[int, int]:
+    """The passable cell nearest (r, c), searching outwards ring by ring."""
+    rows, cols = open_cells.shape
+    for k in range(max(rows, cols)):
+        r0, r1, c0, c1 = max(r - k, 0), min(r + k + 1, rows), max(c - k, 0), min(c + k + 1, cols)
+        window = open_cells[r0:r1, c0:c1]
+        if window.any():
+            rr, cc = np.nonzero(window)
+            best = int(np.argmin((rr + r0 - r) ** 2 + (cc + c0 - c) ** 2))
+            return int(rr[best] + r0), int(cc[best] + c0)
+    raise AssertionError("unreachable: some cell is open")

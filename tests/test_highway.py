@@ -1,0 +1,107 @@
+"""The network highway: landmark-bounded A* finds what the full grid search finds."""
+
+import math
+
+import numpy as np
+import pytest
+
+import engine
+from engine.highway import Highway
+from engine.search import _NO_LANDMARKS, _start_cell, _workspace
+
+from .conftest import MAPS, battlefield, feature, line, rect
+
+
+def wild(seed, n=120):
+    """Scrub, woods and bog blobs, a river with a bridge, and bent roads: n x n cm, 1 cm cells."""
+    rng = np.random.default_rng(seed)
+    feats = [feature("scrub", rect(-1, -1, n + 1, n + 1))]
+    for _ in range(25):
+        x, y = rng.uniform(0, n, 2)
+        r = rng.uniform(4, 15)
+        feats.append(feature(str(rng.choice(["woods", "bog", "broken ground"])),
+                             rect(x - r, y - r, x + r, y + r)))
+    feats.append(feature("river", line((-1, 0.6 * n), (n + 1, 0.62 * n)), width=3))
+    feats.append(feature("bridge", line((0.3 * n, 0.55 * n), (0.3 * n, 0.68 * n)), width=4))
+    for j in (0.2, 0.5, 0.8):
+        bends = [(x, j * n + rng.uniform(-5, 5)) for x in np.linspace(0, n, 6)]
+        feats.append(feature("road", line(*bends), width=2))
+        feats.append(feature("road", line(*[(y, x) for x, y in bends]), width=2))
+    return engine.load_map(battlefield(feats, n, n, cell=1.0))
+
+
+def cell_cost(grid, a, b, landmarks):
+    ws = _workspace(grid)
+    s, t = _start_cell(grid, a, "a"), _start_cell(grid, b, "b")
+    n = ws.run(grid, s, t, math.inf, landmarks(t) if landmarks else _NO_LANDMARKS)
+    d = ws.dist[t]
+    ws.reset(n)
+    return d, n
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_highway_cost_equals_the_full_grid_search(rules, seed):
+    g = engine.cost_grid(wild(seed), rules, rules.unit("humans", depth=0, frontage=2))
+    hw = Highway(g, landmarks=6)
+    assert hw.symmetric and len(hw.cells) == 6
+    rng = np.random.default_rng(seed)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    for a, b in rng.choice(open_cells, (12, 2)):
+        pa = g.grid.rc_to_xy(divmod(int(a), g.grid.shape[1]))
+        pb = g.grid.rc_to_xy(divmod(int(b), g.grid.shape[1]))
+        full, full_n = cell_cost(g, pa, pb, None)
+        fast, fast_n = cell_cost(g, pa, pb, hw._bounds)
+        assert fast == pytest.approx(full, rel=1e-12, abs=1e-9)  # cell to cell: exact
+        assert fast_n <= full_n * 1.05
+        assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell
+
+
+@pytest.mark.parametrize("race, depth", [("humans", 4.0), ("goblins", 2.0)])
+def test_highway_with_rear_ranks_and_slopes_within_a_cell(rules, race, depth):
+    bf = engine.load_map(MAPS / "demo.geojson")
+    g = engine.cost_grid(bf, rules, rules.unit(race, depth=depth))
+    hw = Highway(g, landmarks=4)
+    assert not hw.symmetric  # steep hills, rear ranks and a narrow bridge
+    for a, b in [((30, 40), (170, 95)), ((5, 60), (175, 60)), ((120, 110), (20, 20))]:
+        assert abs(hw.route(a, b).cost - engine.route(g, a, b).cost) <= g.cell
+
+
+def test_highway_lower_bound_never_overestimates(rules):
+    """Every landmark bound at every cell is at most the true cost to the goal."""
+    g = engine.cost_grid(wild(5, n=60), rules, rules.unit("humans", depth=0, frontage=2))
+    hw = Highway(g, landmarks=5)
+    goal = _start_cell(g, (50.5, 10.5), "goal")
+    to_goal = engine.reach(g, (50.5, 10.5), 1e9).to_array().ravel()  # symmetric costs
+    fields, bounds = hw._bounds(goal)
+    ok = np.isfinite(to_goal)
+    for f, fwd, back in zip(fields, bounds[0], bounds[1], strict=True):
+        reached = ok & np.isfinite(f)
+        assert (fwd - f[reached] <= to_goal[reached] + 1e-9).all()
+        assert (f[reached] + back <= to_goal[reached] + 1e-9).all()
+
+
+def test_highway_no_route(rules):
+    feats = [feature("river", line((20, -1), (20, 21)), width=4),
+             feature("road", line((0, 10), (40, 10)), width=2)]
+    g = engine.cost_grid(engine.load_map(battlefield(feats)), rules, rules.unit("humans"))
+    hw = Highway(g, landmarks=2)
+    with pytest.raises(engine.NoRouteError):
+        hw.route((5, 10), (35, 10))
+    assert cell_cost(g, (5, 10), (15, 12), hw._bounds)[0] == pytest.approx(
+        cell_cost(g, (5, 10), (15, 12), None)[0])
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True])
+def test_highway_refuses_bad_landmark_counts(rules, bad):
+    g = engine.cost_grid(engine.load_map(battlefield([])), rules, rules.unit("humans"))
+    with pytest.raises(engine.InputError, match="landmarks"):
+        Highway(g, landmarks=bad)
+
+
+def test_landmarks_stand_on_the_network_and_spread_out(rules):
+    g = engine.cost_grid(wild(1), rules, rules.unit("humans", depth=0, frontage=2))
+    hw = Highway(g, landmarks=4)
+    pts = np.array(hw.landmarks)
+    assert np.isfinite(g.base.ravel()[hw.cells]).all()
+    gaps = [np.hypot(*(p - q)) for i, p in enumerate(pts) for q in pts[i + 1:]]
+    assert min(gaps) > 40  # a 120 cm map: four landmarks far apart
