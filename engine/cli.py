@@ -23,6 +23,8 @@ __all__ = ["main"]
 
 DEMO_START = (30.0, 40.0)
 DEMO_GOAL = (170.0, 95.0)
+CROSSINGS_START = (10.0, 20.0)
+CROSSINGS_GOAL = (190.0, 130.0)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -115,9 +117,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=_count, help="solve only the first N scenarios")
     p.add_argument("--json", action="store_true", help="print JSON")
 
-    p = sub.add_parser("demo", help="run on the shipped demo battlefield and draw it")
+    p = sub.add_parser("demo", help="run on the shipped battlefields and draw them")
     p.add_argument("--png", metavar="FILE", default="engine-demo.png",
-                   help="picture to write (default: engine-demo.png)")
+                   help="picture to write (default: engine-demo.png; the crossings map's "
+                   "network goes beside it as engine-demo-network.png)")
     return parser
 
 
@@ -269,6 +272,22 @@ def _cmd_demo(args) -> None:
     print("\n".join(_legs_text(rt.legs)))
     render_png(args.png, g, reach=r, route=rt)
     print(f"picture: {args.png}")
+
+    from .network import describe
+
+    bf = load_map(str(resources.files("engine") / "data" / "crossings.geojson"))
+    g = cost_grid(bf, rules, rules.unit("humans"))
+    net = describe(bf, rules, g.unit)
+    rt = route(g, CROSSINGS_START, CROSSINGS_GOAL)
+    print(f"\nCrossings battlefield: {_network_text(net, g)}")
+    print(f"route {CROSSINGS_START} to {CROSSINGS_GOAL}, frontage {g.unit.frontage:g}: "
+          f"cost {rt.cost:.2f}, {rt.turns} turns, "
+          f"{sum(leg.kind == 'formation change' for leg in rt.legs)} formation change(s)")
+    stem, dot, ext = args.png.rpartition(".")
+    picture = f"{stem}-network.{ext}" if dot else f"{args.png}-network"
+    render_png(picture, g, network=net, route=rt, title="crossings: network, chokepoints "
+               "and a route")
+    print(f"picture: {picture}")
 
 
 def main(argv: list[str] | None = None) -> int:

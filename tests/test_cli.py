@@ -19,6 +19,9 @@ def test_demo_prints_a_summary_and_draws(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "within reach this turn" in text and "turns" in text and str(out) in text
     assert out.read_bytes().startswith(PNG) and out.stat().st_size > 50_000
+    network = tmp_path / "demo-network.png"
+    assert text.count("chokepoint:") == 3 and "1 formation change(s)" in text
+    assert network.read_bytes().startswith(PNG) and str(network) in text
 
 
 def test_reach_and_route_pictures(tmp_path, capsys):
