@@ -36,6 +36,7 @@ from .errors import InputError, RulesError
 __all__ = [
     "LAYER_CLASSES",
     "ROLES",
+    "Rate",
     "Ruleset",
     "TerrainKind",
     "Unit",
@@ -59,6 +60,37 @@ class TerrainKind:
     steep_layers: tuple[str, ...] = ()
     closed_to: tuple[str, ...] = ()
     passage: bool = False
+    uphill_layers: tuple[str, ...] = ()
+    crossing_cost: float = 0.0
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A layer's price when it is not a plain multiplier.
+
+    Either ``multiplier`` charged per started ``quantum`` of distance
+    (Battlesystem: "3" per 2" or fraction of 2"" is 1.5 per quantum 2), or a
+    ``fraction`` of the move rounded to the nearest ``round_to``, halves up
+    (the Reglamento's quarter move: 15 / 4 = 3.75 -> 4 cm): the multiplier is
+    then the move over that rounded distance.
+    """
+
+    multiplier: float | None = None
+    quantum: float | None = None
+    fraction: float | None = None
+    round_to: float | None = None
+
+    def resolve(self, move: float) -> float:
+        """The multiplier for a unit with this ``move``."""
+        if self.fraction is None:
+            return self.multiplier
+        step = self.round_to or 0.0
+        reach = move * self.fraction
+        if step > 0:
+            reach = math.floor(reach / step + 0.5 + 1e-9) * step
+        if reach <= 0:
+            return math.inf if move > 0 else 1.0
+        return move / reach
 
 
 @dataclass(frozen=True)
@@ -85,6 +117,14 @@ class Unit:
         costs a formation change to enter.
     figure_width : float
         Width of one figure: a passage narrower than this is closed to the unit.
+    quanta : dict
+        Layer name -> quantum: the layer is charged per started quantum of
+        distance (`Rate`).
+    march : bool
+        A march move: the ruleset's march allowance, open ground only.
+    formation : str
+        ``"irregular"``, or ``"regular"``: kept out of the layer classes the
+        ruleset reserves for irregular formation (``irregular_in``).
     """
 
     race: str
@@ -96,6 +136,9 @@ class Unit:
     frontage: float = 0.0
     figure_width: float = 0.0
     multipliers: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
+    quanta: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
+    march: bool = False
+    formation: str = "irregular"
 
     @property
     def key(self) -> tuple:
@@ -109,6 +152,7 @@ class Unit:
             self.frontage,
             self.figure_width,
             tuple(sorted(self.multipliers.items())),
+            tuple(sorted(self.quanta.items())),
         )
 
 
@@ -126,9 +170,12 @@ class Ruleset:
     formation_change: float
     layers: dict[str, str]
     terrain: dict[str, TerrainKind]
-    defaults: dict[str, float]
+    defaults: dict[str, float | Rate]
     races: dict[str, dict[str, Any]]
     source: str
+    march: float | None = None
+    irregular_in: tuple[str, ...] = ()
+    manoeuvres: dict[str, float] = field(default_factory=dict)
 
     def unit(
         self,
@@ -138,6 +185,8 @@ class Ruleset:
         ranks: int | None = None,
         depth: float | None = None,
         frontage: float | None = None,
+        march: bool = False,
+        formation: str = "irregular",
     ) -> Unit:
         """Resolve a race into a `Unit`, with optional overrides.
 
@@ -154,6 +203,13 @@ class Ruleset:
         frontage : float, optional
             Width of the unit's front; defaults to the race's ``frontage``,
             else the ruleset's.
+        march : bool
+            A march move: the move times the ruleset's ``march`` (unless
+            ``move`` is given), and every layer impassable (open ground only;
+            a road still cancels what it cancels).
+        formation : str
+            ``"irregular"`` (default) or ``"regular"``: a regular unit may not
+            enter the layer classes in the ruleset's ``irregular_in``.
 
         Examples
         --------
@@ -166,9 +222,15 @@ class Ruleset:
         if race not in self.races:
             known = ", ".join(sorted(self.races))
             raise RulesError(f"unknown race {race!r} in {self.name}; known races: {known}")
+        if march is not False and march is not True:
+            raise InputError(f"march must be true or false, got {march!r}")
+        if march and self.march is None:
+            raise InputError(f"{self.name} has no march moves ([ruleset] march)")
+        if formation not in ("irregular", "regular"):
+            raise InputError(f"formation must be 'irregular' or 'regular', got {formation!r}")
         spec = self.races[race]
         if move is None:
-            move = spec["move"]
+            move = spec["move"] * (self.march if march else 1.0)
         if not (_is_number(move) and math.isfinite(move) and move >= 0):
             raise InputError(f"move must be a finite number >= 0, got {move!r}")
         if depth is None:
@@ -187,8 +249,18 @@ class Ruleset:
                 f"frontage must be a finite number >= the figure width {figure_width:g}, "
                 f"got {frontage!r}"
             )
-        multipliers = dict(self.defaults)
-        multipliers.update(spec.get("multipliers", {}))
+        rates = dict(self.defaults)
+        rates.update(spec.get("multipliers", {}))
+        multipliers, quanta = {}, {}
+        for name, rate in rates.items():
+            if isinstance(rate, Rate):
+                multipliers[name] = rate.resolve(float(move))
+                if rate.quantum:
+                    quanta[name] = rate.quantum
+            else:
+                multipliers[name] = rate
+            if march or (formation == "regular" and self.layers[name] in self.irregular_in):
+                multipliers[name] = math.inf
         return Unit(
             race=race,
             move=float(move),
@@ -199,6 +271,9 @@ class Ruleset:
             frontage=float(frontage),
             figure_width=float(figure_width),
             multipliers=multipliers,
+            quanta=quanta,
+            march=march,
+            formation=formation,
         )
 
 
@@ -286,13 +361,31 @@ def _parse(data: dict, source: str) -> Ruleset:
             raise fail(f"{where} must be a finite number {sign} {minimum:g}, got {value!r}")
         return float(value)
 
-    def multiplier(value: Any, where: str) -> float:
+    def multiplier(value: Any, where: str) -> float | Rate:
         if value == "impassable":
             return math.inf
+        if isinstance(value, dict):
+            return rate(value, where)
         ok = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok or math.isnan(value) or value < 1:
-            raise fail(f"{where} must be a number >= 1 or \"impassable\", got {value!r}")
+            raise fail(f"{where} must be a number >= 1, \"impassable\" or a table "
+                       f"{{ multiplier, quantum }} or {{ fraction, round_to }}, got {value!r}")
         return float(value)
+
+    def rate(value: dict, where: str) -> Rate:
+        if "fraction" in value:
+            check_keys(value, where, {"fraction"}, {"round_to"})
+            fraction = number(value["fraction"], f"{where} fraction", strict=True)
+            if fraction > 1:
+                raise fail(f"{where} fraction must be <= 1, got {fraction:g}")
+            return Rate(fraction=fraction,
+                        round_to=number(value.get("round_to", 0.0), f"{where} round_to"))
+        check_keys(value, where, {"multiplier", "quantum"}, set())
+        m = multiplier(value["multiplier"], f"{where} multiplier")
+        if not isinstance(m, float) or math.isinf(m):
+            raise fail(f"{where} multiplier must be a number >= 1")
+        return Rate(multiplier=m, quantum=number(value["quantum"], f"{where} quantum",
+                                                  strict=True))
 
     def names(value: Any, where: str, known: dict | tuple, what: str) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -302,11 +395,13 @@ def _parse(data: dict, source: str) -> Ruleset:
                 raise fail(f"{where} names undefined {what} {v!r}")
         return tuple(value)
 
-    check_keys(data, "the file", {"ruleset", "layers", "terrain", "defaults", "races"}, set())
+    check_keys(data, "the file", {"ruleset", "layers", "terrain", "defaults", "races"},
+               {"manoeuvres"})
     head = table(data["ruleset"], "[ruleset]")
     check_keys(
         head, "[ruleset]", {"name", "units", "rank_depth"},
-        {"break_formation_distance", "troops", "frontage", "figure_width", "formation_change"},
+        {"break_formation_distance", "troops", "frontage", "figure_width", "formation_change",
+         "march", "irregular_in"},
     )
     if not isinstance(head["name"], str) or not head["name"].strip():
         raise fail(f"[ruleset] name must be a non-empty string, got {head['name']!r}")
@@ -326,6 +421,11 @@ def _parse(data: dict, source: str) -> Ruleset:
         raise fail(f"[ruleset] frontage {frontage:g} is narrower than figure_width "
                    f"{figure_width:g}")
     formation_change = number(head.get("formation_change", 0.0), "[ruleset] formation_change")
+    march = head.get("march")
+    if march is not None:
+        march = number(march, "[ruleset] march", minimum=1.0)
+    irregular_in = names(head.get("irregular_in", []), "[ruleset] irregular_in", LAYER_CLASSES,
+                         "class")
 
     layers = table(data["layers"], "[layers]")
     for lname, cls in layers.items():
@@ -338,7 +438,8 @@ def _parse(data: dict, source: str) -> Ruleset:
         spec = table(spec, where)
         check_keys(
             spec, where, set(),
-            {"layers", "role", "cancels", "impassable", "steep_layers", "closed_to", "passage"},
+            {"layers", "role", "cancels", "impassable", "steep_layers", "closed_to", "passage",
+             "uphill_layers", "crossing_cost"},
         )
         role = spec.get("role", "ground")
         if role not in ROLES:
@@ -346,8 +447,9 @@ def _parse(data: dict, source: str) -> Ruleset:
         impassable = spec.get("impassable", False)
         if not isinstance(impassable, bool):
             raise fail(f"{where} impassable must be true or false")
-        if "steep_layers" in spec and role != "hill":
-            raise fail(f"{where} steep_layers is only for role \"hill\"")
+        for key in ("steep_layers", "uphill_layers"):
+            if key in spec and role != "hill":
+                raise fail(f"{where} {key} is only for role \"hill\"")
         passage = spec.get("passage", False)
         if not isinstance(passage, bool):
             raise fail(f"{where} passage must be true or false")
@@ -363,6 +465,10 @@ def _parse(data: dict, source: str) -> Ruleset:
             closed_to=names(spec.get("closed_to", []), f"{where} closed_to", tuple(troops),
                             "troop type"),
             passage=passage,
+            uphill_layers=names(
+                spec.get("uphill_layers", []), f"{where} uphill_layers", layers, "layer"
+            ),
+            crossing_cost=number(spec.get("crossing_cost", 0.0), f"{where} crossing_cost"),
         )
     if not terrain:
         raise fail("[terrain] defines no terrain kinds")
@@ -420,6 +526,11 @@ def _parse(data: dict, source: str) -> Ruleset:
         races[rname] = race
     if not races:
         raise fail("[races] defines no races")
+    manoeuvres = table(data.get("manoeuvres", {}), "[manoeuvres]")
+    check_keys(manoeuvres, "[manoeuvres]", set(), {"reform", "face", "frontage",
+                                                   "frontage_figures"})
+    manoeuvres = {k: number(v, f"[manoeuvres] {k}", strict=k == "frontage_figures")
+                  for k, v in manoeuvres.items()}
 
     return Ruleset(
         name=str(head["name"]),
@@ -435,4 +546,7 @@ def _parse(data: dict, source: str) -> Ruleset:
         defaults=defaults,
         races=races,
         source=source,
+        march=march,
+        irregular_in=irregular_in,
+        manoeuvres=manoeuvres,
     )
