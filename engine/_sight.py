@@ -1,0 +1,175 @@
+"""numba kernels for lines of sight (private; `engine.visibility` is the front).
+
+A sight line runs from the observer's exact point to the target's.  It is
+walked cell by cell with the exact grid walk (Amanatides and Woo): the
+parameter ``t`` in [0, 1] along the line at which it crosses a column
+boundary ``X`` is ``(X - px) / dx`` in cell units, and every decision (which
+cell comes next, where the line enters and leaves a cell) compares those
+numbers only, so the walk visits exactly the cells a brute-force check with
+the same formula finds (tests/test_visibility.py does).  A cell the line
+only grazes at a corner (it leaves as it enters) stops nothing.
+
+Cells that cannot stop any sight line (not concealing, not above the sight
+height) are skipped in bulk: ``free[r, c]`` is the chessboard distance to the
+nearest cell that might, so every cell within ``free - 1`` of the current one
+is passed over in one jump.
+
+All kernels compile lazily with ``cache=True``; inputs are clean arrays
+(`engine.visibility` checks them).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+# What stopped a sight line.
+SEEN = 0
+HIDDEN = 1  # the target stands in concealing terrain farther away than it conceals
+WOODS = 2  # the line runs deeper into concealing terrain than sight reaches
+HILL = 3  # the ground rises above the line
+_TOL = 1e-9  # table units: ground this close under the line does not block
+
+
+@njit(cache=True)
+def distance(ox, oy, tx, ty):
+    """Table distance between two points (the one formula every concealment test uses)."""
+    return math.hypot(tx - ox, ty - oy)
+
+
+@njit(cache=True, inline="always")
+def _face(i, s, p, d):
+    """``t`` where the line leaves cell index ``i`` moving by ``s`` (+1, -1 or 0)."""
+    if s > 0:
+        return (i + 1 - p) / d
+    if s < 0:
+        return (i - p) / d
+    return math.inf
+
+
+@njit(cache=True, error_model="numpy")
+def march(elev, conceal, free, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1, first):
+    """Walk the sight line from ``(ox, oy)`` in cell ``(r0, c0)`` to ``(tx, ty)`` in ``(r1, c1)``.
+
+    Points are in table units, ``z0`` and ``z1`` the heights of the line's
+    ends.  The ground under the two ends never blocks.  A cell blocks when the
+    line leaves it farther from the observer than ``conceal`` (concealing
+    terrain), or when its elevation is above the line anywhere in it.
+
+    Returns ``(woods_r, woods_c, hill_r, hill_c)``: the first concealing cell
+    that blocks and the hill cell that rises farthest above the line, ``-1``
+    for none.  With ``first`` it returns at the first blocking cell of any kind.
+    """
+    rows, cols = elev.shape
+    px, py = ox / cell, oy / cell
+    dx, dy = tx / cell - px, ty / cell - py
+    length = distance(ox, oy, tx, ty)
+    sx = 1 if dx > 0 else (-1 if dx < 0 else 0)
+    sy = 1 if dy > 0 else (-1 if dy < 0 else 0)
+    wr, wc, hr, hc = -1, -1, -1, -1
+    worst = 0.0
+    r, c = r0, c0
+    t_in = 0.0
+    while t_in < 1.0 and 0 <= r < rows and 0 <= c < cols and not (r == r1 and c == c1):
+        txo = _face(c, sx, px, dx)
+        tyo = _face(r, sy, py, dy)
+        k = free[r, c]
+        if k == 0 and not (r == r0 and c == c0):
+            t_out = min(txo, tyo, 1.0)
+            if t_out > t_in:
+                if t_out * length > conceal[r, c] and wr < 0:
+                    wr, wc = r, c
+                    if first:
+                        return wr, wc, hr, hc
+                zi = z0 + t_in * (z1 - z0)
+                zo = z0 + t_out * (z1 - z0)
+                above = elev[r, c] - min(zi, zo)
+                if above > _TOL and above > worst:
+                    worst = above
+                    hr, hc = r, c
+                    if first:
+                        return wr, wc, hr, hc
+        if k >= 2:
+            m = k - 1
+            if abs(r1 - r) <= m and abs(c1 - c) <= m:
+                break  # the rest of the line lies in free cells
+            cl, rl = c + sx * m, r + sy * m
+            txl = _face(cl, sx, px, dx)
+            tyl = _face(rl, sy, py, dy)
+            tj = min(txl, tyl)
+            if txl <= tyl:
+                nc = cl + sx
+            else:
+                nc = _landing(c, cl, sx, px, dx, tj)
+            if tyl <= txl:
+                nr = rl + sy
+            else:
+                nr = _landing(r, rl, sy, py, dy, tj)
+            r, c, t_in = nr, nc, tj
+        elif txo < tyo:
+            c += sx
+            t_in = txo
+        elif tyo < txo:
+            r += sy
+            t_in = tyo
+        else:  # through a corner: the two side cells are only grazed
+            c += sx
+            r += sy
+            t_in = txo
+    return wr, wc, hr, hc
+
+
+@njit(cache=True, inline="always")
+def _landing(i0, i1, s, p, d, t):
+    """Index (between ``i0`` and ``i1``) the line is in at ``t`` on an axis it has not left."""
+    if s == 0:
+        return i0
+    lo, hi = min(i0, i1), max(i0, i1)
+    i = min(max(math.floor(p + t * d), lo), hi)
+    while i != i0 and _face(i - s, s, p, d) > t:
+        i -= s
+    while i != i1 and _face(i, s, p, d) <= t:
+        i += s
+    return i
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def viewshed(elev, conceal, free, ox, oy, r0, c0, cell, height, flying, out):
+    """Fill ``out[r, c]`` with whether the observer at ``(ox, oy)`` sees cell ``(r, c)``'s centre.
+
+    A ground observer's line of sight runs ``height`` above the ground at both
+    ends.  A flyer at flight height sees every cell but concealing ones.
+    """
+    rows, cols = elev.shape
+    z0 = elev[r0, c0] + height
+    for r in prange(rows):
+        ty = (r + 0.5) * cell
+        for c in range(cols):
+            d = conceal[r, c]
+            if flying:
+                out[r, c] = math.isinf(d)
+                continue
+            tx = (c + 0.5) * cell
+            if distance(ox, oy, tx, ty) > d:
+                out[r, c] = False
+                continue
+            wr, _, hr, _ = march(elev, conceal, free, ox, oy, tx, ty, r0, c0, r, c, cell, z0,
+                                 elev[r, c] + height, True)
+            out[r, c] = wr < 0 and hr < 0
+
+
+def free_cells(elev: np.ndarray, conceal: np.ndarray, height: float) -> np.ndarray:
+    """Chessboard distance from each cell to the nearest that may block a sight line.
+
+    A cell may block if it conceals or rises above ``height`` (a sight line
+    never runs lower than ``height`` above the lowest ground, 0).  Capped at
+    2**30 where nothing may block.
+    """
+    from scipy.ndimage import distance_transform_cdt
+
+    stop = np.isfinite(conceal) | (elev > height)
+    if not stop.any():
+        return np.full(elev.shape, 2**30, dtype=np.int32)
+    return distance_transform_cdt(~stop, metric="chessboard").astype(np.int32)
