@@ -1,0 +1,227 @@
+"""Lines of sight: Fantasy Warlord's concealment rules; the viewshed against a slow reference."""
+
+import math
+
+import numpy as np
+import pytest
+
+import engine
+from engine.terrain import layers
+from engine.visibility import viewshed, visible
+
+from .conftest import battlefield, feature, rect
+
+# A wood filling the east half of a 40 x 20 table.
+WOOD = [feature("woods", rect(20, 0, 40, 20), "east-wood")]
+# A ridge across the table (ends off the table): height 0 at x = 20 and 30, 6 on the crest x = 25.
+RIDGE = [feature("hill", rect(20, -10, 30, 30), "ridge", elevation=6)]
+
+
+def bf_of(features, **kw):
+    return engine.load_map(battlefield(features, **kw))
+
+
+@pytest.mark.parametrize(("kind", "reach"), [("woods", 5.0), ("swamp", 5.0), ("jungle", 3.0)])
+def test_inside_concealing_terrain_seen_only_from_within_its_distance(rules, kind, reach):
+    bf = bf_of([feature(kind, rect(20, 0, 40, 20))])
+    target = (21.9, 10.0)
+    near = visible(bf, rules, (target[0] - reach + 0.1, 10.0), target)
+    far = visible(bf, rules, (target[0] - reach - 0.1, 10.0), target)
+    assert near.seen and not far.seen
+    assert far.reason == f"hidden: inside {kind}, {reach + 0.1:.2f} cm > {reach:g} cm"
+    assert visible(bf, rules, (target[0] - reach, 10.0), target).seen  # "more than" D hides
+
+
+def test_woods_4_9_cm_seen_5_1_cm_hidden(rules):
+    bf = bf_of(WOOD)
+    assert visible(bf, rules, (17.0, 10.0), (21.9, 10.0)).seen
+    s = visible(bf, rules, (16.8, 10.0), (21.9, 10.0))
+    assert not s.seen and s.reason == "hidden: inside woods, 5.10 cm > 5 cm"
+    # diagonal distances are exact, not counted in cells
+    a = (21.0, 8.0)
+    assert visible(bf, rules, (a[0] - 3.0, a[1] + 3.9), a).seen  # 4.92 cm
+    assert not visible(bf, rules, (a[0] - 3.0, a[1] + 4.2), a).seen  # 5.16 cm
+
+
+def test_jungle_is_3_cm_where_woods_is_5(rules):
+    bf = bf_of([feature("woods", rect(20, 0, 40, 10)), feature("jungle", rect(20, 10, 40, 20))])
+    assert visible(bf, rules, (18.0, 5.0), (22.0, 5.0)).seen  # 4 cm into woods
+    s = visible(bf, rules, (18.0, 15.0), (22.0, 15.0))  # 4 cm into jungle
+    assert not s.seen and "jungle, 4.00 cm > 3 cm" in s.reason
+
+
+def test_units_inside_woods_see_no_farther_than_5_cm(rules):
+    bf = bf_of(WOOD)
+    # "nor can they see any unit around them in the woods which is over 5 cm away"
+    assert visible(bf, rules, (30.0, 10.0), (34.9, 10.0)).seen
+    assert not visible(bf, rules, (30.0, 10.0), (35.1, 10.0)).seen
+    # firing out: "it must be within 5 cm of the edge of the wood"
+    assert visible(bf, rules, (24.9, 10.0), (5.0, 10.0)).seen
+    s = visible(bf, rules, (25.1, 10.0), (5.0, 10.0))
+    assert not s.seen
+    assert s.reason == "blocked by woods at (20.25, 10.25): from inside woods sight reaches 5 cm"
+    # the enemy out in the open cannot see the unit at the edge (more than 5 cm away)
+    assert not visible(bf, rules, (5.0, 10.0), (24.9, 10.0)).seen
+
+
+def test_woods_hide_units_behind_them_from_ground_observers_not_flyers(rules):
+    bf = bf_of([feature("woods", rect(15, 0, 25, 20))])
+    behind = (30.0, 10.0)
+    s = visible(bf, rules, (5.0, 10.0), behind)
+    assert not s.seen and s.reason == "blocked by woods at (15.25, 10.25): sight reaches 5 cm " \
+        "into woods"
+    assert s.blocked_at == (15.25, 10.25)  # the first wood more than 5 cm from the observer
+    assert not visible(bf, rules, (12.0, 10.0), behind).seen  # 3 cm off, 10 cm of trees
+    assert visible(bf, rules, (5.0, 10.0), behind, flying=True).seen
+    # a strip of trees thinner than 5 cm, close by, is seen through
+    thin = bf_of([feature("woods", rect(15, 0, 17, 20))])
+    assert visible(thin, rules, (14.0, 10.0), behind).seen
+    assert not visible(thin, rules, (10.0, 10.0), behind).seen
+
+
+def test_flyers_do_not_see_into_woods_however_close(rules):
+    bf = bf_of(WOOD)
+    s = visible(bf, rules, (19.0, 10.0), (21.0, 10.0), flying=True)
+    assert not s.seen and "hides units from flyers" in s.reason
+    assert visible(bf, rules, (19.0, 10.0), (21.0, 10.0)).seen  # landed, it would
+
+
+def test_behind_the_crest_of_a_hill_is_concealed(rules):
+    bf = bf_of(RIDGE)
+    enemy = (10.0, 10.0)
+    for target in [(29.0, 10.0), (32.0, 10.0), (39.0, 4.0)]:
+        s = visible(bf, rules, enemy, target)
+        assert not s.seen, target
+        assert s.reason.startswith("blocked by hill crest at (")
+        assert abs(s.blocked_at[0] - 25.0) <= 0.5  # a cell on the crest line, x = 25
+    for target in [(22.0, 10.0), (25.0, 10.0), (15.0, 3.0)]:  # forward slope, crest, open
+        assert visible(bf, rules, enemy, target).seen, target
+    # "behind the crest of a hill, away from the enemy": an enemy on the same side sees it
+    assert visible(bf, rules, (38.0, 10.0), (32.0, 10.0)).seen
+    # from the crest one sees down both slopes
+    assert visible(bf, rules, (25.0, 10.0), (39.0, 10.0)).seen
+    # "Creatures that can fly and are travelling at Flight Height can see over all hills"
+    assert visible(bf, rules, enemy, (32.0, 10.0), flying=True).seen
+
+
+def test_sight_height_decides_how_far_behind_the_crest(rules):
+    bf = bf_of(RIDGE)
+    assert not visible(bf, rules, (10.0, 10.0), (27.0, 10.0)).seen
+    assert visible(bf, rules, (10.0, 10.0), (27.0, 10.0), height=8.0).seen
+    with pytest.raises(engine.InputError, match="sight height"):
+        visible(bf, rules, (10.0, 10.0), (27.0, 10.0), height=-1)
+
+
+def test_points_off_the_table_are_one_line_errors(rules):
+    bf = bf_of(WOOD)
+    with pytest.raises(engine.InputError, match=r"^observer: point \(41, 3\) is off the table"):
+        visible(bf, rules, (41, 3), (5, 5))
+    with pytest.raises(engine.InputError, match=r"^target: point \(5, -1\) is off the table"):
+        visible(bf, rules, (5, 5), (5, -1))
+    with pytest.raises(engine.InputError, match=r"^observer: "):
+        viewshed(bf, rules, (math.nan, 1))
+
+
+# A small map with every kind of sight blocker: two hills (one wooded), woods, jungle, a swamp.
+MIXED = [
+    feature("hill", rect(4, 2, 16, 10), elevation=5),
+    feature("woods", rect(12, 4, 15, 8)),
+    feature("hill", {"type": "Polygon", "coordinates": [[[22, 12], [30, 11], [27, 19], [22, 12]]]},
+            elevation=7),
+    feature("woods", rect(17, 1, 19.7, 6.3)),
+    feature("jungle", rect(2, 13, 8, 17)),
+    feature("swamp", rect(25, 2, 28, 5)),
+]
+
+
+def conceal_grid(bf, rules):
+    """Each cell's concealment distance from the rules' data (inf: none)."""
+    lay = layers(bf, rules)
+    d = np.full(lay.grid.shape, math.inf)
+    for i, k in enumerate(lay.kinds):
+        c = rules.terrain[k].effects.conceals
+        if c is not None:
+            on = (lay.mask >> np.uint64(i) & np.uint64(1)).astype(bool)
+            d[on] = np.minimum(d[on], c)
+    return lay.elevation, d
+
+
+def reference_seen(bf, rules, observer, target, height):
+    """Slow, obviously right: test every cell of the box between observer and target.
+
+    A cell blocks if the line runs through it (leaves it after it enters: the
+    same face formula as the kernel, t = (X - px) / dx in cell units) and
+    either leaves it farther from the observer than it conceals, or is higher
+    than the line where the line enters or leaves it.
+    """
+    elev, conceal = conceal_grid(bf, rules)
+    spec = bf.grid
+    (ox, oy), (tx, ty) = observer, target
+    r0, c0 = spec.xy_to_rc(observer)
+    r1, c1 = spec.xy_to_rc(target)
+    length = math.hypot(tx - ox, ty - oy)
+    if length > conceal[r1, c1]:
+        return False
+    px, py = ox / spec.cell, oy / spec.cell
+    dx, dy = tx / spec.cell - px, ty / spec.cell - py
+    z0, z1 = elev[r0, c0] + height, elev[r1, c1] + height
+
+    def span(i, p, d):
+        if d > 0:
+            return (i - p) / d, (i + 1 - p) / d
+        if d < 0:
+            return (i + 1 - p) / d, (i - p) / d
+        return -math.inf, math.inf  # the box is this one column (row)
+
+    for r in range(min(r0, r1), max(r0, r1) + 1):
+        for c in range(min(c0, c1), max(c0, c1) + 1):
+            if (r, c) in ((r0, c0), (r1, c1)):
+                continue
+            ax, bx = span(c, px, dx)
+            ay, by = span(r, py, dy)
+            t_in, t_out = max(ax, ay, 0.0), min(bx, by, 1.0)
+            if t_out <= t_in:
+                continue
+            if t_out * length > conceal[r, c]:
+                return False
+            z = min(z0 + t_in * (z1 - z0), z0 + t_out * (z1 - z0))
+            if elev[r, c] - z > 1e-9:
+                return False
+    return True
+
+
+@pytest.mark.parametrize("observer", [(3.3, 3.1), (10.0, 6.0), (13.5, 6.0), (26.0, 15.0),
+                                      (18.0, 3.0), (39.9, 19.9), (0.0, 0.0), (5.0, 15.0)])
+def test_viewshed_agrees_with_visible_and_the_reference_on_every_cell(rules, observer):
+    bf = bf_of(MIXED, width=40, height=20)
+    seen = viewshed(bf, rules, observer)
+    rows, cols = bf.grid.shape
+    for r in range(rows):
+        for c in range(cols):
+            xy = bf.grid.rc_to_xy((r, c))
+            one = visible(bf, rules, observer, xy)
+            assert one.seen == seen[r, c], (r, c, one.reason)
+            assert reference_seen(bf, rules, observer, xy, rules.sight_height) == seen[r, c], (r, c)
+    assert 0 < seen.sum() < seen.size
+
+
+def test_viewshed_of_a_flyer_is_everything_not_concealing(rules):
+    bf = bf_of(MIXED)
+    seen = viewshed(bf, rules, (10.0, 6.0), flying=True)
+    _, conceal = conceal_grid(bf, rules)
+    assert np.array_equal(seen, np.isinf(conceal))
+
+
+def test_viewshed_on_a_fine_grid_matches_visible_at_sampled_cells(rules):
+    """Long lines on a fine grid exercise the kernel's jumps over open ground."""
+    bf = bf_of(MIXED, width=40, height=20, cell=0.1)
+    observer = (1.23, 18.7)
+    seen = viewshed(bf, rules, observer)
+    rng = np.random.default_rng(7)
+    rows, cols = bf.grid.shape
+    for r, c in zip(rng.integers(0, rows, 2000), rng.integers(0, cols, 2000), strict=True):
+        xy = bf.grid.rc_to_xy((int(r), int(c)))
+        assert visible(bf, rules, observer, xy).seen == seen[r, c]
+    for r, c in zip(rng.integers(0, rows, 150), rng.integers(0, cols, 150), strict=True):
+        xy = bf.grid.rc_to_xy((int(r), int(c)))
+        assert reference_seen(bf, rules, observer, xy, rules.sight_height) == seen[r, c]
