@@ -266,7 +266,7 @@ def charge_disorders(
                 who = "any unit" if rules.terrain[k].effects.disorders == "any" else \
                     "a close order unit"
                 return Charge(True, k, (x, y),
-                              f"disordered: {who} charging in {k} (at ({x:.2f}, {y:.2f}))")
+                              f"disordered: {who} charging in {k} at ({x:.2f}, {y:.2f})")
     order = "close order" if close_order else "open order"
     return Charge(False, None, None, f"not disordered: no ground on the way disorders a "
                   f"{order} unit")
