@@ -1,6 +1,8 @@
 """Lines of sight: Fantasy Warlord's concealment rules; the viewshed against a slow reference."""
 
+import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -9,7 +11,7 @@ import engine
 from engine.terrain import layers
 from engine.visibility import viewshed, visible
 
-from .conftest import battlefield, feature, rect
+from .conftest import ROOT, battlefield, feature, rect
 
 # A wood filling the east half of a 40 x 20 table.
 WOOD = [feature("woods", rect(20, 0, 40, 20), "east-wood")]
@@ -225,3 +227,54 @@ def test_viewshed_on_a_fine_grid_matches_visible_at_sampled_cells(rules):
     for r, c in zip(rng.integers(0, rows, 150), rng.integers(0, cols, 150), strict=True):
         xy = bf.grid.rc_to_xy((int(r), int(c)))
         assert reference_seen(bf, rules, observer, xy, rules.sight_height) == seen[r, c]
+
+
+# --- the command line ------------------------------------------------------------------
+
+
+def test_cli_visible_target_text_and_json(tmp_path, capsys):
+    from engine.cli import main
+
+    path = tmp_path / "wood.geojson"
+    path.write_text(json.dumps(battlefield(WOOD)))
+    assert main(["visible", str(path), "--from", "16.8", "10", "--to", "21.9,10"]) == 0
+    assert capsys.readouterr().out == "hidden: inside woods, 5.10 cm > 5 cm\n"
+    assert main(["visible", str(path), "--from", "17,10", "--to", "21.9", "10", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out == {"seen": True, "reason": "seen: inside woods, 4.90 cm <= 5 cm",
+                   "distance": 4.9, "blocked_at": None}
+    assert main(["visible", str(path), "--from", "17,10", "--to", "21,10", "--flying"]) == 0
+    assert capsys.readouterr().out.startswith("hidden: inside woods, which hides units from flyers")
+
+
+def test_cli_viewshed_json_and_picture(tmp_path, capsys, rules):
+    from engine.cli import main
+
+    demo = str(ROOT / "maps" / "demo.geojson")
+    png = tmp_path / "seen.png"
+    assert main(["visible", demo, "--from", "120", "60", "--json", "--png", str(png)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    seen = viewshed(engine.load_map(demo), rules, (120, 60))
+    assert out["cells"] == int(seen.sum()) and out["of"] == seen.size
+    assert out["area"] == pytest.approx(seen.sum() * 0.25)
+    assert png.read_bytes().startswith(b"\x89PNG")
+    assert main(["visible", demo, "--from", "120,60", "--to", "30,40", "--png", str(png)]) == 0
+    assert capsys.readouterr().out.startswith("blocked by")
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["--from", "41", "3"], "observer: point (41, 3) is off the table"),
+    (["--from", "1", "3", "--to", "5,-1"], "target: point (5, -1) is off the table"),
+    (["--from", "1", "x"], "argument --from: expected a point X,Y"),
+    (["--from", "1", "3", "--height", "-2"], "expected a finite number >= 0"),
+])
+def test_cli_visible_errors_are_one_line_exit_2(tmp_path, capsys, argv, words):
+    from engine.cli import main
+
+    path = tmp_path / "wood.geojson"
+    path.write_text(json.dumps(battlefield(WOOD)))
+    with pytest.raises(SystemExit) as exc:
+        sys.exit(main(["visible", str(path), *argv]))
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and words in err and "Traceback" not in err
