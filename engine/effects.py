@@ -154,7 +154,7 @@ def terrain_effects(
     --------
     >>> from engine import load_map, load_rules
     >>> bf = load_map("maps/demo.geojson")
-    >>> e = terrain_effects(bf, load_rules("fantasy-warlord"), (40, 40))
+    >>> e = terrain_effects(bf, load_rules("fantasy-warlord"), (32.5, 48.5))
     >>> e.terrain, e.cover, e.conceals, e.disorders, e.pikes
     (('woods',), 'medium', 5.0, True, False)
     """
