@@ -3,7 +3,7 @@
 A sight line runs from the observer's exact point to the target's.  It is
 walked cell by cell with the exact grid walk (Amanatides and Woo): the
 parameter ``t`` in [0, 1] along the line at which it crosses a column
-boundary ``X`` is ``(X - px) / dx`` in cell units, and every decision (which
+boundary ``X`` is ``(X - px) * (1 / dx)`` in cell units, and every decision (which
 cell comes next, where the line enters and leaves a cell) compares those
 numbers only, so the walk visits exactly the cells a brute-force check with
 the same formula finds (tests/test_visibility.py does).  A cell the line
@@ -36,27 +36,32 @@ _TOL = 1e-9  # table units: ground this close under the line does not block
 @njit(cache=True)
 def distance(ox, oy, tx, ty):
     """Table distance between two points (the one formula every concealment test uses)."""
-    return math.hypot(tx - ox, ty - oy)
+    dx, dy = tx - ox, ty - oy
+    return math.sqrt(dx * dx + dy * dy)
 
 
 @njit(cache=True, inline="always")
-def _face(i, s, p, d):
-    """``t`` where the line leaves cell index ``i`` moving by ``s`` (+1, -1 or 0)."""
+def _face(i, s, p, inv):
+    """``t`` where the line leaves cell index ``i`` moving by ``s`` (+1, -1 or 0).
+
+    ``p`` is where the line starts and ``inv`` is 1 / (its run), on this axis.
+    """
     if s > 0:
-        return (i + 1 - p) / d
+        return (i + 1 - p) * inv
     if s < 0:
-        return (i - p) / d
+        return (i - p) * inv
     return math.inf
 
 
 @njit(cache=True, error_model="numpy")
-def march(elev, conceal, free, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1, first):
+def march(elev, conceal, free, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1, length, first):
     """Walk the sight line from ``(ox, oy)`` in cell ``(r0, c0)`` to ``(tx, ty)`` in ``(r1, c1)``.
 
     Points are in table units, ``z0`` and ``z1`` the heights of the line's
-    ends.  The ground under the two ends never blocks.  A cell blocks when the
-    line leaves it farther from the observer than ``conceal`` (concealing
-    terrain), or when its elevation is above the line anywhere in it.
+    ends, ``length`` its `distance`.  The ground under the two ends never
+    blocks.  A cell blocks when the line leaves it farther from the observer
+    than ``conceal`` (concealing terrain), or when its elevation is above the
+    line anywhere in it.
 
     Returns ``(woods_r, woods_c, hill_r, hill_c)``: the first concealing cell
     that blocks and the hill cell that rises farthest above the line, ``-1``
@@ -65,16 +70,17 @@ def march(elev, conceal, free, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1, fir
     rows, cols = elev.shape
     px, py = ox / cell, oy / cell
     dx, dy = tx / cell - px, ty / cell - py
-    length = distance(ox, oy, tx, ty)
     sx = 1 if dx > 0 else (-1 if dx < 0 else 0)
     sy = 1 if dy > 0 else (-1 if dy < 0 else 0)
+    ix = 1.0 / dx if sx != 0 else 0.0
+    iy = 1.0 / dy if sy != 0 else 0.0
     wr, wc, hr, hc = -1, -1, -1, -1
     worst = 0.0
     r, c = r0, c0
     t_in = 0.0
     while t_in < 1.0 and 0 <= r < rows and 0 <= c < cols and not (r == r1 and c == c1):
-        txo = _face(c, sx, px, dx)
-        tyo = _face(r, sy, py, dy)
+        txo = _face(c, sx, px, ix)
+        tyo = _face(r, sy, py, iy)
         k = free[r, c]
         if k == 0 and not (r == r0 and c == c0):
             t_out = min(txo, tyo, 1.0)
@@ -96,17 +102,17 @@ def march(elev, conceal, free, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1, fir
             if abs(r1 - r) <= m and abs(c1 - c) <= m:
                 break  # the rest of the line lies in free cells
             cl, rl = c + sx * m, r + sy * m
-            txl = _face(cl, sx, px, dx)
-            tyl = _face(rl, sy, py, dy)
+            txl = _face(cl, sx, px, ix)
+            tyl = _face(rl, sy, py, iy)
             tj = min(txl, tyl)
             if txl <= tyl:
                 nc = cl + sx
             else:
-                nc = _landing(c, cl, sx, px, dx, tj)
+                nc = _landing(c, cl, sx, px, dx, ix, tj)
             if tyl <= txl:
                 nr = rl + sy
             else:
-                nr = _landing(r, rl, sy, py, dy, tj)
+                nr = _landing(r, rl, sy, py, dy, iy, tj)
             r, c, t_in = nr, nc, tj
         elif txo < tyo:
             c += sx
@@ -122,15 +128,15 @@ def march(elev, conceal, free, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1, fir
 
 
 @njit(cache=True, inline="always")
-def _landing(i0, i1, s, p, d, t):
+def _landing(i0, i1, s, p, d, inv, t):
     """Index (between ``i0`` and ``i1``) the line is in at ``t`` on an axis it has not left."""
     if s == 0:
         return i0
     lo, hi = min(i0, i1), max(i0, i1)
     i = min(max(math.floor(p + t * d), lo), hi)
-    while i != i0 and _face(i - s, s, p, d) > t:
+    while i != i0 and _face(i - s, s, p, inv) > t:
         i -= s
-    while i != i1 and _face(i, s, p, d) <= t:
+    while i != i1 and _face(i, s, p, inv) <= t:
         i += s
     return i
 
@@ -152,11 +158,12 @@ def viewshed(elev, conceal, free, ox, oy, r0, c0, cell, height, flying, out):
                 out[r, c] = math.isinf(d)
                 continue
             tx = (c + 0.5) * cell
-            if distance(ox, oy, tx, ty) > d:
+            length = distance(ox, oy, tx, ty)
+            if length > d:
                 out[r, c] = False
                 continue
             wr, _, hr, _ = march(elev, conceal, free, ox, oy, tx, ty, r0, c0, r, c, cell, z0,
-                                 elev[r, c] + height, True)
+                                 elev[r, c] + height, length, True)
             out[r, c] = wr < 0 and hr < 0
 
 

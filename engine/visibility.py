@@ -206,7 +206,7 @@ def visible(
     free = _free(battlefield, rules, grids, h)
     z0, z1 = grids.elevation[r0, c0] + h, grids.elevation[r1, c1] + h
     wr, wc, hr, hc = _sight.march(grids.elevation, grids.conceal, free, ox, oy, tx, ty,
-                                  r0, c0, r1, c1, battlefield.cell, z0, z1, False)
+                                  r0, c0, r1, c1, battlefield.cell, z0, z1, dist, False)
     spec = battlefield.grid
     if hr >= 0:
         x, y = spec.rc_to_xy((hr, hc))

@@ -152,7 +152,7 @@ def reference_seen(bf, rules, observer, target, height):
     """Slow, obviously right: test every cell of the box between observer and target.
 
     A cell blocks if the line runs through it (leaves it after it enters: the
-    same face formula as the kernel, t = (X - px) / dx in cell units) and
+    same face formula as the kernel, t = (X - px) * (1 / dx) in cell units) and
     either leaves it farther from the observer than it conceals, or is higher
     than the line where the line enters or leaves it.
     """
@@ -161,7 +161,7 @@ def reference_seen(bf, rules, observer, target, height):
     (ox, oy), (tx, ty) = observer, target
     r0, c0 = spec.xy_to_rc(observer)
     r1, c1 = spec.xy_to_rc(target)
-    length = math.hypot(tx - ox, ty - oy)
+    length = math.sqrt((tx - ox) * (tx - ox) + (ty - oy) * (ty - oy))
     if length > conceal[r1, c1]:
         return False
     px, py = ox / spec.cell, oy / spec.cell
@@ -170,9 +170,9 @@ def reference_seen(bf, rules, observer, target, height):
 
     def span(i, p, d):
         if d > 0:
-            return (i - p) / d, (i + 1 - p) / d
+            return (i - p) * (1.0 / d), (i + 1 - p) * (1.0 / d)
         if d < 0:
-            return (i + 1 - p) / d, (i - p) / d
+            return (i + 1 - p) * (1.0 / d), (i - p) * (1.0 / d)
         return -math.inf, math.inf  # the box is this one column (row)
 
     for r in range(min(r0, r1), max(r0, r1) + 1):
