@@ -7,6 +7,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import engine
 from engine.terrain import layers
@@ -289,3 +291,50 @@ def test_readme_visibility_example_runs(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert out.startswith("False blocked by woods at (37.75, 42.25)")
     assert "medium 5.0 True False" in out
+
+
+# --- properties on random maps ---------------------------------------------------------
+
+SIGHT_KINDS = ["woods", "jungle", "swamp", "hill", "hill", "scrub"]
+
+
+@st.composite
+def sight_maps(draw):
+    """A 12 x 8 table with up to five rectangles of concealing terrain and hills."""
+    feats = []
+    for _ in range(draw(st.integers(0, 5))):
+        kind = draw(st.sampled_from(SIGHT_KINDS))
+        x0, y0 = draw(st.integers(0, 22)) / 2, draw(st.integers(0, 14)) / 2
+        w, h = draw(st.integers(1, 12)) / 2, draw(st.integers(1, 8)) / 2
+        props = {"elevation": draw(st.integers(1, 8))} if kind == "hill" else {}
+        feats.append(feature(kind, rect(x0, y0, x0 + w, y0 + h), **props))
+    return bf_of(feats, width=12, height=8)
+
+
+# Observers anywhere, including on cell edges and corners (multiples of 0.25 and 0.5).
+coords = st.one_of(st.floats(0, 1), st.integers(0, 4).map(lambda k: k / 4))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bf=sight_maps(), fx=coords, fy=coords, height=st.sampled_from([0.0, 0.5, 2.0]),
+       flying=st.booleans())
+def test_viewshed_matches_the_reference_on_random_maps(rules, bf, fx, fy, height, flying):
+    observer = (fx * 12, fy * 8)
+    seen = viewshed(bf, rules, observer, height=height, flying=flying)
+    _, conceal = conceal_grid(bf, rules)
+    rows, cols = bf.grid.shape
+    for r in range(rows):
+        for c in range(cols):
+            xy = bf.grid.rc_to_xy((r, c))
+            want = (math.isinf(conceal[r, c]) if flying
+                    else reference_seen(bf, rules, observer, xy, height))
+            assert seen[r, c] == want, (r, c)
+            assert visible(bf, rules, observer, xy, height=height, flying=flying).seen == want
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bf=sight_maps(), ox=coords, oy=coords, tx=coords, ty=coords)
+def test_visible_matches_the_reference_between_any_points(rules, bf, ox, oy, tx, ty):
+    observer, target = (ox * 12, oy * 8), (tx * 12, ty * 8)
+    want = reference_seen(bf, rules, observer, target, rules.sight_height)
+    assert visible(bf, rules, observer, target).seen == want
