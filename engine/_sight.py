@@ -31,6 +31,8 @@ HIDDEN = 1  # the target stands in concealing terrain farther away than it conce
 WOODS = 2  # the line runs deeper into concealing terrain than sight reaches
 HILL = 3  # the ground rises above the line
 _TOL = 1e-9  # table units: ground this close under the line does not block
+_TILE = 16  # viewshed tiles, cells a side
+_SUB = 4  # and the tiles those are split into
 
 
 @njit(cache=True)
@@ -141,30 +143,103 @@ def _landing(i0, i1, s, p, d, inv, t):
     return i
 
 
+@njit(cache=True, error_model="numpy")
+def _clear(free, px, py, qx, qy, r0, c0, r1, c1, half):
+    """Whether every cell a line from ``p`` to any point within ``half`` of ``q`` crosses is free.
+
+    Points in cell units, in cells ``(r0, c0)`` and ``(r1, c1)``.  Such lines
+    stay within ``t * half`` of the segment ``p -> q`` at ``t`` along it, so
+    the walk down the segment asks each cell for that much room, plus 3 cells
+    for the grid and rounding.  Conservative: it may say no when the answer is
+    yes, never the other way.
+    """
+    rows, cols = free.shape
+    dx, dy = qx - px, qy - py
+    sx = 1 if dx > 0 else (-1 if dx < 0 else 0)
+    sy = 1 if dy > 0 else (-1 if dy < 0 else 0)
+    ix = 1.0 / dx if sx != 0 else 0.0
+    iy = 1.0 / dy if sy != 0 else 0.0
+    grow = 1.0 + 1.5 * half / max(math.sqrt(dx * dx + dy * dy), 1.0)  # room per cell walked
+    r, c = r0, c0
+    t = 0.0
+    while 0 <= r < rows and 0 <= c < cols:
+        room = free[r, c] - 4.0 - t * half  # every cell within `room` is free, with room to spare
+        if room < 0:
+            return False
+        m = int(room / grow)
+        if abs(r1 - r) <= m and abs(c1 - c) <= m:
+            return True
+        cl, rl = c + sx * m, r + sy * m
+        txl = _face(cl, sx, px, ix)
+        tyl = _face(rl, sy, py, iy)
+        t = min(txl, tyl)
+        if t >= 1.0:
+            return False  # lost the segment's end to rounding: say no
+        nc = cl + sx if txl <= tyl else _landing(c, cl, sx, px, dx, ix, t)
+        nr = rl + sy if tyl <= txl else _landing(r, rl, sy, py, dy, iy, t)
+        r, c = nr, nc
+    return False
+
+
+@njit(cache=True, error_model="numpy")
+def _cells(elev, conceal, free, ox, oy, r0, c0, cell, height, z0, ra, rb, ca, cb, out):
+    """`viewshed` for the cells ``[ra:rb, ca:cb]``, a line to each."""
+    for r in range(ra, rb):
+        ty = (r + 0.5) * cell
+        for c in range(ca, cb):
+            tx = (c + 0.5) * cell
+            length = distance(ox, oy, tx, ty)
+            if length > conceal[r, c]:
+                out[r, c] = False
+                continue
+            wr, _, hr, _ = march(elev, conceal, free, ox, oy, tx, ty, r0, c0, r, c, cell,
+                                 z0, elev[r, c] + height, length, True)
+            out[r, c] = wr < 0 and hr < 0
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def viewshed(elev, conceal, free, ox, oy, r0, c0, cell, height, flying, out):
     """Fill ``out[r, c]`` with whether the observer at ``(ox, oy)`` sees cell ``(r, c)``'s centre.
 
     A ground observer's line of sight runs ``height`` above the ground at both
     ends.  A flyer at flight height sees every cell but concealing ones.
+
+    The grid is done in tiles of ``_TILE`` cells square, and those in tiles of
+    ``_SUB``.  When every cell the lines from the observer to a tile can cross
+    is free (`_clear`), nothing hides any cell of the tile: it is all seen,
+    without a line to each.
     """
     rows, cols = elev.shape
+    if flying:
+        for r in prange(rows):
+            for c in range(cols):
+                out[r, c] = math.isinf(conceal[r, c])
+        return
     z0 = elev[r0, c0] + height
-    for r in prange(rows):
-        ty = (r + 0.5) * cell
-        for c in range(cols):
-            d = conceal[r, c]
-            if flying:
-                out[r, c] = math.isinf(d)
-                continue
-            tx = (c + 0.5) * cell
-            length = distance(ox, oy, tx, ty)
-            if length > d:
-                out[r, c] = False
-                continue
-            wr, _, hr, _ = march(elev, conceal, free, ox, oy, tx, ty, r0, c0, r, c, cell, z0,
-                                 elev[r, c] + height, length, True)
-            out[r, c] = wr < 0 and hr < 0
+    px, py = ox / cell, oy / cell
+    ntr, ntc = (rows + _TILE - 1) // _TILE, (cols + _TILE - 1) // _TILE
+    for tile in prange(ntr * ntc):
+        ra, ca = (tile // ntc) * _TILE, (tile % ntc) * _TILE
+        rb, cb = min(ra + _TILE, rows), min(ca + _TILE, cols)
+        if _tile_clear(free, px, py, r0, c0, ra, rb, ca, cb):
+            out[ra:rb, ca:cb] = True
+            continue
+        for sa in range(ra, rb, _SUB):
+            for sc in range(ca, cb, _SUB):
+                sb, sd = min(sa + _SUB, rb), min(sc + _SUB, cb)
+                if _tile_clear(free, px, py, r0, c0, sa, sb, sc, sd):
+                    out[sa:sb, sc:sd] = True
+                else:
+                    _cells(elev, conceal, free, ox, oy, r0, c0, cell, height, z0, sa, sb, sc, sd,
+                           out)
+
+
+@njit(cache=True, inline="always")
+def _tile_clear(free, px, py, r0, c0, ra, rb, ca, cb):
+    """`_clear` for the lines from ``(px, py)`` to the centres of cells ``[ra:rb, ca:cb]``."""
+    qx, qy = 0.5 * (ca + cb), 0.5 * (ra + rb)
+    half = 0.5 * math.hypot(cb - ca, rb - ra)
+    return _clear(free, px, py, qx, qy, r0, c0, int(qy), int(qx), half)
 
 
 def free_cells(elev: np.ndarray, conceal: np.ndarray, height: float) -> np.ndarray:
