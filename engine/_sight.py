@@ -10,9 +10,14 @@ the same formula finds (tests/test_visibility.py does).  A cell the line
 only grazes at a corner (it leaves as it enters) stops nothing.
 
 Cells that cannot stop any sight line (not concealing, not above the sight
-height) are skipped in bulk: ``free[r, c]`` is the chessboard distance to the
-nearest cell that might, so every cell within ``free - 1`` of the current one
-is passed over in one jump.
+height) are skipped in bulk: ``free[0, r, c]`` is the chessboard distance to
+the nearest cell that might, so every cell within ``free - 1`` of the current
+one is passed over in one jump.  On a hill, where the line runs a height
+``gap`` above the ground, no ground within ``j`` cells rises more than
+``lip * j`` (``lip``: the steepest rise between neighbouring cells) while the
+line falls at most its own slope, so the walk jumps the ``j`` that leaves the
+line above it all, unless concealing terrain is nearer (``free[1]``, the
+distance to the nearest concealing cell).
 
 All kernels compile lazily with ``cache=True``; inputs are clean arrays
 (`engine.visibility` checks them).
@@ -56,7 +61,7 @@ def _face(i, s, p, inv):
 
 
 @njit(cache=True, error_model="numpy")
-def march(elev, conceal, free, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1, length, first):
+def march(elev, conceal, free, lip, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1, length, first):
     """Walk the sight line from ``(ox, oy)`` in cell ``(r0, c0)`` to ``(tx, ty)`` in ``(r1, c1)``.
 
     Points are in table units, ``z0`` and ``z1`` the heights of the line's
@@ -76,6 +81,7 @@ def march(elev, conceal, free, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1, len
     sy = 1 if dy > 0 else (-1 if dy < 0 else 0)
     ix = 1.0 / dx if sx != 0 else 0.0
     iy = 1.0 / dy if sy != 0 else 0.0
+    fall = 1.5 * abs(z1 - z0) * cell / max(length, 1e-300)  # most the line drops per cell
     wr, wc, hr, hc = -1, -1, -1, -1
     worst = 0.0
     r, c = r0, c0
@@ -83,24 +89,26 @@ def march(elev, conceal, free, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1, len
     while t_in < 1.0 and 0 <= r < rows and 0 <= c < cols and not (r == r1 and c == c1):
         txo = _face(c, sx, px, ix)
         tyo = _face(r, sy, py, iy)
-        k = free[r, c]
-        if k == 0 and not (r == r0 and c == c0):
+        k = free[0, r, c]
+        m = k - 1
+        if k == 0:
             t_out = min(txo, tyo, 1.0)
-            if t_out > t_in:
+            low = min(z0 + t_in * (z1 - z0), z0 + t_out * (z1 - z0))
+            if t_out > t_in and not (r == r0 and c == c0):
                 if t_out * length > conceal[r, c] and wr < 0:
                     wr, wc = r, c
                     if first:
                         return wr, wc, hr, hc
-                zi = z0 + t_in * (z1 - z0)
-                zo = z0 + t_out * (z1 - z0)
-                above = elev[r, c] - min(zi, zo)
+                above = elev[r, c] - low
                 if above > _TOL and above > worst:
                     worst = above
                     hr, hc = r, c
                     if first:
                         return wr, wc, hr, hc
-        if k >= 2:
-            m = k - 1
+            gap = low - elev[r, c] - fall - 2 * _TOL
+            if gap > 0:
+                m = min(int(min(0.999 * gap / max(lip + fall, 1e-300), 1e9)), free[1, r, c] - 1)
+        if m >= 1:
             if abs(r1 - r) <= m and abs(c1 - c) <= m:
                 break  # the rest of the line lies in free cells
             cl, rl = c + sx * m, r + sy * m
@@ -153,7 +161,7 @@ def _clear(free, px, py, qx, qy, r0, c0, r1, c1, half):
     for the grid and rounding.  Conservative: it may say no when the answer is
     yes, never the other way.
     """
-    rows, cols = free.shape
+    rows, cols = free.shape[1:]
     dx, dy = qx - px, qy - py
     sx = 1 if dx > 0 else (-1 if dx < 0 else 0)
     sy = 1 if dy > 0 else (-1 if dy < 0 else 0)
@@ -163,7 +171,7 @@ def _clear(free, px, py, qx, qy, r0, c0, r1, c1, half):
     r, c = r0, c0
     t = 0.0
     while 0 <= r < rows and 0 <= c < cols:
-        room = free[r, c] - 4.0 - t * half  # every cell within `room` is free, with room to spare
+        room = free[0, r, c] - 4.0 - t * half  # cells within `room` are free, and to spare
         if room < 0:
             return False
         m = int(room / grow)
@@ -182,7 +190,7 @@ def _clear(free, px, py, qx, qy, r0, c0, r1, c1, half):
 
 
 @njit(cache=True, error_model="numpy")
-def _cells(elev, conceal, free, ox, oy, r0, c0, cell, height, z0, ra, rb, ca, cb, out):
+def _cells(elev, conceal, free, lip, ox, oy, r0, c0, cell, height, z0, ra, rb, ca, cb, out):
     """`viewshed` for the cells ``[ra:rb, ca:cb]``, a line to each."""
     for r in range(ra, rb):
         ty = (r + 0.5) * cell
@@ -192,13 +200,13 @@ def _cells(elev, conceal, free, ox, oy, r0, c0, cell, height, z0, ra, rb, ca, cb
             if length > conceal[r, c]:
                 out[r, c] = False
                 continue
-            wr, _, hr, _ = march(elev, conceal, free, ox, oy, tx, ty, r0, c0, r, c, cell,
+            wr, _, hr, _ = march(elev, conceal, free, lip, ox, oy, tx, ty, r0, c0, r, c, cell,
                                  z0, elev[r, c] + height, length, True)
             out[r, c] = wr < 0 and hr < 0
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def viewshed(elev, conceal, free, ox, oy, r0, c0, cell, height, flying, out):
+def viewshed(elev, conceal, free, lip, ox, oy, r0, c0, cell, height, flying, out):
     """Fill ``out[r, c]`` with whether the observer at ``(ox, oy)`` sees cell ``(r, c)``'s centre.
 
     A ground observer's line of sight runs ``height`` above the ground at both
@@ -230,8 +238,8 @@ def viewshed(elev, conceal, free, ox, oy, r0, c0, cell, height, flying, out):
                 if _tile_clear(free, px, py, r0, c0, sa, sb, sc, sd):
                     out[sa:sb, sc:sd] = True
                 else:
-                    _cells(elev, conceal, free, ox, oy, r0, c0, cell, height, z0, sa, sb, sc, sd,
-                           out)
+                    _cells(elev, conceal, free, lip, ox, oy, r0, c0, cell, height, z0, sa, sb, sc,
+                           sd, out)
 
 
 @njit(cache=True, inline="always")
@@ -242,16 +250,25 @@ def _tile_clear(free, px, py, r0, c0, ra, rb, ca, cb):
     return _clear(free, px, py, qx, qy, r0, c0, int(qy), int(qx), half)
 
 
-def free_cells(elev: np.ndarray, conceal: np.ndarray, height: float) -> np.ndarray:
-    """Chessboard distance from each cell to the nearest that may block a sight line.
+def free_cells(elev: np.ndarray, conceal: np.ndarray, height: float) -> tuple[np.ndarray, float]:
+    """What the walk skips by: ``(free, lip)`` (see the module's notes).
 
-    A cell may block if it conceals or rises above ``height`` (a sight line
-    never runs lower than ``height`` above the lowest ground, 0).  Capped at
-    2**30 where nothing may block.
+    ``free[0]`` is the chessboard distance from each cell to the nearest that
+    may block a sight line: one that conceals or rises above ``height`` (a
+    sight line never runs lower than ``height`` above the lowest ground, 0).
+    ``free[1]`` is the distance to the nearest concealing cell.  Both are
+    capped at 2**30.  ``lip`` bounds the rise from a cell to any neighbour.
     """
     from scipy.ndimage import distance_transform_cdt
 
-    stop = np.isfinite(conceal) | (elev > height)
-    if not stop.any():
-        return np.full(elev.shape, 2**30, dtype=np.int32)
-    return distance_transform_cdt(~stop, metric="chessboard").astype(np.int32)
+    conceals = np.isfinite(conceal)
+    free = np.empty((2, *elev.shape), dtype=np.int32)
+    for i, stop in enumerate((conceals | (elev > height), conceals)):
+        if stop.any():
+            free[i] = np.minimum(distance_transform_cdt(~stop, metric="chessboard"), 2**30)
+        else:
+            free[i] = 2**30
+    rises = [np.abs(np.diff(elev, axis=0)), np.abs(np.diff(elev, axis=1)),
+             np.abs(elev[1:, 1:] - elev[:-1, :-1]), np.abs(elev[1:, :-1] - elev[:-1, 1:])]
+    lip = max((float(d.max()) for d in rises if d.size), default=0.0)
+    return free, lip * (1 + 1e-9) + 1e-12

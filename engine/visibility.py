@@ -205,7 +205,7 @@ def visible(
         return Sight(False, f"hidden: inside {kind}, {dist:.2f} {u} > {d:g} {u}", dist)
     free = _free(battlefield, rules, grids, h)
     z0, z1 = grids.elevation[r0, c0] + h, grids.elevation[r1, c1] + h
-    wr, wc, hr, hc = _sight.march(grids.elevation, grids.conceal, free, ox, oy, tx, ty,
+    wr, wc, hr, hc = _sight.march(grids.elevation, grids.conceal, *free, ox, oy, tx, ty,
                                   r0, c0, r1, c1, battlefield.cell, z0, z1, dist, False)
     spec = battlefield.grid
     if hr >= 0:
@@ -273,6 +273,6 @@ def viewshed(
     (ox, oy), (r0, c0) = _cell_of(battlefield, observer, "observer")
     free = _free(battlefield, rules, grids, h)
     out = np.empty(grids.elevation.shape, dtype=np.bool_)
-    _sight.viewshed(grids.elevation, grids.conceal, free, ox, oy, r0, c0, battlefield.cell, h,
+    _sight.viewshed(grids.elevation, grids.conceal, *free, ox, oy, r0, c0, battlefield.cell, h,
                     bool(flying), out)
     return out
