@@ -38,6 +38,7 @@ HILL = 3  # the ground rises above the line
 _TOL = 1e-9  # table units: ground this close under the line does not block
 _TILE = 16  # viewshed tiles, cells a side
 _SUB = 4  # and the tiles those are split into
+_LOW = 8  # `lowest` looks this many cells around
 
 
 @njit(cache=True)
@@ -190,6 +191,60 @@ def _clear(free, px, py, qx, qy, r0, c0, r1, c1, half):
 
 
 @njit(cache=True, error_model="numpy")
+def _screened(free, low, px, py, r0, c0, ra, rb, ca, cb, cell, reach, z0, ztop):
+    """Whether every line from ``p`` to a centre of cells ``[ra:rb, ca:cb]`` is blocked.
+
+    Walks down the middle of the wedge of those lines, looking for a block
+    every line of it must cross with room to spare: a square of concealing
+    cells wholly farther than ``reach`` from ``p``, or a square of ground
+    (``low``: the lowest ground within ``_LOW`` cells) higher than any of the
+    lines can be there (``ztop``: the highest end a line has in the tile).
+    Points in cell units, ``reach`` in table units.  Conservative, like
+    `_clear`; it gives up (False) after 256 looks.
+    """
+    rows, cols = free.shape[1:]
+    qx, qy = 0.5 * (ca + cb), 0.5 * (ra + rb)
+    r1, c1 = int(qy), int(qx)
+    half = 0.5 * math.hypot(cb - ca, rb - ra)
+    dx, dy = qx - px, qy - py
+    span = max(math.sqrt(dx * dx + dy * dy), 1.0)
+    sx = 1 if dx > 0 else (-1 if dx < 0 else 0)
+    sy = 1 if dy > 0 else (-1 if dy < 0 else 0)
+    ix = 1.0 / dx if sx != 0 else 0.0
+    iy = 1.0 / dy if sy != 0 else 0.0
+    r, c = r0, c0
+    t = 0.0
+    for _ in range(256):
+        if not (0 <= r < rows and 0 <= c < cols):
+            return False
+        m = free[0, r, c] - 1
+        if m < 0:
+            m = 2  # look every third cell: a block worth finding is wider than that
+            wide = (t + 2.0 / span) * half + 3.0  # the wedge's half-width here, and to spare
+            if free[1, r, c] == 0 and free[2, r, c] - 1 >= wide:  # in concealing terrain
+                ex, ey = c + 0.5 - px, r + 0.5 - py
+                if (math.sqrt(ex * ex + ey * ey) - 1.5 * (wide + 2.0)) * cell > reach:
+                    return True
+            if (wide + 2.0 <= _LOW and abs(r - r0) > _LOW and abs(c - c0) > _LOW
+                    and (r + _LOW < ra or r - _LOW >= rb or c + _LOW < ca or c - _LOW >= cb)):
+                tt = min(1.0, t + 1.5 * (wide + 3.0) / span)
+                if low[r, c] > max(z0, z0 + tt * (ztop - z0)) + 2 * _TOL:
+                    return True
+        if abs(r1 - r) <= m and abs(c1 - c) <= m:
+            return False
+        cl, rl = c + sx * m, r + sy * m
+        txl = _face(cl, sx, px, ix)
+        tyl = _face(rl, sy, py, iy)
+        t = min(txl, tyl)
+        if t >= 1.0:
+            return False
+        nc = cl + sx if txl <= tyl else _landing(c, cl, sx, px, dx, ix, t)
+        nr = rl + sy if tyl <= txl else _landing(r, rl, sy, py, dy, iy, t)
+        r, c = nr, nc
+    return False
+
+
+@njit(cache=True, error_model="numpy")
 def _cells(elev, conceal, free, lip, ox, oy, r0, c0, cell, height, z0, ra, rb, ca, cb, out):
     """`viewshed` for the cells ``[ra:rb, ca:cb]``, a line to each."""
     for r in range(ra, rb):
@@ -206,7 +261,7 @@ def _cells(elev, conceal, free, lip, ox, oy, r0, c0, cell, height, z0, ra, rb, c
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def viewshed(elev, conceal, free, lip, ox, oy, r0, c0, cell, height, flying, out):
+def viewshed(elev, conceal, free, lip, low, reach, ox, oy, r0, c0, cell, height, flying, out):
     """Fill ``out[r, c]`` with whether the observer at ``(ox, oy)`` sees cell ``(r, c)``'s centre.
 
     A ground observer's line of sight runs ``height`` above the ground at both
@@ -215,7 +270,9 @@ def viewshed(elev, conceal, free, lip, ox, oy, r0, c0, cell, height, flying, out
     The grid is done in tiles of ``_TILE`` cells square, and those in tiles of
     ``_SUB``.  When every cell the lines from the observer to a tile can cross
     is free (`_clear`), nothing hides any cell of the tile: it is all seen,
-    without a line to each.
+    without a line to each.  When they all run into a block of concealing
+    terrain farther than ``reach`` (the most any cell conceals within) from
+    the observer, or into high ground (`_screened`), the tile is all hidden.
     """
     rows, cols = elev.shape
     if flying:
@@ -229,25 +286,30 @@ def viewshed(elev, conceal, free, lip, ox, oy, r0, c0, cell, height, flying, out
     for tile in prange(ntr * ntc):
         ra, ca = (tile // ntc) * _TILE, (tile % ntc) * _TILE
         rb, cb = min(ra + _TILE, rows), min(ca + _TILE, cols)
-        if _tile_clear(free, px, py, r0, c0, ra, rb, ca, cb):
-            out[ra:rb, ca:cb] = True
+        if _tile(elev, free, low, px, py, r0, c0, ra, rb, ca, cb, cell, reach, z0, height, out):
             continue
         for sa in range(ra, rb, _SUB):
             for sc in range(ca, cb, _SUB):
                 sb, sd = min(sa + _SUB, rb), min(sc + _SUB, cb)
-                if _tile_clear(free, px, py, r0, c0, sa, sb, sc, sd):
-                    out[sa:sb, sc:sd] = True
-                else:
+                if not _tile(elev, free, low, px, py, r0, c0, sa, sb, sc, sd, cell, reach, z0,
+                             height, out):
                     _cells(elev, conceal, free, lip, ox, oy, r0, c0, cell, height, z0, sa, sb, sc,
                            sd, out)
 
 
 @njit(cache=True, inline="always")
-def _tile_clear(free, px, py, r0, c0, ra, rb, ca, cb):
-    """`_clear` for the lines from ``(px, py)`` to the centres of cells ``[ra:rb, ca:cb]``."""
+def _tile(elev, free, low, px, py, r0, c0, ra, rb, ca, cb, cell, reach, z0, height, out):
+    """Settle the cells ``[ra:rb, ca:cb]`` whole if `_clear` or `_screened` can; say if done."""
     qx, qy = 0.5 * (ca + cb), 0.5 * (ra + rb)
     half = 0.5 * math.hypot(cb - ca, rb - ra)
-    return _clear(free, px, py, qx, qy, r0, c0, int(qy), int(qx), half)
+    if _clear(free, px, py, qx, qy, r0, c0, int(qy), int(qx), half):
+        out[ra:rb, ca:cb] = True
+        return True
+    ztop = elev[ra:rb, ca:cb].max() + height
+    if _screened(free, low, px, py, r0, c0, ra, rb, ca, cb, cell, reach, z0, ztop):
+        out[ra:rb, ca:cb] = False
+        return True
+    return False
 
 
 def free_cells(elev: np.ndarray, conceal: np.ndarray, height: float) -> tuple[np.ndarray, float]:
@@ -256,14 +318,15 @@ def free_cells(elev: np.ndarray, conceal: np.ndarray, height: float) -> tuple[np
     ``free[0]`` is the chessboard distance from each cell to the nearest that
     may block a sight line: one that conceals or rises above ``height`` (a
     sight line never runs lower than ``height`` above the lowest ground, 0).
-    ``free[1]`` is the distance to the nearest concealing cell.  Both are
-    capped at 2**30.  ``lip`` bounds the rise from a cell to any neighbour.
+    ``free[1]`` is the distance to the nearest concealing cell and
+    ``free[2]`` to the nearest that does not conceal.  All are capped at
+    2**30.  ``lip`` bounds the rise from a cell to any neighbour.
     """
     from scipy.ndimage import distance_transform_cdt
 
     conceals = np.isfinite(conceal)
-    free = np.empty((2, *elev.shape), dtype=np.int32)
-    for i, stop in enumerate((conceals | (elev > height), conceals)):
+    free = np.empty((3, *elev.shape), dtype=np.int32)
+    for i, stop in enumerate((conceals | (elev > height), conceals, ~conceals)):
         if stop.any():
             free[i] = np.minimum(distance_transform_cdt(~stop, metric="chessboard"), 2**30)
         else:
@@ -272,3 +335,10 @@ def free_cells(elev: np.ndarray, conceal: np.ndarray, height: float) -> tuple[np
              np.abs(elev[1:, 1:] - elev[:-1, :-1]), np.abs(elev[1:, :-1] - elev[:-1, 1:])]
     lip = max((float(d.max()) for d in rises if d.size), default=0.0)
     return free, lip * (1 + 1e-9) + 1e-12
+
+
+def lowest(elev: np.ndarray) -> np.ndarray:
+    """The lowest ground within ``_LOW`` cells (chessboard) of each cell."""
+    from scipy.ndimage import minimum_filter
+
+    return minimum_filter(elev, size=2 * _LOW + 1, mode="nearest")

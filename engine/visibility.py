@@ -87,6 +87,8 @@ class _SightGrids:
     conceal: np.ndarray  # distance each cell conceals within; inf where it does not
     kinds: tuple[str, ...]
     mask: np.ndarray
+    low: np.ndarray  # `_sight.lowest` of the elevation
+    reach: float  # the largest concealing distance (0 if none)
 
 
 def _grids(battlefield: Battlefield, rules: Ruleset) -> _SightGrids:
@@ -101,7 +103,10 @@ def _grids(battlefield: Battlefield, rules: Ruleset) -> _SightGrids:
         if d is not None:
             on = (lay.mask >> np.uint64(i) & np.uint64(1)).astype(bool)
             conceal[on] = np.minimum(conceal[on], d)
-    result = _SightGrids(lay.elevation, conceal, lay.kinds, lay.mask)
+    finite = conceal[np.isfinite(conceal)]
+    reach = float(finite.max()) if finite.size else 0.0
+    result = _SightGrids(lay.elevation, conceal, lay.kinds, lay.mask, _sight.lowest(lay.elevation),
+                         reach)
     battlefield._cache[key] = result
     return result
 
@@ -273,6 +278,6 @@ def viewshed(
     (ox, oy), (r0, c0) = _cell_of(battlefield, observer, "observer")
     free = _free(battlefield, rules, grids, h)
     out = np.empty(grids.elevation.shape, dtype=np.bool_)
-    _sight.viewshed(grids.elevation, grids.conceal, *free, ox, oy, r0, c0, battlefield.cell, h,
-                    bool(flying), out)
+    _sight.viewshed(grids.elevation, grids.conceal, *free, grids.low, grids.reach, ox, oy, r0, c0,
+                    battlefield.cell, h, bool(flying), out)
     return out

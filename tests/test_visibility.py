@@ -338,3 +338,42 @@ def test_visible_matches_the_reference_between_any_points(rules, bf, ox, oy, tx,
     observer, target = (ox * 12, oy * 8), (tx * 12, ty * 8)
     want = reference_seen(bf, rules, observer, target, rules.sight_height)
     assert visible(bf, rules, observer, target).seen == want
+
+
+# --- the viewshed's shortcuts: whole tiles seen or hidden at once ------------------------
+
+BIG = [
+    feature("woods", rect(30, 2, 50, 20)),
+    feature("hill", rect(28, 26, 52, 46), elevation=8),
+    feature("jungle", rect(56, 30, 62, 44)),
+]
+
+
+@pytest.mark.parametrize("observer", [(6.0, 24.0), (40.0, 36.0), (60.0, 4.0)])
+def test_viewshed_tiles_agree_with_visible_on_every_cell(rules, observer):
+    from engine import _sight
+
+    bf = bf_of(BIG, width=64, height=48, cell=0.25)
+    seen = viewshed(bf, rules, observer)
+    rows, cols = bf.grid.shape
+    for r in range(rows):
+        for c in range(cols):
+            assert visible(bf, rules, observer, bf.grid.rc_to_xy((r, c))).seen == seen[r, c]
+    # white box: from the first observer, whole tiles behind the wood and behind the hill
+    # are settled hidden without a line to each cell (so the test above covers that path)
+    if observer == (6.0, 24.0):
+        elev, conceal = conceal_grid(bf, rules)
+        free, _ = _sight.free_cells(elev, conceal, rules.sight_height)
+        low = _sight.lowest(elev)
+        px, py = observer[0] / 0.25, observer[1] / 0.25
+        r0, c0 = bf.grid.xy_to_rc(observer)
+        z0 = elev[r0, c0] + rules.sight_height
+
+        def hidden_tile(ra, ca):
+            top = elev[ra:ra + 4, ca:ca + 4].max() + rules.sight_height
+            return _sight._screened(free, low, px, py, r0, c0, ra, ra + 4, ca, ca + 4, 0.25,
+                                    5.0, z0, top)
+
+        assert hidden_tile(40, 220)  # behind the wood: (55, 10)
+        assert hidden_tile(144, 216)  # behind the hill: (54, 36)
+        assert not seen[40:44, 220:224].any() and not seen[144:148, 216:220].any()
