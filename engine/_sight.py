@@ -19,6 +19,12 @@ line falls at most its own slope, so the walk jumps the ``j`` that leaves the
 line above it all, unless concealing terrain is nearer (``free[1]``, the
 distance to the nearest concealing cell).
 
+The viewshed settles whole tiles of targets without a line to each where it
+can prove the answer: seen when no cell near any of the tile's lines may
+block (`_clear`), hidden when all of them must cross a block of concealing
+terrain or of high ground (`_screened`).  Both proofs are conservative, so
+the result is the same as a line to every cell; only the time differs.
+
 All kernels compile lazily with ``cache=True``; inputs are clean arrays
 (`engine.visibility` checks them).
 """
@@ -30,11 +36,6 @@ import math
 import numpy as np
 from numba import njit, prange
 
-# What stopped a sight line.
-SEEN = 0
-HIDDEN = 1  # the target stands in concealing terrain farther away than it conceals
-WOODS = 2  # the line runs deeper into concealing terrain than sight reaches
-HILL = 3  # the ground rises above the line
 _TOL = 1e-9  # table units: ground this close under the line does not block
 _TILE = 16  # viewshed tiles, cells a side
 _SUB = 4  # and the tiles those are split into
@@ -261,11 +262,11 @@ def _cells(elev, conceal, free, lip, ox, oy, r0, c0, cell, height, z0, ra, rb, c
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def viewshed(elev, conceal, free, lip, low, reach, ox, oy, r0, c0, cell, height, flying, out):
+def viewshed(elev, conceal, free, lip, low, reach, ox, oy, r0, c0, cell, height, out):
     """Fill ``out[r, c]`` with whether the observer at ``(ox, oy)`` sees cell ``(r, c)``'s centre.
 
-    A ground observer's line of sight runs ``height`` above the ground at both
-    ends.  A flyer at flight height sees every cell but concealing ones.
+    The observer is on the ground; its line of sight runs ``height`` above the
+    ground at both ends.
 
     The grid is done in tiles of ``_TILE`` cells square, and those in tiles of
     ``_SUB``.  When every cell the lines from the observer to a tile can cross
@@ -275,11 +276,6 @@ def viewshed(elev, conceal, free, lip, low, reach, ox, oy, r0, c0, cell, height,
     the observer, or into high ground (`_screened`), the tile is all hidden.
     """
     rows, cols = elev.shape
-    if flying:
-        for r in prange(rows):
-            for c in range(cols):
-                out[r, c] = math.isinf(conceal[r, c])
-        return
     z0 = elev[r0, c0] + height
     px, py = ox / cell, oy / cell
     ntr, ntc = (rows + _TILE - 1) // _TILE, (cols + _TILE - 1) // _TILE

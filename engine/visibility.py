@@ -276,8 +276,10 @@ def viewshed(
     h = _height(rules, height)
     grids = _grids(battlefield, rules)
     (ox, oy), (r0, c0) = _cell_of(battlefield, observer, "observer")
+    if flying:  # sees all but what conceals
+        return np.isinf(grids.conceal)
     free = _free(battlefield, rules, grids, h)
     out = np.empty(grids.elevation.shape, dtype=np.bool_)
     _sight.viewshed(grids.elevation, grids.conceal, *free, grids.low, grids.reach, ox, oy, r0, c0,
-                    battlefield.cell, h, bool(flying), out)
+                    battlefield.cell, h, out)
     return out
