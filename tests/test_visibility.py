@@ -377,3 +377,16 @@ def test_viewshed_tiles_agree_with_visible_on_every_cell(rules, observer):
         assert hidden_tile(40, 220)  # behind the wood: (55, 10)
         assert hidden_tile(144, 216)  # behind the hill: (54, 36)
         assert not seen[40:44, 220:224].any() and not seen[144:148, 216:220].any()
+
+
+def test_cached_parallel_kernel_runs_in_a_fresh_process(tmp_path):
+    """numba's disk cache with ``parallel=True`` has crashed upstream: load it in a new process."""
+    import subprocess
+
+    path = tmp_path / "big.geojson"
+    path.write_text(json.dumps(battlefield(BIG, width=64, height=48)))
+    for _ in range(2):  # the first run may compile and cache, the second loads the cache
+        done = subprocess.run([sys.executable, "-m", "engine", "visible", str(path), "--from",
+                               "6", "24", "--json"], cwd=ROOT, capture_output=True, text=True,
+                              check=True)
+        assert json.loads(done.stdout)["cells"] > 0
