@@ -12,7 +12,7 @@ import math
 import sys
 from importlib import resources
 
-from .errors import EngineError
+from .errors import EngineError, InputError
 from .maps import load_map
 from .pricing import price_path
 from .rules import load_rules, shipped_rulesets
@@ -210,13 +210,12 @@ def _cmd_price(args) -> None:
     print("\n".join(_legs_text(p.legs)))
 
 
-def _xy(parser_name: str, tokens: list[str]) -> tuple[float, float]:
+def _xy(option: str, tokens: list[str]) -> tuple[float, float]:
     """``X Y`` or ``X,Y`` from the command line."""
     try:
         return _point(",".join(tokens))
-    except argparse.ArgumentTypeError as exc:
-        _parser().error(f"argument {parser_name}: {exc}")
-        raise  # error() exits; this is for type checkers
+    except argparse.ArgumentTypeError:
+        raise InputError(f"{option} takes a point X Y or X,Y, got {' '.join(tokens)!r}") from None
 
 
 def _cmd_visible(args) -> None:
