@@ -6,6 +6,7 @@ movement.  Start with `load_map`, `load_rules` and `cost_grid`.
 """
 
 from .checks import BuildingEntry, enter_building
+from .effects import Charge, Effects, charge_disorders, terrain_effects
 from .errors import EngineError, InputError, MapError, NoRouteError, RulesError
 from .grid import GridSpec
 from .highway import Highway
@@ -26,12 +27,15 @@ from .search import (
     warm_up,
 )
 from .terrain import CostGrid, cost_grid
+from .visibility import Sight, viewshed, visible
 
 __all__ = [
     "Battlefield",
     "BuildingEntry",
+    "Charge",
     "Chokepoint",
     "CostGrid",
+    "Effects",
     "EngineError",
     "Feature",
     "GridRouter",
@@ -48,7 +52,9 @@ __all__ = [
     "Route",
     "RulesError",
     "Ruleset",
+    "Sight",
     "Unit",
+    "charge_disorders",
     "chokepoints",
     "connected",
     "cost_field",
@@ -65,5 +71,8 @@ __all__ = [
     "regions",
     "route",
     "shipped_rulesets",
+    "terrain_effects",
+    "viewshed",
+    "visible",
     "warm_up",
 ]

@@ -1,4 +1,5 @@
-"""Command line: ``engine reach``, ``route``, ``price``, ``network``, ``movingai`` and ``demo``.
+"""Command line: ``engine reach``, ``route``, ``price``, ``network``, ``visible``,
+``movingai`` and ``demo``.
 
 Every user mistake (a broken map, an unknown race, a point off the table)
 prints one line on stderr and exits with status 2; no traceback.
@@ -12,7 +13,7 @@ import math
 import sys
 from importlib import resources
 
-from .errors import EngineError
+from .errors import EngineError, InputError
 from .maps import load_map
 from .pricing import price_path
 from .rules import load_rules, shipped_rulesets
@@ -110,6 +111,20 @@ def _parser() -> argparse.ArgumentParser:
     unit_args(p, race_required=False)
     p.add_argument("--tolerance", type=_number,
                    help="lines whose ends are this close join (default: one grid cell)")
+    p = sub.add_parser("visible", help="what an observer sees, or whether it sees a target")
+    p.add_argument("map", help="GeoJSON battlefield")
+    p.add_argument(
+        "--rules", default="fantasy-warlord",
+        help=f"a rules file, or a shipped ruleset ({', '.join(shipped_rulesets())})",
+    )
+    p.add_argument("--from", dest="observer", nargs="+", required=True, metavar="X Y",
+                   help="the observer (X Y or X,Y)")
+    p.add_argument("--to", dest="target", nargs="+", metavar="X Y",
+                   help="a target (X Y or X,Y); without it, the whole viewshed")
+    p.add_argument("--flying", action="store_true", help="the observer flies at Flight Height")
+    p.add_argument("--height", type=_number, help="sight height (default: the rules')")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--png", metavar="FILE", help="write a picture of the viewshed")
 
     p = sub.add_parser("movingai", help="solve Moving AI benchmark scenarios and check them")
     p.add_argument("scen", help="a .scen file")
@@ -238,6 +253,44 @@ def _network_text(net, g) -> str:
     lines += [f"  chokepoint: {c.kind} at ({c.at[0]:g}, {c.at[1]:g}), {c.feature}, joins "
               + ", ".join(f"R{r.id}" for r in c.joins) for c in net.chokepoints]
     return "\n".join(lines)
+def _xy(option: str, tokens: list[str]) -> tuple[float, float]:
+    """``X Y`` or ``X,Y`` from the command line."""
+    try:
+        return _point(",".join(tokens))
+    except argparse.ArgumentTypeError:
+        raise InputError(f"{option} takes a point X Y or X,Y, got {' '.join(tokens)!r}") from None
+
+
+def _cmd_visible(args) -> None:
+    from .terrain import layers
+    from .visibility import viewshed, visible
+
+    observer = _xy("--from", args.observer)
+    target = None if args.target is None else _xy("--to", args.target)
+    rules = load_rules(args.rules)
+    bf = load_map(args.map)
+    kw = {"flying": args.flying, "height": args.height}
+    sight = None if target is None else visible(bf, rules, observer, target, **kw)
+    seen = viewshed(bf, rules, observer, **kw) if args.png or target is None else None
+    units = bf.units
+    where = f"({observer[0]:g}, {observer[1]:g})"
+    if args.png:
+        from .render import render_viewshed_png
+
+        mark = None if sight is None else (target, sight.seen)
+        title = f"seen from {where}" + (" (flying)" if args.flying else "") + f", {units}"
+        render_viewshed_png(args.png, layers(bf, rules), observer, seen, mark, title)
+    if sight is not None:
+        print(json.dumps(sight.as_dict()) if args.json else sight.reason)
+        return
+    count = int(seen.sum())
+    area = count * bf.cell**2
+    if args.json:
+        print(json.dumps({"observer": list(observer), "cells": count, "of": int(seen.size),
+                          "cell": bf.cell, "area": round(area, 6)}))
+        return
+    print(f"from {where}: sees {count} of {seen.size} cells ({100 * count / seen.size:.1f}%), "
+          f"{area:.2f} {units}^2")
 
 
 def _cmd_movingai(args) -> None:
@@ -295,7 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     commands = {
         "reach": _cmd_reach, "route": _cmd_route, "price": _cmd_price,
-        "network": _cmd_network, "movingai": _cmd_movingai, "demo": _cmd_demo,
+        "network": _cmd_network, "visible": _cmd_visible, "movingai": _cmd_movingai,
+        "demo": _cmd_demo,
     }
     try:
         commands[args.command](args)

@@ -10,9 +10,9 @@ from .errors import InputError
 from .network import Network
 from .pricing import price_path
 from .search import Reach, Route
-from .terrain import CostGrid
+from .terrain import CostGrid, Layers
 
-__all__ = ["render_png"]
+__all__ = ["render_png", "render_viewshed_png"]
 
 # Painted in this order, so later kinds (linear features last) lie on top.
 _AREAS = {
@@ -65,6 +65,24 @@ def _corners(cells: np.ndarray, cell: float) -> tuple[np.ndarray, np.ndarray, np
     xs = np.repeat(np.arange(cols) * cell, 2) + np.tile([eps, cell - eps], cols)
     ys = np.repeat(np.arange(rows) * cell, 2) + np.tile([eps, cell - eps], rows)
     return xs, ys, cells.repeat(2, 0).repeat(2, 1).astype(float)
+
+
+def _terrain(lay: Layers) -> tuple[np.ndarray, dict, list]:
+    """The terrain as an RGB image, each kind's cells and colour, and legend entries."""
+    from matplotlib.colors import to_rgb
+    from matplotlib.patches import Patch
+
+    image = np.empty((*lay.grid.shape, 3))
+    image[:] = to_rgb(_GROUND)
+    covers, handles = {}, []
+    for kind, colour in _colours(lay.kinds).items():
+        if kind in lay.kinds:
+            cover = (lay.mask >> np.uint64(lay.kinds.index(kind)) & np.uint64(1)).astype(bool)
+            if cover.any():
+                image[cover] = to_rgb(colour)
+                covers[kind] = cover, colour
+                handles.append(Patch(facecolor=colour, edgecolor="0.35", label=kind))
+    return image, covers, handles
 
 
 def _title(grid: CostGrid, reach: Reach | None, route: Route | None) -> str:
@@ -138,16 +156,7 @@ def render_png(
     xc, yc = (np.arange(cols) + 0.5) * spec.cell, (np.arange(rows) + 0.5) * spec.cell
 
     # Terrain raster, most specific kind on top; impassable cells darkened.
-    image = np.empty((rows, cols, 3))
-    image[:] = to_rgb(_GROUND)
-    covers, handles = {}, []
-    for kind, colour in _colours(lay.kinds).items():
-        if kind in lay.kinds:
-            cover = (lay.mask >> np.uint64(lay.kinds.index(kind)) & np.uint64(1)).astype(bool)
-            if cover.any():
-                image[cover] = to_rgb(colour)
-                covers[kind] = cover, colour
-                handles.append(Patch(facecolor=colour, edgecolor="0.35", label=kind))
+    image, covers, handles = _terrain(lay)
     blocked = np.isinf(grid.base)
     image[blocked] *= 0.6
 
@@ -278,3 +287,88 @@ def _draw_network(ax, network: Network, key) -> None:
                     bbox={"boxstyle": "round", "fc": "white", "ec": _ROUTE, "alpha": 0.9})
     if network.chokepoints:
         key("chokepoint", marker="o", ms=12, mfc="none", mec=_ROUTE, mew=2)
+def render_viewshed_png(
+    path: str | os.PathLike,
+    lay: Layers,
+    observer: tuple[float, float],
+    seen: np.ndarray,
+    target: tuple[tuple[float, float], bool] | None = None,
+    title: str = "",
+) -> None:
+    """Draw what an observer sees over the terrain, to a PNG file.
+
+    The terrain is painted as in `render_png`, with hill contours; ground the
+    observer cannot see is shaded dark and the edge of what it sees outlined.
+    The observer is a star; a target is a diamond joined to it by a green
+    (seen) or red (not seen) line.
+
+    Parameters
+    ----------
+    path : str or path-like
+        PNG file to write (overwritten if it exists).
+    lay : Layers
+        The battlefield's terrain layers (`engine.terrain.layers`).
+    observer : (x, y)
+    seen : ndarray of bool
+        The viewshed (`engine.visibility.viewshed`), shape ``lay.grid.shape``.
+    target : ((x, y), bool), optional
+        A target and whether the observer sees it.
+    title : str
+
+    Raises
+    ------
+    InputError
+        The file's folder does not exist or the file cannot be written.
+    """
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError(f"cannot write {path!r}: folder {folder!r} does not exist")
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    spec = lay.grid
+    rows, cols = spec.shape
+    extent = (0.0, cols * spec.cell, rows * spec.cell, 0.0)
+    image, _, handles = _terrain(lay)
+    image[~seen] *= 0.45
+    handles.append(Patch(facecolor="0.3", edgecolor="0.35", label="not seen (shaded)"))
+    box = float(np.clip(spec.height / spec.width, 1 / 6, 6))
+    width = min(12.0, 13.0 / box)
+    fig = Figure(figsize=(width, width * box), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.imshow(image, origin="upper", extent=extent, interpolation="nearest")
+    if seen.any() and not seen.all():
+        ax.contour(*_corners(seen, spec.cell), levels=[0.5], colors=["black"], linewidths=1.0,
+                   zorder=4)
+        handles.append(Line2D([], [], color="black", lw=1.0, label="edge of sight"))
+    top = float(lay.elevation.max())
+    if top > 0:
+        xc, yc = (np.arange(cols) + 0.5) * spec.cell, (np.arange(rows) + 0.5) * spec.cell
+        levels = np.linspace(0.0, top, 6)[:-1] + 1e-6 * top
+        ax.contour(xc, yc, lay.elevation, levels=levels, colors=_HILL, linewidths=0.7, zorder=4)
+        handles.append(Line2D([], [], color=_HILL, lw=0.7, label="hill contours"))
+    if target is not None:
+        (tx, ty), ok = target
+        colour = "#1a9850" if ok else _ROUTE
+        ax.plot([observer[0], tx], [observer[1], ty], color=colour, lw=2.5, zorder=5)
+        ax.plot(tx, ty, "D", ms=10, mfc="gold", mec="black", mew=1.2, zorder=8)
+        handles.append(Line2D([], [], color=colour, lw=2.5, marker="D", mfc="gold", mec="black",
+                              label="target " + ("seen" if ok else "not seen")))
+    ax.plot(*observer, "*", ms=18, mfc="white", mec="black", mew=1.3, zorder=9)
+    handles.append(Line2D([], [], ls="", marker="*", ms=12, mfc="white", mec="black",
+                          label="observer"))
+    ax.set(xlim=(0, spec.width), ylim=(spec.height, 0), aspect=box * spec.width / spec.height,
+           xlabel="x", ylabel="y")
+    ax.set_title(title)
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.08),
+              ncols=int(np.clip(0.5 * width, 1, min(len(handles), 6))), fontsize="small",
+              frameon=False)
+    try:
+        fig.savefig(path, format="png", bbox_inches="tight")
+    except OSError as exc:
+        raise InputError(f"cannot write {path!r}: {exc.strerror or exc}") from None

@@ -4,7 +4,9 @@ A rules file has these tables (see ``engine/rules/fantasy-warlord.toml``):
 
 ``[ruleset]``
     ``name``, ``units`` (``"cm"`` or ``"in"``), ``rank_depth`` (table units per
-    rank) and optionally ``break_formation_distance``.
+    rank) and optionally ``break_formation_distance`` and ``sight_height`` (how
+    far above the ground a figure sees and is seen, for lines of sight over
+    hills; default 0).
 ``[layers]``
     Each thing a profile sheet prices, with its class: ``"area"``,
     ``"obstacle"``, ``"slope"`` or ``"water"``.
@@ -13,7 +15,14 @@ A rules file has these tables (see ``engine/rules/fantasy-warlord.toml``):
     ``role`` (``"ground"`` default, ``"river"``, ``"crossing"``, ``"building"``,
     ``"gateway"`` or ``"hill"``), ``cancels`` (layer classes it cancels, e.g.
     a road cancels ``"area"``), ``impassable`` (bool) and, for hills,
-    ``steep_layers`` (priced uphill only, on hills marked steep).
+    ``steep_layers`` (priced uphill only, on hills marked steep).  Optional
+    effects besides movement (`TerrainEffects`): ``conceals`` (a distance > 0:
+    units inside are seen only from within it and see no farther through it),
+    ``cover`` (``"light"``, ``"medium"`` or ``"heavy"``), ``cover_contact``
+    (bool: cover only in base contact), ``cover_ranks`` (cover only for this
+    many ranks from the front), ``disorders`` (a charge in it disorders
+    ``"close order"`` units or ``"any"`` unit) and ``pikes`` (``"yes"``,
+    ``"no"`` or ``"stationary"``).
 ``[defaults.multipliers]``
     A multiplier for every layer: what a race pays unless it says otherwise.
 ``[races.<name>]``
@@ -34,10 +43,14 @@ from typing import Any
 from .errors import InputError, RulesError
 
 __all__ = [
+    "COVERS",
+    "DISORDERS",
     "LAYER_CLASSES",
+    "PIKES",
     "ROLES",
     "Rate",
     "Ruleset",
+    "TerrainEffects",
     "TerrainKind",
     "Unit",
     "load_rules",
@@ -46,6 +59,39 @@ __all__ = [
 
 LAYER_CLASSES = ("area", "obstacle", "slope", "water")
 ROLES = ("ground", "river", "crossing", "building", "gateway", "hill")
+COVERS = ("light", "medium", "heavy")  # weakest first
+DISORDERS = ("close order", "any")
+PIKES = ("yes", "no", "stationary")
+_EFFECT_KEYS = ("conceals", "cover", "cover_contact", "cover_ranks", "disorders", "pikes")
+
+
+@dataclass(frozen=True)
+class TerrainEffects:
+    """What a terrain kind does besides slowing movement (see `engine.effects`).
+
+    Attributes
+    ----------
+    conceals : float or None
+        Units inside are seen only from within this distance, and see no
+        farther through it (None: the kind hides nobody).
+    cover : str or None
+        One of `COVERS`, or None.
+    cover_contact : bool
+        The cover counts only for units in base contact with the feature.
+    cover_ranks : int or None
+        The cover counts only for this many ranks from the front.
+    disorders : str or None
+        A charge in it disorders ``"close order"`` units or ``"any"`` unit.
+    pikes : str
+        ``"yes"``, ``"no"`` or ``"stationary"`` (only a pike unit that stays put).
+    """
+
+    conceals: float | None = None
+    cover: str | None = None
+    cover_contact: bool = False
+    cover_ranks: int | None = None
+    disorders: str | None = None
+    pikes: str = "yes"
 
 
 @dataclass(frozen=True)
@@ -62,6 +108,7 @@ class TerrainKind:
     passage: bool = False
     uphill_layers: tuple[str, ...] = ()
     crossing_cost: float = 0.0
+    effects: TerrainEffects = TerrainEffects()
 
 
 @dataclass(frozen=True)
@@ -176,6 +223,7 @@ class Ruleset:
     march: float | None = None
     irregular_in: tuple[str, ...] = ()
     manoeuvres: dict[str, float] = field(default_factory=dict)
+    sight_height: float = 0.0
 
     def unit(
         self,
@@ -401,7 +449,7 @@ def _parse(data: dict, source: str) -> Ruleset:
     check_keys(
         head, "[ruleset]", {"name", "units", "rank_depth"},
         {"break_formation_distance", "troops", "frontage", "figure_width", "formation_change",
-         "march", "irregular_in"},
+         "march", "irregular_in", "sight_height"},
     )
     if not isinstance(head["name"], str) or not head["name"].strip():
         raise fail(f"[ruleset] name must be a non-empty string, got {head['name']!r}")
@@ -426,6 +474,7 @@ def _parse(data: dict, source: str) -> Ruleset:
         march = number(march, "[ruleset] march", minimum=1.0)
     irregular_in = names(head.get("irregular_in", []), "[ruleset] irregular_in", LAYER_CLASSES,
                          "class")
+    sight_height = number(head.get("sight_height", 0.0), "[ruleset] sight_height")
 
     layers = table(data["layers"], "[layers]")
     for lname, cls in layers.items():
@@ -439,7 +488,7 @@ def _parse(data: dict, source: str) -> Ruleset:
         check_keys(
             spec, where, set(),
             {"layers", "role", "cancels", "impassable", "steep_layers", "closed_to", "passage",
-             "uphill_layers", "crossing_cost"},
+             "uphill_layers", "crossing_cost", *_EFFECT_KEYS},
         )
         role = spec.get("role", "ground")
         if role not in ROLES:
@@ -469,6 +518,7 @@ def _parse(data: dict, source: str) -> Ruleset:
                 spec.get("uphill_layers", []), f"{where} uphill_layers", layers, "layer"
             ),
             crossing_cost=number(spec.get("crossing_cost", 0.0), f"{where} crossing_cost"),
+            effects=_effects(spec, where, fail),
         )
     if not terrain:
         raise fail("[terrain] defines no terrain kinds")
@@ -549,4 +599,39 @@ def _parse(data: dict, source: str) -> Ruleset:
         march=march,
         irregular_in=irregular_in,
         manoeuvres=manoeuvres,
+        sight_height=sight_height,
+    )
+
+
+def _effects(spec: dict, where: str, fail) -> TerrainEffects:
+    """The optional effect keys of one ``[terrain.<kind>]`` table, validated."""
+
+    def choice(key: str, valid: tuple[str, ...]) -> str | None:
+        value = spec.get(key)
+        if value is not None and value not in valid:
+            options = ", ".join(f'"{v}"' for v in valid)
+            raise fail(f"{where} {key} must be one of {options}, got {value!r}")
+        return value
+
+    conceals = spec.get("conceals")
+    if conceals is not None and not (
+        _is_number(conceals) and math.isfinite(conceals) and conceals > 0
+    ):
+        raise fail(f"{where} conceals must be a distance > 0 in table units, got {conceals!r}")
+    contact = spec.get("cover_contact", False)
+    if not isinstance(contact, bool):
+        raise fail(f"{where} cover_contact must be true or false, got {contact!r}")
+    ranks = spec.get("cover_ranks")
+    if ranks is not None and (not isinstance(ranks, int) or isinstance(ranks, bool) or ranks < 1):
+        raise fail(f"{where} cover_ranks must be a whole number >= 1, got {ranks!r}")
+    cover = choice("cover", COVERS)
+    if cover is None and (contact or ranks is not None):
+        raise fail(f"{where} cover_contact and cover_ranks need a cover")
+    return TerrainEffects(
+        conceals=None if conceals is None else float(conceals),
+        cover=cover,
+        cover_contact=contact,
+        cover_ranks=ranks,
+        disorders=choice("disorders", DISORDERS),
+        pikes=choice("pikes", PIKES) or "yes",
     )
