@@ -200,7 +200,7 @@ def step_table(
                 elif g != first:
                     same = False
                 total += piece_w[j] * step_len[k] * g
-                if entering and enter[i] > 0.0 and enter[prev] == 0.0:
+                if entering and enter[i] > 0.0 and enter[i] != enter[prev]:
                     total += enter[i]
                 prev = i
             cost[slot] = total
@@ -231,8 +231,8 @@ def search(
     hold every step's cost without the trail.
 
     ``enter`` (empty for none) is a flat cost per cell, paid when a step's
-    front goes into a cell that has one from a cell that has none (a unit
-    narrowing its formation to pass a bridge, say).
+    front goes into a cell that has one from a cell that has another or none
+    (a unit narrowing its formation to pass a bridge; crossing a wall).
 
     Dijkstra keeps its open cells in a ring of ``nb`` buckets as wide as the
     shortest step (``nb``, a power of two, spans the costliest step; ``link``
@@ -398,7 +398,7 @@ def search(
                         total += c
                     else:
                         total += piece_w[j] * step_len[k] * g
-                    if entering and enter[i] > 0.0 and enter[prev] == 0.0:
+                    if entering and enter[i] > 0.0 and enter[i] != enter[prev]:
                         total += enter[i]
                     prev = i
             nd = da + total

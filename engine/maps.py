@@ -67,6 +67,9 @@ class Feature:
         A hill designated steep.
     centreline : shapely geometry or None
         A line feature's own line, clipped to the table (None for areas).
+    cost : float or None
+        ``properties.cost``: the flat cost of crossing this feature, overriding
+        its kind's ``crossing_cost`` (a deep muddy ditch: 6" where a ditch is 4").
     """
 
     index: int
@@ -79,6 +82,7 @@ class Feature:
     elevation: float = 0.0
     steep: bool = False
     centreline: Any = field(default=None, repr=False)
+    cost: float | None = None
 
     @property
     def label(self) -> str:
@@ -308,6 +312,10 @@ def _shaped(index: int, fid, terrain: str, props: dict, gtype: str, g, table, ba
         raise bad(f"steep must be true or false, got {steep!r}")
     if (steep or elevation) and linear:
         raise bad("elevation and steep belong to hill polygons, not lines")
+    cost = props.get("cost")
+    ok = isinstance(cost, int | float) and not isinstance(cost, bool)
+    if cost is not None and (not ok or not math.isfinite(cost) or cost < 0):
+        raise bad(f"cost must be a finite number >= 0, got {cost!r}")
 
     clipped = area.intersection(table)
     if clipped.is_empty or clipped.area <= 0:
@@ -323,6 +331,7 @@ def _shaped(index: int, fid, terrain: str, props: dict, gtype: str, g, table, ba
         elevation=float(elevation),
         steep=steep,
         centreline=g.intersection(table) if linear else None,
+        cost=None if cost is None else float(cost),
     )
 
 

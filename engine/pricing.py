@@ -44,9 +44,10 @@ class Leg:
         (``"steep slope (uphill)"`` when the steep rule applies), ``["clear"]``
         when nothing does, ``["impassable: river"]`` for blocked ground.
     kind : str
-        ``"move"``, or ``"formation change"``: the unit narrows its frontage
-        to enter a passage (``terrain`` names it); no length, multiplier 0,
-        a flat cost.
+        ``"move"``; ``"formation change"``: the unit narrows its frontage to
+        enter a passage; or ``"obstacle"``: the flat cost of crossing one
+        (``terrain`` names it).  The last two have no length, multiplier 0
+        and a flat cost.
     """
 
     start: tuple[float, float]
@@ -232,9 +233,8 @@ class _Pricer:
             if m == math.inf:
                 self.pieces.append(Leg(a, b, length, math.inf, math.inf, [self._blocked(i)]))
                 continue
-            if self.enter[i] > 0.0 and self.enter[self.at] == 0.0:
-                self.pieces.append(Leg(a, a, 0.0, float(self.enter[i]), 0.0,
-                                       [self._narrowing(i)], "formation change"))
+            if self.enter[i] > 0.0 and self.enter[i] != self.enter[self.at]:
+                self._entry(i, a)
             self.at = i
             _, self.n, nrec = _kernels.advance(
                 self.lv, self.rem, self.org, self.n, m, i, length, depth, *self.rec, True
@@ -255,18 +255,28 @@ class _Pricer:
         rc = divmod(origin, self.cols)
         names = [n for n in self.g.combos[self.g.combo[rc]] if n != "clear"]
         if level > self.flat[0][origin]:
-            names.append("steep slope (uphill)")
+            names.append("steep slope (uphill)" if self.g.layers.steep[rc] else "uphill")
         names = names or ["clear"]
         if origin != front:
             names = [f"{n} (rear ranks)" for n in names]
         return names
 
-    def _narrowing(self, i: int) -> str:
+    def _entry(self, i: int, at) -> None:
+        """The flat costs of entering cell ``i``: an obstacle's crossing, a formation change."""
         rc = divmod(i, self.cols)
-        rules, unit = self.g.rules, self.g.unit
-        kinds = [n for n in self.g.combos[self.g.combo[rc]] if rules.terrain[n].passage]
-        return (f"{', '.join(kinds)} {self.g.layers.passage[rc]:g} wide, "
-                f"frontage {unit.frontage:g}")
+        rules, unit, lay = self.g.rules, self.g.unit, self.g.layers
+        names = self.g.combos[self.g.combo[rc]]
+        crossing = 0.0 if unit.flying else float(lay.crossing[rc])
+        if crossing > 0:
+            kinds = [n for n in names if rules.terrain[n].crossing_cost > 0] or list(names)
+            self.pieces.append(Leg(at, at, 0.0, crossing, 0.0,
+                                   [f"{', '.join(kinds)} ({crossing:g} to cross)"], "obstacle"))
+        narrowing = float(self.enter[i]) - crossing
+        if narrowing > 0:
+            kinds = [n for n in names if rules.terrain[n].passage]
+            self.pieces.append(Leg(at, at, 0.0, narrowing, 0.0,
+                                   [f"{', '.join(kinds)} {lay.passage[rc]:g} wide, "
+                                    f"frontage {unit.frontage:g}"], "formation change"))
 
     def _blocked(self, i: int) -> str:
         names = self.g.combos[self.g.combo[divmod(i, self.cols)]]

@@ -239,14 +239,17 @@ def render_png(
 
 
 def _route_network_legs(ax, grid: CostGrid, route: Route, key) -> None:
-    """Overdraw a route's stretches on network kinds, and mark its formation changes."""
+    """Overdraw a route's stretches on network kinds; mark its formation changes and
+    the obstacles it pays to cross."""
     rules = grid.rules
     on = {n for n, k in rules.terrain.items() if k.cancels or k.role == "crossing"}
-    drawn = changed = False
+    marks = {"formation change": "^", "obstacle": "X"}
+    drawn, marked = False, set()
     for leg in price_path(grid, route.path).pieces:
-        if leg.kind != "move":
-            ax.plot(*leg.start, "^", ms=11, mfc="white", mec=_ROUTE, mew=2, zorder=8)
-            changed = True
+        if leg.kind in marks:
+            ax.plot(*leg.start, marks[leg.kind], ms=11, mfc="white", mec=_ROUTE, mew=2,
+                    zorder=8)
+            marked.add(leg.kind)
         elif any(t in on for t in leg.terrain):
             (x0, y0), (x1, y1) = leg.start, leg.end
             ax.plot([x0, x1], [y0, y1], color=_ON_NETWORK, lw=3, solid_capstyle="butt",
@@ -254,8 +257,9 @@ def _route_network_legs(ax, grid: CostGrid, route: Route, key) -> None:
             drawn = True
     if drawn:
         key("route on road, trail, bridge or ford", ls="-", color=_ON_NETWORK, lw=3)
-    if changed:
-        key("formation change", marker="^", ms=9, mfc="white", mec=_ROUTE, mew=2)
+    for kind in sorted(marked):
+        key(kind if kind != "obstacle" else "obstacle crossed", marker=marks[kind], ms=9,
+            mfc="white", mec=_ROUTE, mew=2)
 
 
 def _draw_network(ax, network: Network, key) -> None:

@@ -60,6 +60,10 @@ class Layers:
         trail, gateway) covering each cell, ``inf`` where there is none.  A
         line's width is its ``width``; a polygon's is the diameter of the
         largest circle inside it.
+    crossing : ndarray of float64
+        Flat cost of crossing the obstacle covering each cell (its feature's
+        ``cost``, else its kind's ``crossing_cost``; the largest where several
+        do), 0 where there is none.
     """
 
     grid: GridSpec
@@ -68,6 +72,7 @@ class Layers:
     elevation: np.ndarray
     steep: np.ndarray
     passage: np.ndarray
+    crossing: np.ndarray
 
     def bits(self, kinds) -> np.uint64:
         """The mask bits of those of ``kinds`` this battlefield uses."""
@@ -101,17 +106,21 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
     steep = np.zeros(grid.shape, dtype=np.uint64)
     elevation = np.zeros(grid.shape, dtype=np.float64)
     passage = np.full(grid.shape, np.inf)
+    crossing = np.zeros(grid.shape)
     for f in battlefield.features:
         window, cells = _cover(grid, f.area, f.linear)
         mask[window][cells] |= bit[f.terrain]
         if rules.terrain[f.terrain].passage:
             width = f.width if f.linear else 2.0 * shapely.maximum_inscribed_circle(f.full).length
             passage[window][cells] = np.minimum(passage[window][cells], width)
+        flat = rules.terrain[f.terrain].crossing_cost if f.cost is None else f.cost
+        if flat > 0:
+            crossing[window][cells] = np.maximum(crossing[window][cells], flat)
         if f.elevation > 0:
             elevation[window] += _hill_height(grid, window, cells, f.full, f.elevation)
         if f.steep:
             steep[window][cells] |= bit[f.terrain]
-    result = Layers(grid, kinds, mask, elevation, steep, passage)
+    result = Layers(grid, kinds, mask, elevation, steep, passage, crossing)
     battlefield._cache[key] = result
     return result
 
@@ -314,10 +323,11 @@ class CostGrid:
         footprint standing straight behind a cell centre (`trail_behind`),
         ``rem`` in table units.
     enter : ndarray of float64
-        Flat cost of stepping into a cell from one without it: the ruleset's
-        ``formation_change`` on passages narrower than the unit's frontage
-        that it relies on (ground it could not enter, or would pay more for,
-        without the passage); 0 elsewhere.
+        Flat cost of stepping into a cell from one with another (or none): an
+        obstacle's crossing cost, plus the ruleset's ``formation_change`` on
+        passages narrower than the unit's frontage that it relies on (ground
+        it could not enter, or would pay more for, without the passage); 0
+        elsewhere.
     """
 
     battlefield: Battlefield
@@ -461,21 +471,23 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
     shape = lay.grid.shape
     mask = unit_mask(lay, rules, unit)
     combos, combo, base = _price(mask, lay, rules, unit)
-    enter = np.zeros(shape)
+    enter = np.zeros(shape) if unit.flying else lay.crossing.copy()
     passages = lay.bits([k for k in lay.kinds if rules.terrain[k].passage])
     narrow = (mask & passages != 0) & (lay.passage < unit.frontage)
     if narrow.any() and rules.formation_change > 0 and not unit.flying:
         _, _, without = _price(np.where(narrow, mask & ~passages, mask), lay, rules, unit)
-        enter[narrow & (base < without)] = rules.formation_change
+        enter[narrow & (base < without)] += rules.formation_change
 
     steep = np.ones(shape)
     if not unit.flying:
         for i, name in enumerate(lay.kinds):
             kind = rules.terrain[name]
-            if kind.steep_layers:
-                factor = math.prod(unit.multipliers[s] for s in kind.steep_layers)
-                on = (lay.steep >> np.uint64(i) & np.uint64(1)).astype(bool)
-                steep[on] = np.maximum(steep[on], factor)
+            for layer_names, covered in ((kind.uphill_layers, lay.mask),
+                                         (kind.steep_layers, lay.steep)):
+                if layer_names:
+                    factor = math.prod(unit.multipliers[s] for s in layer_names)
+                    on = (covered >> np.uint64(i) & np.uint64(1)).astype(bool)
+                    steep[on] = np.maximum(steep[on], factor)
     h = lay.elevation / lay.grid.cell
     gxf, gxb, gyf, gyb = (np.zeros(shape) for _ in range(4))
     gxf[:, :-1] = gxb[:, 1:] = h[:, 1:] - h[:, :-1]
