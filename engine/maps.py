@@ -130,17 +130,21 @@ class Battlefield:
                 )
             if kind.role == "hill" and f.linear:
                 raise MapError(f"{self.source}: {f.label}: a hill must be a polygon")
-        rivers = [f.area for f in self.features if rules.terrain[f.terrain].role == "river"]
+        def wet(kind) -> bool:
+            return kind.role == "river" or any(rules.layers[n] == "water" for n in kind.layers)
+
+        rivers = [f.area for f in self.features
+                  if rules.terrain[f.terrain].role != "crossing" and wet(rules.terrain[f.terrain])]
         water = shapely.union_all(rivers) if rivers else None
         for f in self.features:
             if rules.terrain[f.terrain].role != "crossing":
                 continue
             if water is None or not f.area.intersects(water):
                 raise MapError(f"{self.source}: {f.label}: a {f.terrain} must cross a river; "
-                               "it touches none")
+                               "it touches no water")
             if water.contains(f.area):
                 raise MapError(f"{self.source}: {f.label}: a {f.terrain} must reach a bank; "
-                               "it lies wholly in the river")
+                               "it lies wholly in the water")
 
 
 def load_map(source: str | Path | dict) -> Battlefield:

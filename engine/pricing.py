@@ -24,6 +24,10 @@ from .terrain import CostGrid, trail_behind
 
 __all__ = ["Leg", "Pricing", "price_path"]
 
+# A stretch within this of a whole number of quanta is that number (float error
+# along a path must not start a quantum that was never entered).
+_QUANTUM_TOL = 1e-9
+
 
 @dataclass(frozen=True)
 class Leg:
@@ -45,9 +49,10 @@ class Leg:
         when nothing does, ``["impassable: river"]`` for blocked ground.
     kind : str
         ``"move"``; ``"formation change"``: the unit narrows its frontage to
-        enter a passage; or ``"obstacle"``: the flat cost of crossing one
-        (``terrain`` names it).  The last two have no length, multiplier 0
-        and a flat cost.
+        enter a passage; ``"obstacle"``: the flat cost of crossing one; or
+        ``"quantum"``: what rounding a stretch of ground priced per started
+        quantum up to whole quanta adds (``terrain`` says which).  The last
+        three have no length, multiplier 0 and a flat cost.
     """
 
     start: tuple[float, float]
@@ -139,6 +144,7 @@ def price_path(grid: CostGrid, path) -> Pricing:
         pricer.stand(*moves[0])
     for p, q in moves:
         pricer.move(p, q)
+    pricer.close_quantum(points[-1])
     legs: list[Leg] = []
     for piece in pricer.pieces:
         last = legs[-1] if legs else None
@@ -184,6 +190,10 @@ class _Pricer:
         self.pieces: list[Leg] = []
         self.enter = grid.enter.ravel()
         self.at = -1  # the cell the front is in, for entry costs
+        # The stretch of quantised ground the front is in: quantum, distance so far,
+        # the front's multiplier and cell at its latest piece.
+        self.quantum = grid.quantum[grid.combo].ravel() if grid.quantum.any() else None
+        self.q, self.qd, self.qm, self.qcell = 0.0, 0.0, 1.0, -1
 
     def _direction(self, p, q) -> tuple[float, float]:
         dx, dy = (q[0] - p[0]) / self.cell, (q[1] - p[1]) / self.cell
@@ -236,6 +246,13 @@ class _Pricer:
             if self.enter[i] > 0.0 and self.enter[i] != self.enter[self.at]:
                 self._entry(i, a)
             self.at = i
+            if self.quantum is not None:
+                if self.quantum[i] != self.q:
+                    self.close_quantum(a)
+                    self.q, self.qd = float(self.quantum[i]), 0.0
+                if self.q > 0:
+                    self.qd += length
+                    self.qm, self.qcell = m, i
             _, self.n, nrec = _kernels.advance(
                 self.lv, self.rem, self.org, self.n, m, i, length, depth, *self.rec, True
             )
@@ -260,6 +277,20 @@ class _Pricer:
         if origin != front:
             names = [f"{n} (rear ranks)" for n in names]
         return names
+
+    def close_quantum(self, at) -> None:
+        """End the stretch of quantised ground: charge the rest of its last started quantum."""
+        if self.q <= 0:
+            return
+        started = math.ceil(self.qd / self.q - _QUANTUM_TOL)
+        extra = (started * self.q - self.qd) * self.qm
+        if extra > _QUANTUM_TOL:
+            names = [n for n in self.g.combos[self.g.combo[divmod(self.qcell, self.cols)]]
+                     if n != "clear"]
+            self.pieces.append(Leg(at, at, 0.0, extra, 0.0, [
+                f"{', '.join(names)}: {self.qd:g} charged as {started} started "
+                f"{self.q:g}"], "quantum"))
+        self.q, self.qd = 0.0, 0.0
 
     def _entry(self, i: int, at) -> None:
         """The flat costs of entering cell ``i``: an obstacle's crossing, a formation change."""

@@ -328,6 +328,9 @@ class CostGrid:
         passages narrower than the unit's frontage that it relies on (ground
         it could not enter, or would pay more for, without the passage); 0
         elsewhere.
+    quantum : ndarray of float64
+        Per combo (like `combos`): the quantum its ground is charged in (a
+        ruleset's "per started 2 inches"), 0 for none.
     """
 
     battlefield: Battlefield
@@ -342,6 +345,7 @@ class CostGrid:
     steps: Steps
     footprint: tuple
     enter: np.ndarray
+    quantum: np.ndarray
 
     @property
     def grid(self) -> GridSpec:
@@ -507,9 +511,10 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
         np.array(fp_dc, dtype=np.int64),
         np.array(fp_rem, dtype=np.float64),
     )
+    quantum = np.array([_combo_quantum(c, rules, unit) for c in combos], dtype=np.float64)
     result = CostGrid(
         battlefield, rules, unit, lay, base, steep, (gxf, gxb, gyf, gyb), combo, combos, st,
-        footprint, enter,
+        footprint, enter, quantum,
     )
     battlefield._cache[key] = result
     return result
@@ -528,17 +533,32 @@ def _combo_multiplier(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> flo
     """Multiplier of ground covered by ``kinds`` for ``unit`` (DESIGN.md section 3).
 
     Layers multiply; each layer counts once however many features bring it.
+    """
+    on = _combo_layers(kinds, rules, unit)
+    return math.inf if on is None else math.prod(unit.multipliers[name] for name in on)
+
+
+def _combo_quantum(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> float:
+    """The quantum the ground covered by ``kinds`` is charged in (0: none; the
+    smallest where several layers have one)."""
+    on = _combo_layers(kinds, rules, unit) or ()
+    return min((unit.quanta[name] for name in on if name in unit.quanta), default=0.0)
+
+
+def _combo_layers(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> set[str] | None:
+    """The layers a unit pays on ground covered by ``kinds``; None where it is impassable.
+
     A river is impassable unless a crossing (bridge, ford) lies over it, whose
     own layers then apply, or the unit swims; a building is impassable but
     through a gateway.  Road-like kinds cancel whole layer classes.  Flyers
     ignore ground terrain.
     """
     if unit.flying:
-        return 1.0
+        return set()
     specs: list[TerrainKind] = [rules.terrain[k] for k in kinds]
     roles = {s.role for s in specs}
     if any(s.impassable for s in specs):
-        return math.inf
+        return None
     on_layers: set[str] = set()
     for s in specs:
         if s.role in ("ground", "hill"):
@@ -553,14 +573,12 @@ def _combo_multiplier(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> flo
                 if s.role == "river":
                     on_layers.update(s.layers)
         else:
-            return math.inf
+            return None
     if "building" in roles:
         if "gateway" not in roles:
-            return math.inf
+            return None
         for s in specs:
             if s.role == "gateway":
                 on_layers.update(s.layers)
     cancelled = {c for s in specs for c in s.cancels}
-    return math.prod(
-        unit.multipliers[name] for name in on_layers if rules.layers[name] not in cancelled
-    )
+    return {name for name in on_layers if rules.layers[name] not in cancelled}

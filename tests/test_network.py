@@ -279,9 +279,9 @@ def test_connected_agrees_with_the_chokepoints(rules):
 
 @pytest.mark.parametrize(("feats", "words"), [
     ([feature("bridge", line((5, 5), (15, 5)), "b1", width=3)],
-     "feature 0 (id 'b1'): a bridge must cross a river; it touches none"),
+     "feature 0 (id 'b1'): a bridge must cross a river; it touches no water"),
     ([RIVER, feature("ford", line((19, 5), (21, 5)), "f1", width=1)],
-     "feature 1 (id 'f1'): a ford must reach a bank; it lies wholly in the river"),
+     "feature 1 (id 'f1'): a ford must reach a bank; it lies wholly in the water"),
     ([feature("road", line((0, 5), (40, 5)), "r0", width=0)],
      "feature 0 (id 'r0'): width must be a number > 0"),
 ])

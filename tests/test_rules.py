@@ -188,7 +188,8 @@ def test_impassable_multiplier_accepted(tmp_path):
 
 def test_missing_file_lists_the_shipped_rulesets(tmp_path):
     path = tmp_path / "nowhere.toml"
-    refused(path, f"no rules file {str(path)!r}", "shipped rulesets: fantasy-warlord")
+    refused(path, f"no rules file {str(path)!r}",
+            "shipped rulesets: battlesystem, fantasy-warlord, reglamento")
 
 
 # --- a user's own rules, end to end ----------------------------------------------------
