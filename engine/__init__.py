@@ -5,7 +5,7 @@ why it costs what it costs (`price_path`), priced as the tabletop rules price
 movement.  Start with `load_map`, `load_rules` and `cost_grid`.
 """
 
-from .checks import BuildingEntry, enter_building
+from .checks import BuildingEntry, ChargeCheck, Manoeuvre, can_charge, enter_building, manoeuvre
 from .effects import Charge, Effects, charge_disorders, terrain_effects
 from .errors import EngineError, InputError, MapError, NoRouteError, RulesError
 from .grid import GridSpec
@@ -33,6 +33,7 @@ __all__ = [
     "Battlefield",
     "BuildingEntry",
     "Charge",
+    "ChargeCheck",
     "Chokepoint",
     "CostGrid",
     "Effects",
@@ -43,6 +44,7 @@ __all__ = [
     "Highway",
     "InputError",
     "Leg",
+    "Manoeuvre",
     "MapError",
     "Network",
     "NoRouteError",
@@ -54,6 +56,7 @@ __all__ = [
     "Ruleset",
     "Sight",
     "Unit",
+    "can_charge",
     "charge_disorders",
     "chokepoints",
     "connected",
@@ -64,6 +67,7 @@ __all__ = [
     "grid_route",
     "load_map",
     "load_rules",
+    "manoeuvre",
     "network",
     "price_path",
     "reach",

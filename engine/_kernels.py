@@ -638,3 +638,57 @@ def search_many(
                 parent[t, c] = -1
                 pos[t, c] = -1
             out_n[u] = m if m <= cap else -1
+
+
+@njit(cache=True, error_model="numpy")
+def settle_quanta(
+    cells, cost, parent_step, source, base, steep, gxf, gxb, gyf, gyb, cols,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+    quantum, slot, out,
+):
+    """Reach costs with ground priced per started quantum, along the paths the search kept.
+
+    ``cells`` (sorted by ``cost``, the search's smooth costs, source first) each
+    reached by step ``parent_step`` from its parent.  The front's stretch of
+    quantised ground (``quantum[cell]`` > 0) is followed piece by piece, as
+    `engine.pricing` does: when it ends, the rest of its last started quantum
+    is charged at the front's multiplier there; ``out`` gets each cell's cost
+    with that charge for every stretch ended on the way, plus the stretch it
+    is still in.  ``slot`` (all -1, one per grid cell) is used as scratch and
+    left as it was found.
+    """
+    n = cells.shape[0]
+    adj = np.empty(n)
+    qs = np.empty(n)
+    qd = np.empty(n)
+    qm = np.empty(n)
+    for u in range(n):
+        slot[cells[u]] = u
+    for u in range(n):
+        c = cells[u]
+        if c == source:
+            adj[u], qs[u], qd[u], qm[u] = 0.0, 0.0, 0.0, 1.0
+        else:
+            k = parent_step[u]
+            p = c - (step_dr[k] * cols + step_dc[k])
+            v = slot[p]
+            q, d, m = qs[v], qd[v], qm[v]
+            extra = 0.0
+            for j in range(piece_start[k], piece_start[k + 1]):
+                if piece_w[j] == 0.0:
+                    continue
+                i = p + piece_dr[j] * cols + piece_dc[j]
+                if quantum[i] != q:
+                    if q > 0.0:
+                        extra += (math.ceil(d / q - 1e-9) * q - d) * m
+                    q, d = quantum[i], 0.0
+                if q > 0.0:
+                    d += piece_w[j] * step_len[k]
+                    m = ground(base, steep, gxf, gxb, gyf, gyb, i, ux[k], uy[k])
+            adj[u] = adj[v] + (cost[u] - cost[v]) + extra
+            qs[u], qd[u], qm[u] = q, d, m
+        out[u] = adj[u]
+        if qs[u] > 0.0:
+            out[u] += (math.ceil(qd[u] / qs[u] - 1e-9) * qs[u] - qd[u]) * qm[u]
+    for u in range(n):
+        slot[cells[u]] = -1

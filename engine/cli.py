@@ -1,5 +1,5 @@
-"""Command line: ``engine reach``, ``route``, ``price``, ``network``, ``visible``,
-``movingai`` and ``demo``.
+"""Command line: ``engine reach``, ``route``, ``price``, ``manoeuvre``, ``charge``,
+``network``, ``visible``, ``movingai`` and ``demo``.
 
 Every user mistake (a broken map, an unknown race, a point off the table)
 prints one line on stderr and exits with status 2; no traceback.
@@ -88,6 +88,11 @@ def _parser() -> argparse.ArgumentParser:
         deep.add_argument("--depth", type=_number, help="footprint depth in table units")
         p.add_argument("--frontage", type=_number,
                        help="width of the unit's front (default: the race's, else the rules')")
+        p.add_argument("--march", action="store_true",
+                       help="a march move: the rules' march allowance, open ground only")
+        p.add_argument("--formation", choices=("irregular", "regular"), default="irregular",
+                       help="regular units keep out of the ground the rules reserve for "
+                       "irregular formation")
         p.add_argument("--json", action="store_true", help="print JSON")
         p.add_argument("--png", metavar="FILE", help="write a picture")
 
@@ -105,6 +110,22 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("price", help="what a given path costs, leg by leg")
     unit_args(p)
     p.add_argument("--path", type=_point, nargs="+", required=True, metavar="X,Y")
+
+    p = sub.add_parser("manoeuvre", help="what a re-form, face or frontage change costs "
+                       "where the unit stands")
+    unit_args(p)
+    p.add_argument("--at", type=_point, required=True, metavar="X,Y", help="the unit's position")
+    p.add_argument("--kind", choices=("reform", "face", "frontage"), required=True)
+    p.add_argument("--figures", type=_count, help="figures changing place (frontage)")
+
+    p = sub.add_parser("charge", help="whether a unit can charge a target through the "
+                       "terrain between them")
+    unit_args(p)
+    p.add_argument("--from", dest="start", type=_point, required=True, metavar="X,Y")
+    p.add_argument("--to", dest="target", type=_point, required=True, metavar="X,Y")
+    p.add_argument("--bonus", type=_number, required=True, help="the charge bonus")
+    p.add_argument("--min-range", type=_number, required=True, help="minimum charge range")
+    p.add_argument("--climbed", action="store_true", help="it has moved uphill this turn")
 
     p = sub.add_parser("network", help="the road, trail, bridge and ford network and the "
                        "chokepoints a unit depends on")
@@ -143,7 +164,7 @@ def _grid(args):
     rules = load_rules(args.rules)
     race = args.race if args.race is not None else next(iter(rules.races))
     unit = rules.unit(race, move=args.move, ranks=args.ranks, depth=args.depth,
-                      frontage=args.frontage)
+                      frontage=args.frontage, march=args.march, formation=args.formation)
     return cost_grid(load_map(args.map), rules, unit)
 
 
@@ -226,6 +247,38 @@ def _cmd_price(args) -> None:
     cost = "impassable" if math.isinf(p.cost) else f"{p.cost:.2f} {units}"
     print(f"{g.unit.race}: cost {cost} over {p.length:.2f} {units}")
     print("\n".join(_legs_text(p.legs)))
+
+
+def _cmd_manoeuvre(args) -> None:
+    from .checks import manoeuvre
+
+    g = _grid(args)
+    m = manoeuvre(g, args.at, args.kind, args.figures)
+    if args.json:
+        print(json.dumps({"kind": m.kind, "allowed": m.allowed, "cost": _round(m.cost),
+                          "reason": m.reason}))
+        return
+    print(f"{g.unit.race} at ({args.at[0]:g}, {args.at[1]:g}): {m.reason}")
+
+
+def _cmd_charge(args) -> None:
+    from .checks import can_charge
+
+    g = _grid(args)
+    c = can_charge(g, args.start, args.target, bonus=args.bonus, minimum_range=args.min_range,
+                   climbed=args.climbed)
+    if args.png and c.route is not None:
+        from .render import render_png
+
+        render_png(args.png, g, route=c.route)
+    if args.json:
+        print(json.dumps({"allowed": c.allowed, "reasons": c.reasons, "checks": c.checks,
+                          "route": None if c.route is None else _route_json(c.route)}))
+        return
+    verdict = "can charge" if c.allowed else "cannot charge"
+    print(f"{g.unit.race} {verdict}" + (f": {'; '.join(c.reasons)}" if c.reasons else ""))
+    for check in c.checks:
+        print(f"  needs a {check}")
 
 
 def _cmd_network(args) -> None:
@@ -348,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     commands = {
         "reach": _cmd_reach, "route": _cmd_route, "price": _cmd_price,
+        "manoeuvre": _cmd_manoeuvre, "charge": _cmd_charge,
         "network": _cmd_network, "visible": _cmd_visible, "movingai": _cmd_movingai,
         "demo": _cmd_demo,
     }

@@ -225,8 +225,44 @@ def reach(grid: CostGrid, at, allowance: float | None = None) -> Reach:
     (20.0, False)
     """
     budget = _allowance(grid, allowance)
-    idx, cost = _workspace(grid).within(grid, _start_cell(grid, at, "start"), budget)
+    source = _start_cell(grid, at, "start")
+    ws = _workspace(grid)
+    if grid.quantum.any():
+        idx, cost = _quantised(grid, ws, source, budget)
+    else:
+        idx, cost = ws.within(grid, source, budget)
     return Reach(grid, (float(at[0]), float(at[1])), budget, idx, cost)
+
+
+def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
+    """`_Workspace.within` for ground priced per started quantum.
+
+    The search runs on the smooth multiplier, so no cell is cheaper by it than
+    by the rulebook; then each cell's cost is recomputed along the path the
+    search kept with every stretch of quantised ground rounded up to whole
+    quanta (`_kernels.settle_quanta`, the pricer's arithmetic), and only the
+    cells still within the allowance are kept.
+    """
+    n = ws.run(g, source, -1, budget + _SLACK)
+    try:
+        idx = ws.touched[:n].astype(np.int64)
+        cost = ws.dist[idx]
+        step = ws.parent[idx].astype(np.int64)
+    finally:
+        ws.reset(n)
+    order = np.argsort(cost, kind="stable")
+    idx, cost, step = idx[order], cost[order], step[order]
+    keep = cost <= budget + _SLACK
+    idx, cost, step = idx[keep], cost[keep], step[keep]
+    a = g.kernel_args
+    out = np.empty(idx.size)
+    _kernels.settle_quanta(
+        idx, cost, step, source, a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols,
+        a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start, a.piece_dr, a.piece_dc,
+        a.piece_w, g.quantum[g.combo].ravel(), ws.pos, out,
+    )
+    keep = out <= budget + _SLACK
+    return idx[keep], out[keep]
 
 
 def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[Reach]:
@@ -270,6 +306,8 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
             raise InputError(f"start {i}: {exc}") from None
     if not sources:
         return []
+    if grid.quantum.any():  # rounded along each kept path: one reach at a time
+        return [reach(grid, xy, budget) for xy in points]
     threads = numba.get_num_threads()
     ws = _many_workspace(grid, threads)
     # Every reachable cell's centre lies within `budget` of the start's (no step is cheaper

@@ -7,12 +7,12 @@ import json
 import pytest
 
 import engine
-from engine import MapError, load_map
+from engine import MapError, load_map, load_rules
 from engine.cli import main
 
 from .conftest import EXAMPLES, MAPS, battlefield, feature, line, rect
 
-SHIPPED = [MAPS / "demo.geojson", *sorted(EXAMPLES.glob("*.geojson"))]
+SHIPPED = [MAPS / "demo.geojson", MAPS / "crossings.geojson", *sorted(EXAMPLES.glob("*.geojson"))]
 GOOD = feature("clear", rect(0, 0, 1, 1))  # index 0, so the bad feature is "feature 1"
 
 
@@ -45,6 +45,14 @@ def test_shipped_map_loads_and_checks(rules, path):
     bf = load_map(path)
     assert bf.features and bf.units == rules.units
     bf.check(rules)
+
+
+@pytest.mark.parametrize("ruleset", ["battlesystem", "reglamento"])
+def test_other_rulesets_maps_load_and_check(ruleset):
+    paths = sorted((MAPS / ruleset).glob("*.geojson"))
+    assert paths
+    for path in paths:
+        load_map(path).check(load_rules(ruleset))
 
 
 def test_demo_uses_every_terrain_kind(rules):
@@ -151,6 +159,12 @@ def test_nan_and_infinity_from_json_text_refused(tmp_path, value, token):
 def test_bad_line_width_refused(props, problem):
     bad_feature(feature("road", line((1, 1), (9, 1)), fid="kings-road", **props),
                 "(id 'kings-road')", problem)
+
+
+@pytest.mark.parametrize("cost", [-1, "deep", INF, True])
+def test_bad_crossing_cost_refused(cost):
+    bad_feature(feature("hedge", line((1, 1), (9, 1)), fid="h", width=1, cost=cost),
+                "(id 'h')", f"cost must be a finite number >= 0, got {cost!r}")
 
 
 def test_zero_length_line_refused():

@@ -1,0 +1,343 @@
+"""Battlesystem (../shared/seeds/battlesystem-special-terrain.txt): every worked example
+through the API and the CLI, and a case for each rule that fails if it is priced wrong."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import engine
+from engine import InputError, load_map, load_rules
+from engine.cli import main
+
+from .conftest import MAPS, battlefield, feature, line, rect
+
+BS = MAPS / "battlesystem"
+Y = 2.125  # a row of cell centres (0.25" cells)
+
+
+@pytest.fixture(scope="module")
+def bs():
+    return load_rules("battlesystem")
+
+
+def grid(bs, feats, race="infantry", width=24, height=4, **unit):
+    unit.setdefault("depth", 0)
+    bf = load_map(battlefield(feats, width, height, units="in", cell=0.25))
+    return engine.cost_grid(bf, bs, bs.unit(race, **unit))
+
+
+def cost(g, *path):
+    return engine.price_path(g, path).cost
+
+
+# --- the worked examples ---------------------------------------------------------------
+
+
+def test_ten_inch_move_from_the_edge_of_light_woods_gets_six_inches_in(bs):
+    g = engine.cost_grid(load_map(BS / "light-woods.geojson"), bs,
+                         bs.unit("infantry", move=10, depth=0))
+    assert cost(g, (2, Y), (8, Y)) == 9          # 3 quanta of 2"
+    assert cost(g, (2, Y), (8 + 2 / 3, Y)) == 12  # 6.67" is a fourth quantum, over 10"
+    priced = engine.price_path(g, [(2, Y), (8.5, Y)])
+    assert [leg.kind for leg in priced.legs] == ["move", "quantum"]
+    assert priced.legs[1].cost == pytest.approx(2.25)
+    assert "6.5 charged as 4 started 2" in priced.legs[1].terrain[0]
+    r = engine.reach(g, (2.125, Y))  # from the edge cell's centre
+    assert r.reachable((8.1, Y)) and not r.reachable((8.3, Y))
+    assert r.cost_at((8.1, Y)) == pytest.approx(9)
+    rt = engine.route(g, (2, Y), (8, Y))
+    assert rt.cost == 9 and rt.turns == 1
+
+
+def test_cli_light_woods_example(capsys):
+    assert main(["reach", str(BS / "light-woods.geojson"), "--rules", "battlesystem",
+                 "--race", "infantry", "--move", "10", "--depth", "0", "--at", "2.1,2.1",
+                 "--probe", "8.1,2.1", "--probe", "8.3,2.1", "--json"]) == 0
+    probes = json.loads(capsys.readouterr().out)["probes"]
+    assert probes[0]["cost"] == 9 and probes[0]["reachable"]
+    assert probes[1]["cost"] is None and not probes[1]["reachable"]
+    assert main(["price", str(BS / "light-woods.geojson"), "--rules", "battlesystem",
+                 "--race", "infantry", "--depth", "0", "--path", "2,2", "8.5,2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["cost"] == 12 and out["legs"][-1]["kind"] == "quantum"
+
+
+def test_climbing_within_light_woods_is_six_inches_per_two(bs, capsys):
+    g = engine.cost_grid(load_map(BS / "uphill-woods.geojson"), bs,
+                         bs.unit("infantry", depth=0))
+    assert cost(g, (12, 2), (12, 4)) == pytest.approx(6)    # 2" x 1.5 x 2 (uphill)
+    assert cost(g, (12, 2), (12, 3)) == pytest.approx(6)    # a started quantum: 6" all the same
+    assert cost(g, (12, 2), (12, 6)) == pytest.approx(12)
+    assert cost(g, (12, 4), (12, 2)) == pytest.approx(3)    # descending: no extra
+    legs = engine.price_path(g, [(12, 2), (12, 4)]).legs
+    assert legs[0].terrain == ["hill", "light woods", "uphill"]
+    assert main(["price", str(BS / "uphill-woods.geojson"), "--rules", "battlesystem",
+                 "--race", "infantry", "--depth", "0", "--path", "12,2", "12,4", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cost"] == pytest.approx(6)
+
+
+@pytest.mark.parametrize(("race", "kind", "figures", "expected"), [
+    ("infantry", "frontage", 2, 3.0),       # light woods: 3" per 2 figures instead of 2"
+    ("infantry", "frontage", 3, 6.0),       # two started groups of 2 figures
+    ("special-small", "face", None, 8.0),   # left face on rough: 8" instead of 4"
+])
+def test_manoeuvres_pay_the_ground_rate(bs, race, kind, figures, expected):
+    g = engine.cost_grid(load_map(BS / "manoeuvres.geojson"), bs, bs.unit(race))
+    at = (5, 5) if kind == "frontage" else (15, 5)
+    m = engine.manoeuvre(g, at, kind, figures)
+    assert m.allowed and m.cost == expected
+    clear = grid(bs, [], race)
+    assert engine.manoeuvre(clear, (5, 2), kind, figures).cost == expected / (
+        1.5 if kind == "frontage" else 2.0)
+
+
+def test_cli_manoeuvre_examples(capsys):
+    m = str(BS / "manoeuvres.geojson")
+    assert main(["manoeuvre", m, "--rules", "battlesystem", "--race", "infantry", "--at", "5,5",
+                 "--kind", "frontage", "--figures", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cost"] == 3.0
+    assert main(["manoeuvre", m, "--rules", "battlesystem", "--race", "special-small",
+                 "--at", "15,5", "--kind", "face"]) == 0
+    assert "= 8 in" in capsys.readouterr().out
+
+
+def test_reform_costs_three_inches_on_clear_ground_only(bs):
+    g = engine.cost_grid(load_map(BS / "manoeuvres.geojson"), bs, bs.unit("infantry"))
+    assert not engine.manoeuvre(g, (5, 5), "reform").allowed
+    assert "clear, open ground" in engine.manoeuvre(g, (5, 5), "reform").reason
+    assert engine.manoeuvre(grid(bs, []), (5, 2), "reform").cost == 3.0
+    with pytest.raises(InputError, match="figures"):
+        engine.manoeuvre(g, (5, 5), "frontage")
+    with pytest.raises(InputError, match="unknown manoeuvre"):
+        engine.manoeuvre(g, (5, 5), "wheel")
+
+
+# --- troop types in each terrain -------------------------------------------------------
+
+AREAS = {"light woods": None, "dense woods": None, "swamp": None, "rough ground": None,
+         "brush": None, "shallow water": None, "pool": None}
+# The cost of 4" through each kind (from 2" to 6" into it), per profile; None: cannot enter.
+EXPECTED = {
+    "infantry":             {"light woods": 6, "dense woods": 8, "swamp": 12,
+                             "rough ground": 8, "brush": 12, "shallow water": 12, "pool": None},
+    "cavalry":              {"light woods": 8, "dense woods": None, "swamp": None,
+                             "rough ground": None, "brush": 12, "shallow water": 12,
+                             "pool": None},
+    "special-small":        {"light woods": 6, "dense woods": None, "swamp": None,
+                             "rough ground": 8, "brush": 12, "shallow water": 12, "pool": None},
+    "special-cavalry-size": {"light woods": None, "dense woods": None, "swamp": None,
+                             "rough ground": 8, "brush": 12, "shallow water": 12, "pool": None},
+    "special-large":        {"light woods": None, "dense woods": None, "swamp": None,
+                             "rough ground": 8, "brush": 12, "shallow water": 12, "pool": 12},
+}
+
+
+@pytest.mark.parametrize("race", EXPECTED)
+@pytest.mark.parametrize("kind", AREAS)
+def test_each_troop_type_in_each_terrain(bs, race, kind):
+    g = grid(bs, [feature(kind, rect(4, -1, 30, 5))], race)
+    expected = EXPECTED[race][kind]
+    got = engine.price_path(g, [(2, Y), (10, Y)]).cost  # 2" clear, then 6" in
+    if expected is None:
+        assert math.isinf(got)
+    else:
+        per_inch = expected / 4
+        extra = 2 + 6 * per_inch if kind != "light woods" or race == "cavalry" else 2 + 9
+        assert got == pytest.approx(extra)
+
+
+def test_deep_water_stops_everyone_but_a_bridge_carries_the_road(bs):
+    river = feature("deep water", line((12, -1), (12, 5)), width=2)
+    for race in EXPECTED:
+        assert math.isinf(cost(grid(bs, [river], race), (2, Y), (20, Y)))
+    bridge = feature("bridge", line((10, Y), (14, Y)), width=2)
+    g = grid(bs, [river, bridge], frontage=1)
+    assert cost(g, (2, Y), (20, Y)) == pytest.approx(18)
+    ford = feature("ford", line((10, Y), (14, Y)), width=2)
+    assert cost(grid(bs, [river, ford]), (2, Y), (20, Y)) == pytest.approx(16 + 2 * 3)
+
+
+def test_a_bridge_over_shallow_water_is_free(bs):
+    stream = feature("shallow water", line((12, -1), (12, 5)), width=2)
+    bridge = feature("bridge", line((10, Y), (14, Y)), width=2)
+    assert cost(grid(bs, [stream]), (2, Y), (20, Y)) == pytest.approx(16 + 2 * 3)
+    assert cost(grid(bs, [stream, bridge], frontage=1), (2, Y), (20, Y)) == pytest.approx(18)
+
+
+# --- elevation -------------------------------------------------------------------------
+
+HILL = feature("hill", rect(0, -20, 40, 24), elevation=4)
+STEEP = feature("hill", rect(0, -20, 40, 24), elevation=4, steep=True)
+
+
+def test_climbing_costs_double_and_steep_triple_descending_free(bs):
+    up, down = [(3, Y), (5, Y)], [(5, Y), (3, Y)]
+    g = grid(bs, [HILL], width=40, height=4)
+    assert cost(g, *up) == pytest.approx(4) and cost(g, *down) == pytest.approx(2)
+    g = grid(bs, [STEEP], width=40, height=4)
+    assert cost(g, *up) == pytest.approx(6) and cost(g, *down) == pytest.approx(2)
+    legs = engine.price_path(g, up).legs
+    assert legs[0].terrain == ["hill", "steep slope (uphill)"]
+
+
+def test_cliffs_are_impassable_both_ways(bs):
+    cliff = feature("cliff", line((10, -1), (10, 5)), width=0.5)
+    g = grid(bs, [cliff])
+    assert math.isinf(cost(g, (2, Y), (20, Y))) and math.isinf(cost(g, (20, Y), (2, Y)))
+
+
+# --- obstacles -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["wall", "fence", "hedge", "gully", "ditch"])
+def test_obstacles_cost_four_inches_to_cross(bs, kind):
+    g = grid(bs, [feature(kind, line((10, -1), (10, 5)), width=0.25)])
+    priced = engine.price_path(g, [(2, Y), (20, Y)])
+    assert priced.cost == pytest.approx(18 + 4)
+    obstacle = [leg for leg in priced.legs if leg.kind == "obstacle"]
+    assert len(obstacle) == 1 and obstacle[0].cost == 4 and kind in obstacle[0].terrain[0]
+    assert engine.route(g, (2, Y), (20, Y)).cost == pytest.approx(22)
+    r = engine.reach(g, (2.125, Y), 12)
+    assert r.reachable((9.6, Y)) and not r.reachable((10.4, Y))
+    assert r.cost_at((10.4, Y)) == math.inf
+
+
+def test_a_deep_muddy_ditch_costs_what_the_map_says(bs):
+    g = engine.cost_grid(load_map(BS / "charge.geojson"), bs, bs.unit("infantry", depth=0))
+    assert cost(g, (15, 2), (19, 2)) == pytest.approx(4 + 6)
+    assert cost(g, (15, 2), (19, 2), (15, 2)) == pytest.approx(8 + 12)  # each crossing pays
+
+
+def test_road_pays_obstacles_and_slopes_but_not_woods(bs):
+    woods = feature("light woods", rect(4, -1, 30, 5))
+    road = feature("road", line((0, Y), (24, Y)), width=1)
+    wall = feature("wall", line((10, -1), (10, 5)), width=0.25)
+    assert cost(grid(bs, [woods, road]), (2, Y), (20, Y)) == pytest.approx(18)
+    assert cost(grid(bs, [woods, road, wall]), (2, Y), (20, Y)) == pytest.approx(22)
+    g = grid(bs, [HILL, woods, road], width=40, height=4)
+    assert cost(g, (3, Y), (5, Y)) == pytest.approx(4)  # uphill still doubles
+
+
+def test_trail_is_closed_to_cavalry(bs):
+    woods = feature("light woods", rect(4, -1, 30, 5))
+    trail = feature("trail", line((0, Y), (24, Y)), width=1)
+    assert cost(grid(bs, [woods, trail], "cavalry"), (2, Y), (10, Y)) == pytest.approx(2 + 12)
+    assert cost(grid(bs, [woods, trail], frontage=1), (2, Y), (10, Y)) == pytest.approx(8)
+
+
+# --- formation -------------------------------------------------------------------------
+
+
+def test_regular_formation_keeps_out_of_special_terrain_but_not_off_roads(bs):
+    woods = feature("light woods", rect(4, -1, 30, 5))
+    regular = grid(bs, [woods], formation="regular")
+    assert math.isinf(cost(regular, (2, Y), (10, Y)))
+    with pytest.raises(InputError, match="impassable ground"):
+        engine.route(regular, (2, Y), (10, Y))
+    road = feature("road", line((0, Y), (24, Y)), width=1)
+    assert cost(grid(bs, [woods, road], formation="regular"), (2, Y), (10, Y)) == 8
+    hedge = feature("hedge", line((10, -1), (10, 5)), width=0.25)
+    assert math.isinf(cost(grid(bs, [hedge], formation="regular"), (2, Y), (20, Y)))
+    assert cost(grid(bs, [hedge]), (2, Y), (20, Y)) == pytest.approx(22)
+
+
+def test_a_unit_wider_than_a_bridge_narrows_for_three_inches(bs):
+    river = feature("deep water", line((12, -1), (12, 5)), width=2)
+    bridge = feature("bridge", line((10, Y), (14, Y)), width=2)
+    rt = engine.route(grid(bs, [river, bridge]), (2, Y), (20, Y))  # frontage 4" > 2"
+    assert rt.cost == pytest.approx(18 + 3)
+    assert [leg.kind for leg in rt.legs].count("formation change") == 1
+
+
+# --- charges ---------------------------------------------------------------------------
+
+
+def charge_grid(bs, race="infantry"):
+    return engine.cost_grid(load_map(BS / "charge.geojson"), bs, bs.unit(race))
+
+
+def test_charge_through_woods_and_over_a_hedge(bs):
+    c = engine.can_charge(charge_grid(bs), (2, 5), (14, 5), bonus=6, minimum_range=3)
+    assert c.allowed and c.reasons == []
+    assert c.checks == ["charge initiation check: crossing hedge at (8.75, 5)"]
+    assert c.route.cost == pytest.approx(17.5)
+
+
+def test_charge_refused_without_enough_move(bs):
+    c = engine.can_charge(charge_grid(bs), (2, 5), (14, 5), bonus=5, minimum_range=3)
+    assert not c.allowed and "more than the move and charge bonus (17 in)" in c.reasons[0]
+
+
+def test_charge_refused_when_emerging_inside_the_minimum_range(bs):
+    c = engine.can_charge(charge_grid(bs), (2, 5), (8, 5), bonus=6, minimum_range=3)
+    assert not c.allowed
+    assert "leaves special terrain 2.00 in from the target" in c.reasons[0]
+
+
+def test_charge_refused_into_special_terrain(bs):
+    c = engine.can_charge(charge_grid(bs), (2, 5), (5, 5), bonus=6, minimum_range=0)
+    assert not c.allowed and "the target is in special terrain (light woods)" in c.reasons
+
+
+def test_no_charge_after_moving_uphill_but_downhill_is_fine(bs):
+    g = grid(bs, [HILL], width=40, height=4, depth=1)
+    assert engine.can_charge(g, (5, Y), (3, Y), bonus=6, minimum_range=0).allowed
+    up = engine.can_charge(g, (3, Y), (5, Y), bonus=6, minimum_range=0)
+    assert not up.allowed and "climbs" in up.reasons[0]
+    assert not engine.can_charge(g, (5, Y), (3, Y), bonus=6, minimum_range=0,
+                                 climbed=True).allowed
+
+
+def test_cli_charge(capsys):
+    args = ["charge", str(BS / "charge.geojson"), "--rules", "battlesystem", "--race",
+            "infantry", "--from", "2,5", "--to", "14,5", "--bonus", "6", "--min-range", "3"]
+    assert main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["allowed"] and out["checks"] and out["route"]["cost"] == 17.5
+    assert main([*args[:-1], "9"]) == 0
+    assert "cannot charge" in capsys.readouterr().out
+
+
+# --- reach never claims what the pricing refuses ---------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_reach_agrees_with_the_pricing_of_its_paths(bs, seed):
+    """Random woods, brush, hills and hedges: every cell reach claims, priced along the
+    path the search kept, costs what reach says (quanta and flat costs included)."""
+    rng = np.random.default_rng(seed)
+    feats = [feature("hill", rect(3, 3, 17, 9), elevation=2)]
+    for _ in range(6):
+        x, y = rng.uniform(0, 16), rng.uniform(0, 9)
+        kind = str(rng.choice(["light woods", "brush", "rough ground"]))
+        feats.append(feature(kind, rect(x, y, x + rng.uniform(2, 6), y + rng.uniform(2, 6))))
+    feats.append(feature("hedge", line((11, 0), (11, 12)), width=0.25))
+    g = grid(bs, feats, width=20, height=12, depth=0)
+    start = (2.125, 6.125)
+    r = engine.reach(g, start, 12)
+    from engine import search as S
+
+    ws = S._workspace(g)
+    source = S._start_cell(g, start, "start")
+    n = ws.run(g, source, -1, 12 + 1e-9)
+    try:
+        parents = {int(c): S._trace(g, ws.parent, source, int(c)) for c in r.cells[::7]}
+    finally:
+        ws.reset(n)
+    assert r.cells.size > 50
+    for cell, path in parents.items():
+        if len(path) < 2:
+            continue
+        priced = engine.price_path(g, S._polyline(g, path))
+        assert priced.cost == pytest.approx(r.to_array().flat[cell], rel=1e-9, abs=1e-9)
+        assert priced.cost <= 12 + 1e-9
+
+
+def test_reach_many_with_quanta_equals_one_reach(bs):
+    g = engine.cost_grid(load_map(BS / "light-woods.geojson"), bs, bs.unit("infantry", move=10))
+    starts = [(2.1, 2.1), (10.1, 1.1)]
+    for got, start in zip(engine.reach_many(g, starts), starts, strict=True):
+        one = engine.reach(g, start)
+        assert np.array_equal(got.cells, one.cells) and np.array_equal(got.cost, one.cost)
