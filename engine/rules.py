@@ -1,12 +1,19 @@
 """Rulesets as data: terrain kinds, layers, races and their multipliers (TOML).
 
-A rules file has these tables (see ``engine/rules/fantasy-warlord.toml``):
+A rules file has these tables (the README's "Rules files" has a full example;
+the shipped files in ``engine/rules/`` are commented throughout):
 
 ``[ruleset]``
     ``name``, ``units`` (``"cm"`` or ``"in"``), ``rank_depth`` (table units per
-    rank) and optionally ``break_formation_distance`` and ``sight_height`` (how
+    rank) and optionally ``break_formation_distance``, ``sight_height`` (how
     far above the ground a figure sees and is seen, for lines of sight over
-    hills; default 0).
+    hills; default 0), ``troops`` (troop type names), ``figure_width`` and
+    ``frontage`` (default sizes), ``formation_change`` (flat cost of narrowing
+    to pass a passage), ``march`` (march move multiplier; open ground only)
+    and ``irregular_in`` (layer classes a regular unit may not enter).
+``[manoeuvres]`` (optional)
+    Costs on clear ground of ``reform``, ``face`` and ``frontage`` (per
+    ``frontage_figures`` figures), for `engine.checks.manoeuvre`.
 ``[layers]``
     Each thing a profile sheet prices, with its class: ``"area"``,
     ``"obstacle"``, ``"slope"`` or ``"water"``.
@@ -14,21 +21,27 @@ A rules file has these tables (see ``engine/rules/fantasy-warlord.toml``):
     ``layers`` (list of layer names; composites list several, which multiply),
     ``role`` (``"ground"`` default, ``"river"``, ``"crossing"``, ``"building"``,
     ``"gateway"`` or ``"hill"``), ``cancels`` (layer classes it cancels, e.g.
-    a road cancels ``"area"``), ``impassable`` (bool) and, for hills,
-    ``steep_layers`` (priced uphill only, on hills marked steep).  Optional
-    effects besides movement (`TerrainEffects`): ``conceals`` (a distance > 0:
-    units inside are seen only from within it and see no farther through it),
-    ``cover`` (``"light"``, ``"medium"`` or ``"heavy"``), ``cover_contact``
-    (bool: cover only in base contact), ``cover_ranks`` (cover only for this
-    many ranks from the front), ``disorders`` (a charge in it disorders
-    ``"close order"`` units or ``"any"`` unit) and ``pikes`` (``"yes"``,
-    ``"no"`` or ``"stationary"``).
+    a road cancels ``"area"``), ``impassable`` (bool), ``closed_to`` (troop
+    types it gives nothing to), ``passage`` (bool: a narrow way),
+    ``crossing_cost`` (flat cost per crossing) and, for hills,
+    ``uphill_layers`` (priced uphill on every hill) and ``steep_layers``
+    (priced uphill on hills marked steep).  Optional effects besides movement
+    (`TerrainEffects`): ``conceals`` (a distance > 0: units inside are seen
+    only from within it and see no farther through it), ``cover``
+    (``"light"``, ``"medium"`` or ``"heavy"``), ``cover_contact`` (bool: cover
+    only in base contact), ``cover_ranks`` (cover only for this many ranks
+    from the front), ``disorders`` (a charge in it disorders ``"close
+    order"`` units or ``"any"`` unit) and ``pikes`` (``"yes"``, ``"no"`` or
+    ``"stationary"``).
 ``[defaults.multipliers]``
-    A multiplier for every layer: what a race pays unless it says otherwise.
+    A price for every layer: what a race pays unless it says otherwise.  A
+    number >= 1, ``"impassable"``, ``{ multiplier, quantum }`` (charged per
+    started quantum) or ``{ fraction, round_to }`` (a fraction of the move,
+    rounded; see `Rate`).
 ``[races.<name>]``
     ``move`` (the allowance), optional ``ranks``, ``rank_depth``, ``flying``,
-    ``swimming`` and ``multipliers`` (layer -> number >= 1 or
-    ``"impassable"``).
+    ``swimming``, ``troop``, ``frontage``, ``figure_width`` and
+    ``multipliers`` (layer -> price, as in the defaults).
 """
 
 from __future__ import annotations

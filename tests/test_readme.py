@@ -27,3 +27,18 @@ def test_cli_example_prints_what_the_readme_shows():
         cwd=ROOT, capture_output=True, text=True, check=True,
     ).stdout
     assert out.splitlines() == expected
+
+
+def test_home_made_ruleset_loads_and_prices(tmp_path):
+    import engine
+
+    block = re.findall(r"```toml\n(.*?)```", README, re.S)[0]
+    path = tmp_path / "village.toml"
+    path.write_text(block, "utf-8")
+    rules = engine.load_rules(path)
+    peasants = rules.unit("peasants")
+    assert peasants.multipliers["mud"] == 3.0 and peasants.quanta == {"thorns": 2.0}
+    assert peasants.multipliers["thicket"] == 10 / 3  # a quarter of 10 is 2.5, rounded to 3
+    assert rules.unit("squires").troop == "cavalry"
+    assert rules.unit("peasants", march=True).move == 20.0
+    assert rules.manoeuvres["frontage_figures"] == 2
