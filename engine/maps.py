@@ -70,6 +70,9 @@ class Feature:
     cost : float or None
         ``properties.cost``: the flat cost of crossing this feature, overriding
         its kind's ``crossing_cost`` (a deep muddy ditch: 6" where a ditch is 4").
+    climb : float or None
+        ``properties.climb`` on a hill: what climbing it costs per unit
+        travelled, as a scenario sets it (Battlesystem: "3" (or more)").
     """
 
     index: int
@@ -83,6 +86,7 @@ class Feature:
     steep: bool = False
     centreline: Any = field(default=None, repr=False)
     cost: float | None = None
+    climb: float | None = None
 
     @property
     def label(self) -> str:
@@ -314,8 +318,12 @@ def _shaped(index: int, fid, terrain: str, props: dict, gtype: str, g, table, ba
     steep = props.get("steep", False)
     if not isinstance(steep, bool):
         raise bad(f"steep must be true or false, got {steep!r}")
-    if (steep or elevation) and linear:
-        raise bad("elevation and steep belong to hill polygons, not lines")
+    climb = props.get("climb")
+    ok = isinstance(climb, int | float) and not isinstance(climb, bool)
+    if climb is not None and (not ok or not math.isfinite(climb) or climb < 1):
+        raise bad(f"climb must be a number >= 1, got {climb!r}")
+    if (steep or elevation or climb is not None) and linear:
+        raise bad("elevation, steep and climb belong to hill polygons, not lines")
     cost = props.get("cost")
     ok = isinstance(cost, int | float) and not isinstance(cost, bool)
     if cost is not None and (not ok or not math.isfinite(cost) or cost < 0):
@@ -336,6 +344,7 @@ def _shaped(index: int, fid, terrain: str, props: dict, gtype: str, g, table, ba
         steep=steep,
         centreline=g.intersection(table) if linear else None,
         cost=None if cost is None else float(cost),
+        climb=None if climb is None else float(climb),
     )
 
 

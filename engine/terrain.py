@@ -64,6 +64,9 @@ class Layers:
         Flat cost of crossing the obstacle covering each cell (its feature's
         ``cost``, else its kind's ``crossing_cost``; the largest where several
         do), 0 where there is none.
+    climb : ndarray of float64
+        The uphill multiplier a hill's ``climb`` sets (the largest where hills
+        overlap), 0 where none does.
     """
 
     grid: GridSpec
@@ -73,6 +76,7 @@ class Layers:
     steep: np.ndarray
     passage: np.ndarray
     crossing: np.ndarray
+    climb: np.ndarray
 
     def bits(self, kinds) -> np.uint64:
         """The mask bits of those of ``kinds`` this battlefield uses."""
@@ -107,6 +111,7 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
     elevation = np.zeros(grid.shape, dtype=np.float64)
     passage = np.full(grid.shape, np.inf)
     crossing = np.zeros(grid.shape)
+    climb = np.zeros(grid.shape)
     for f in battlefield.features:
         window, cells = _cover(grid, f.area, f.linear)
         mask[window][cells] |= bit[f.terrain]
@@ -120,7 +125,9 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
             elevation[window] += _hill_height(grid, window, cells, f.full, f.elevation)
         if f.steep:
             steep[window][cells] |= bit[f.terrain]
-    result = Layers(grid, kinds, mask, elevation, steep, passage, crossing)
+        if f.climb is not None:
+            climb[window][cells] = np.maximum(climb[window][cells], f.climb)
+    result = Layers(grid, kinds, mask, elevation, steep, passage, crossing, climb)
     battlefield._cache[key] = result
     return result
 
@@ -492,6 +499,7 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
                     factor = math.prod(unit.multipliers[s] for s in layer_names)
                     on = (covered >> np.uint64(i) & np.uint64(1)).astype(bool)
                     steep[on] = np.maximum(steep[on], factor)
+        steep = np.maximum(steep, lay.climb)
     h = lay.elevation / lay.grid.cell
     gxf, gxb, gyf, gyb = (np.zeros(shape) for _ in range(4))
     gxf[:, :-1] = gxb[:, 1:] = h[:, 1:] - h[:, :-1]

@@ -182,6 +182,12 @@ def test_climbing_costs_double_and_steep_triple_descending_free(bs):
     assert legs[0].terrain == ["hill", "steep slope (uphill)"]
 
 
+def test_a_scenario_may_make_a_slope_steeper(bs):
+    cliffside = feature("hill", rect(0, -20, 40, 24), elevation=4, steep=True, climb=4)
+    g = grid(bs, [cliffside], width=40, height=4)
+    assert cost(g, (3, Y), (5, Y)) == pytest.approx(8) and cost(g, (5, Y), (3, Y)) == 2
+
+
 def test_cliffs_are_impassable_both_ways(bs):
     cliff = feature("cliff", line((10, -1), (10, 5)), width=0.5)
     g = grid(bs, [cliff])

@@ -167,6 +167,12 @@ def test_bad_crossing_cost_refused(cost):
                 "(id 'h')", f"cost must be a finite number >= 0, got {cost!r}")
 
 
+@pytest.mark.parametrize("climb", [0.5, "steep", INF])
+def test_bad_climb_refused(climb):
+    bad_feature(feature("hill", rect(1, 1, 5, 5), fid="tor", elevation=2, climb=climb),
+                "(id 'tor')", f"climb must be a number >= 1, got {climb!r}")
+
+
 def test_zero_length_line_refused():
     bad_feature(feature("hedge", line((3, 3), (3, 3)), fid="h", width=1),
                 "(id 'h')", "LineString has zero length")
