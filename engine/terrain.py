@@ -527,6 +527,7 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
     battlefield._cache[key] = result
     return result
 
+
 def _price(mask: np.ndarray, lay: Layers, rules: Ruleset, unit: Unit):
     """``(combos, combo, base)`` of a kind mask: the kind sets, each cell's index
     into them and each cell's multiplier."""
