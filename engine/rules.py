@@ -6,7 +6,8 @@ A rules file has these tables (see ``engine/rules/fantasy-warlord.toml``):
     ``name``, ``units`` (``"cm"`` or ``"in"``), ``rank_depth`` (table units per
     rank) and optionally ``break_formation_distance`` and ``sight_height`` (how
     far above the ground a figure sees and is seen, for lines of sight over
-    hills; default 0).
+    hills; default 0) and ``charge_bonus`` (distance a charging unit may move
+    beyond its allowance; default 0).
 ``[layers]``
     Each thing a profile sheet prices, with its class: ``"area"``,
     ``"obstacle"``, ``"slope"`` or ``"water"``.
@@ -27,8 +28,8 @@ A rules file has these tables (see ``engine/rules/fantasy-warlord.toml``):
     A multiplier for every layer: what a race pays unless it says otherwise.
 ``[races.<name>]``
     ``move`` (the allowance), optional ``ranks``, ``rank_depth``, ``flying``,
-    ``swimming`` and ``multipliers`` (layer -> number >= 1 or
-    ``"impassable"``).
+    ``swimming``, ``charge_bonus`` (overrides the ruleset's) and
+    ``multipliers`` (layer -> number >= 1 or ``"impassable"``).
 """
 
 from __future__ import annotations
@@ -172,6 +173,10 @@ class Unit:
     formation : str
         ``"irregular"``, or ``"regular"``: kept out of the layer classes the
         ruleset reserves for irregular formation (``irregular_in``).
+    charge_bonus : float
+        Extra distance a charge may cover beyond ``move`` (Battlesystem's
+        charge bonus; 0 where the rules give none).  Not part of `key`: it
+        changes no cost, only how far a charge reaches.
     """
 
     race: str
@@ -186,6 +191,7 @@ class Unit:
     quanta: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
     march: bool = False
     formation: str = "irregular"
+    charge_bonus: float = 0.0
 
     @property
     def key(self) -> tuple:
@@ -224,6 +230,7 @@ class Ruleset:
     irregular_in: tuple[str, ...] = ()
     manoeuvres: dict[str, float] = field(default_factory=dict)
     sight_height: float = 0.0
+    charge_bonus: float = 0.0
 
     def unit(
         self,
@@ -322,6 +329,7 @@ class Ruleset:
             quanta=quanta,
             march=march,
             formation=formation,
+            charge_bonus=float(spec.get("charge_bonus", self.charge_bonus)),
         )
 
 
@@ -449,7 +457,7 @@ def _parse(data: dict, source: str) -> Ruleset:
     check_keys(
         head, "[ruleset]", {"name", "units", "rank_depth"},
         {"break_formation_distance", "troops", "frontage", "figure_width", "formation_change",
-         "march", "irregular_in", "sight_height"},
+         "march", "irregular_in", "sight_height", "charge_bonus"},
     )
     if not isinstance(head["name"], str) or not head["name"].strip():
         raise fail(f"[ruleset] name must be a non-empty string, got {head['name']!r}")
@@ -475,6 +483,7 @@ def _parse(data: dict, source: str) -> Ruleset:
     irregular_in = names(head.get("irregular_in", []), "[ruleset] irregular_in", LAYER_CLASSES,
                          "class")
     sight_height = number(head.get("sight_height", 0.0), "[ruleset] sight_height")
+    charge_bonus = number(head.get("charge_bonus", 0.0), "[ruleset] charge_bonus")
 
     layers = table(data["layers"], "[layers]")
     for lname, cls in layers.items():
@@ -542,7 +551,7 @@ def _parse(data: dict, source: str) -> Ruleset:
         check_keys(
             spec, where, {"move"},
             {"ranks", "rank_depth", "flying", "swimming", "multipliers", "troop", "frontage",
-             "figure_width"},
+             "figure_width", "charge_bonus"},
         )
         race: dict[str, Any] = {"move": number(spec["move"], f"{where} move")}
         if "ranks" in spec:
@@ -552,6 +561,8 @@ def _parse(data: dict, source: str) -> Ruleset:
             race["ranks"] = ranks
         if "rank_depth" in spec:
             race["rank_depth"] = number(spec["rank_depth"], f"{where} rank_depth")
+        if "charge_bonus" in spec:
+            race["charge_bonus"] = number(spec["charge_bonus"], f"{where} charge_bonus")
         if "troop" in spec:
             if spec["troop"] not in troops:
                 raise fail(f"{where} troop {spec['troop']!r} is not one of [ruleset] troops "
@@ -600,6 +611,7 @@ def _parse(data: dict, source: str) -> Ruleset:
         irregular_in=irregular_in,
         manoeuvres=manoeuvres,
         sight_height=sight_height,
+        charge_bonus=charge_bonus,
     )
 
 
