@@ -1,5 +1,6 @@
 """engine.ai: army reach, turns, threat maps, flow fields and position choice."""
 
+import itertools
 import math
 
 import numpy as np
@@ -29,10 +30,6 @@ def _centre(g, flat):
     return g.grid.rc_to_xy(divmod(int(flat), g.grid.shape[1]))
 
 
-def _dense(r):
-    return r.to_array()
-
-
 ARMY = [
     ("humans", {"depth": 0}, (20, 20)),
     ("humans", {"ranks": 2}, (40, 30)),  # on the steep hill
@@ -51,7 +48,7 @@ def test_reach_army_equals_one_reach_per_unit(demo, rules):
     for (unit, xy), got in zip(army, many, strict=True):
         one = engine.reach(engine.cost_grid(demo, rules, unit), xy)
         assert got.allowance == unit.move
-        np.testing.assert_allclose(_dense(got), _dense(one), rtol=0, atol=1e-9)
+        np.testing.assert_allclose(got.to_array(), one.to_array(), rtol=0, atol=1e-9)
 
 
 def test_reach_army_charge_adds_the_rules_bonus(demo, tmp_path):
@@ -171,7 +168,7 @@ def test_flow_field_descent_costs_the_field_and_the_route(rules, mapname):
         steps = f.path_from(xy)
         assert steps[-1] == goal
         # Summed step by step, the descent costs the field's value.
-        walked = sum(engine.price_path(g, [a, b]).cost for a, b in zip(steps, steps[1:]))
+        walked = sum(engine.price_path(g, [a, b]).cost for a, b in itertools.pairwise(steps))
         assert walked == pytest.approx(field, rel=1e-9)
         assert _follow_cost(g, f, xy) == pytest.approx(field, rel=1e-9)
         assert engine.route(g, xy, goal).cost == pytest.approx(field, rel=1e-9)
@@ -231,9 +228,9 @@ def test_flow_field_rejects_bad_goals(rules, demo):
     g = engine.cost_grid(demo, rules, rules.unit("humans"))
     with pytest.raises(InputError, match="at least one goal"):
         flow_field(g, [])
-    with pytest.raises(InputError, match="goal 1: .*off the table"):
+    with pytest.raises(InputError, match=r"goal 1: .*off the table"):
         flow_field(g, [(5, 5), (500, 5)])
-    with pytest.raises(InputError, match="goal 0: .*impassable"):
+    with pytest.raises(InputError, match=r"goal 0: .*impassable"):
         flow_field(g, [g.grid.rc_to_xy(tuple(np.argwhere(np.isinf(g.base))[0]))])
     with pytest.raises(InputError, match="limit"):
         flow_field(g, [(5, 5)], limit=-1)
