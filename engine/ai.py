@@ -586,8 +586,10 @@ def choose_position(
         taken.append(xy)
         parts = {name: w[name] * float(v[j]) for name, v in values.items()}
         reasons = []
-        if values["progress"][j]:
-            reasons.append(f"{values['progress'][j]:.2f} {units} closer to the objective")
+        gain = values["progress"][j]
+        if gain:
+            way = "closer to" if gain > 0 else "farther from"
+            reasons.append(f"{abs(gain):.2f} {units} {way} the objective")
         if level.flat[cells[j]]:
             reasons.append(f"{COVERS[level.flat[cells[j]] - 1]} cover from "
                            f"{kinds[cover_from.flat[cells[j]]]}")
