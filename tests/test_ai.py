@@ -292,3 +292,17 @@ def test_choose_position_rejects_bad_input(rules, demo):
         choose_position(g, (20, 20), allowance=-1)
     with pytest.raises(InputError, match="off the table"):
         choose_position(g, (20, 200))
+
+
+def test_readme_example_prints_what_its_comments_say(monkeypatch, capsys):
+    from .conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text("utf-8")
+    block = readme.split("## AI: armies")[1].split("```python\n")[1].split("```")[0]
+    monkeypatch.chdir(ROOT)
+    exec(compile(block, "README.md", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("2 [(1, 3.0889") and out[1] == "4"
+    assert out[2] == "72.43 cm to the objective, 80 steps"
+    shown = [line[2:] for line in block.splitlines() if line.startswith("# (")]
+    assert out[3:] == shown
