@@ -66,11 +66,12 @@ def _units(units) -> list[tuple[Unit, tuple[float, float]]]:
     for i, item in enumerate(units):
         try:
             unit, (x, y) = item
+            xy = (float(x), float(y))
         except (TypeError, ValueError):
             unit = None
         if not isinstance(unit, Unit):
             raise InputError(f"unit {i}: expected (Unit, (x, y)), got {item!r}")
-        out.append((unit, (float(x), float(y))))
+        out.append((unit, xy))
     return out
 
 
@@ -140,7 +141,9 @@ def reach_army(
     return out
 
 
-def reach_turns(grid: CostGrid, at, horizon: int, allowance: float | None = None) -> np.ndarray:
+def reach_turns(
+    grid: CostGrid, at: tuple[float, float], horizon: int, allowance: float | None = None
+) -> np.ndarray:
     """For each cell, the turns a unit at ``at`` needs to get there.
 
     0 is the unit's own cell, 1 within this turn's allowance, ``t`` where the
@@ -216,7 +219,7 @@ class Threat:
     count: np.ndarray
     margin: np.ndarray
 
-    def at(self, xy) -> list[tuple[int, float]]:
+    def at(self, xy: tuple[float, float]) -> list[tuple[int, float]]:
         """``(enemy index, margin)`` of each enemy that can reach ``xy``."""
         out = []
         for i, r in enumerate(self.reaches):
@@ -307,11 +310,11 @@ class FlowField:
     cost: np.ndarray
     step: np.ndarray
 
-    def cost_at(self, xy) -> float:
+    def cost_at(self, xy: tuple[float, float]) -> float:
         """Cost from the cell holding ``xy`` to the nearest goal."""
         return float(self.cost[self.grid.grid.xy_to_rc(xy)])
 
-    def path_from(self, xy) -> list[tuple[float, float]]:
+    def path_from(self, xy: tuple[float, float]) -> list[tuple[float, float]]:
         """Cell centres from the cell holding ``xy`` down the field to its goal.
 
         Raises
@@ -333,7 +336,9 @@ class FlowField:
         return out
 
 
-def flow_field(grid: CostGrid, goals, limit: float = math.inf) -> FlowField:
+def flow_field(
+    grid: CostGrid, goals: Sequence[tuple[float, float]], limit: float = math.inf
+) -> FlowField:
     """A field every cell can follow to the nearest goal along its cheapest route.
 
     Built backwards from the goals over reversed steps, each priced in the
@@ -474,7 +479,7 @@ def _weights(weights: Mapping[str, float] | None) -> dict[str, float]:
 
 def choose_position(
     grid: CostGrid,
-    at,
+    at: tuple[float, float],
     flow: FlowField | None = None,
     threat: Threat | None = None,
     *,

@@ -306,3 +306,8 @@ def test_readme_example_prints_what_its_comments_say(monkeypatch, capsys):
     assert out[2] == "72.43 cm to the objective, 80 steps"
     shown = [line[2:] for line in block.splitlines() if line.startswith("# (")]
     assert out[3:] == shown
+
+
+def test_reach_army_rejects_a_malformed_position(rules, demo):
+    with pytest.raises(InputError, match="unit 0: expected"):
+        reach_army(demo, rules, [(rules.unit("humans"), ("a", 1))])
