@@ -5,6 +5,16 @@ why it costs what it costs (`price_path`), priced as the tabletop rules price
 movement.  Start with `load_map`, `load_rules` and `cost_grid`.
 """
 
+from .ai import (
+    FlowField,
+    Option,
+    Threat,
+    choose_position,
+    flow_field,
+    reach_army,
+    reach_turns,
+    threat_map,
+)
 from .checks import BuildingEntry, ChargeCheck, Manoeuvre, can_charge, enter_building, manoeuvre
 from .effects import Charge, Effects, charge_disorders, terrain_effects
 from .errors import EngineError, InputError, MapError, NoRouteError, RulesError
@@ -39,6 +49,7 @@ __all__ = [
     "Effects",
     "EngineError",
     "Feature",
+    "FlowField",
     "GridRouter",
     "GridSpec",
     "Highway",
@@ -48,6 +59,7 @@ __all__ = [
     "MapError",
     "Network",
     "NoRouteError",
+    "Option",
     "Pricing",
     "Reach",
     "Region",
@@ -55,15 +67,18 @@ __all__ = [
     "RulesError",
     "Ruleset",
     "Sight",
+    "Threat",
     "Unit",
     "can_charge",
     "charge_disorders",
     "chokepoints",
+    "choose_position",
     "connected",
     "cost_field",
     "cost_grid",
     "describe",
     "enter_building",
+    "flow_field",
     "grid_route",
     "load_map",
     "load_rules",
@@ -71,11 +86,14 @@ __all__ = [
     "network",
     "price_path",
     "reach",
+    "reach_army",
     "reach_many",
+    "reach_turns",
     "regions",
     "route",
     "shipped_rulesets",
     "terrain_effects",
+    "threat_map",
     "viewshed",
     "visible",
     "warm_up",

@@ -1,5 +1,5 @@
 """Command line: ``engine reach``, ``route``, ``price``, ``manoeuvre``, ``charge``,
-``network``, ``visible``, ``movingai`` and ``demo``.
+``network``, ``visible``, ``threat``, ``flow``, ``movingai`` and ``demo``.
 
 Every user mistake (a broken map, an unknown race, a point off the table)
 prints one line on stderr and exits with status 2; no traceback.
@@ -12,6 +12,8 @@ import json
 import math
 import sys
 from importlib import resources
+
+import numpy as np
 
 from .errors import EngineError, InputError
 from .maps import load_map
@@ -63,6 +65,13 @@ def _count(text: str) -> int:
     if v < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
     return v
+
+
+def _enemy(text: str) -> tuple[str, tuple[float, float]]:
+    race, at, where = text.rpartition("@")
+    if not at or not race:
+        raise argparse.ArgumentTypeError(f"expected RACE@X,Y, got {text!r}")
+    return race, _point(where)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -146,6 +155,30 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--height", type=_number, help="sight height (default: the rules')")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--png", metavar="FILE", help="write a picture of the viewshed")
+
+    p = sub.add_parser("threat", help="how many enemies can reach each cell next turn")
+    p.add_argument("map", help="GeoJSON battlefield")
+    p.add_argument(
+        "--rules", default="fantasy-warlord",
+        help=f"a rules file, or a shipped ruleset ({', '.join(shipped_rulesets())})",
+    )
+    p.add_argument("--enemy", type=_enemy, action="append", required=True, metavar="RACE@X,Y",
+                   help="an enemy unit and its position (repeatable)")
+    p.add_argument("--charge", action="store_true",
+                   help="reach as a charge (move plus the rules' charge_bonus)")
+    p.add_argument("--probe", type=_point, action="append", default=[], metavar="X,Y",
+                   help="a point to report on (repeatable)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--png", metavar="FILE", help="write a picture (threat shaded)")
+
+    p = sub.add_parser("flow", help="a field leading every cell to the goal along cheapest routes")
+    unit_args(p)
+    p.add_argument("--goal", type=_point, action="append", required=True, metavar="X,Y",
+                   help="a goal (repeatable: the field leads to the nearest)")
+    p.add_argument("--from", dest="probe", type=_point, action="append", default=[],
+                   metavar="X,Y", help="a point to follow the field from (repeatable)")
+    p.add_argument("--limit", type=_number, default=math.inf,
+                   help="search costs up to this only (default: the whole battlefield)")
 
     p = sub.add_parser("movingai", help="solve Moving AI benchmark scenarios and check them")
     p.add_argument("scen", help="a .scen file")
@@ -346,6 +379,81 @@ def _cmd_visible(args) -> None:
           f"{area:.2f} {units}^2")
 
 
+def _cmd_threat(args) -> None:
+    from .ai import threat_map
+    from .terrain import layers
+
+    rules = load_rules(args.rules)
+    bf = load_map(args.map)
+    enemies = [(rules.unit(race), xy) for race, xy in args.enemy]
+    t = threat_map(bf, rules, enemies, charge=args.charge)
+    probes = []
+    for xy in args.probe:
+        by = [{"enemy": i, "race": enemies[i][0].race, "margin": round(m, 6)} for i, m in t.at(xy)]
+        probes.append({"at": list(xy), "count": len(by), "by": by})
+    cells = int((t.count > 0).sum())
+    units = bf.units
+    if args.png:
+        from .render import render_ai_png
+
+        render_ai_png(args.png, layers(bf, rules), threat=t,
+                      units=[(xy, 1, u.race) for u, xy in enemies],
+                      title=f"threat of {len(enemies)} enem{'y' if len(enemies) == 1 else 'ies'}"
+                      + (" charging" if args.charge else "") + f", {units}")
+    if args.json:
+        print(json.dumps({"enemies": [{"race": u.race, "at": list(xy)} for u, xy in enemies],
+                          "charge": args.charge, "cells": cells, "cell": bf.cell,
+                          "area": round(cells * bf.cell**2, 6), "most": int(t.count.max()),
+                          "probes": probes}))
+        return
+    print(f"{len(enemies)} enem{'y' if len(enemies) == 1 else 'ies'}"
+          + (" charging" if args.charge else "") + f": {cells * bf.cell**2:.2f} {units}^2 "
+          f"within reach next turn, up to {int(t.count.max())} at once")
+    for p in probes:
+        who = ", ".join(f"#{b['enemy']} {b['race']} (margin {b['margin']:g})" for b in p["by"])
+        print(f"  ({p['at'][0]:g}, {p['at'][1]:g}): {p['count']} can reach it"
+              + (f": {who}" if who else ""))
+
+
+def _cmd_flow(args) -> None:
+    from .ai import flow_field
+    from .errors import NoRouteError
+
+    g = _grid(args)
+    f = flow_field(g, args.goal, args.limit)
+    probes = []
+    for xy in args.probe:
+        try:
+            path = f.path_from(xy)
+        except NoRouteError:
+            path = []
+        probes.append({"from": list(xy), "cost": _round(f.cost_at(xy)),
+                       "path": [[round(x, 6), round(y, 6)] for x, y in path]})
+    cells = int(np.isfinite(f.cost).sum())
+    if args.png:
+        from .render import render_ai_png
+
+        render_ai_png(args.png, g.layers, flow=f, units=[(tuple(p["from"]), 0, "from")
+                                                         for p in probes],
+                      title=f"flow field for {g.unit.race} toward "
+                      + ", ".join(f"({x:g}, {y:g})" for x, y in args.goal))
+    if args.json:
+        print(json.dumps({"goals": [list(xy) for xy in args.goal], "cells": cells,
+                          "cell": g.grid.cell, "probes": probes}))
+        return
+    units = g.battlefield.units
+    print(f"{g.unit.race}: {cells} cells lead to "
+          + ", ".join(f"({x:g}, {y:g})" for x, y in args.goal))
+    for p in probes:
+        x, y = p["from"]
+        if p["cost"] is None:
+            print(f"  from ({x:g}, {y:g}): no goal within reach")
+        else:
+            print(f"  from ({x:g}, {y:g}): cost {p['cost']:g} {units}, {len(p['path']) - 1} "
+                  f"steps, {math.ceil(p['cost'] / g.unit.move - 1e-9) if g.unit.move else 0} "
+                  "turn(s)")
+
+
 def _cmd_movingai(args) -> None:
     from .movingai import load_grid_map, load_scenarios, map_for, run_scenarios
 
@@ -402,7 +510,8 @@ def main(argv: list[str] | None = None) -> int:
     commands = {
         "reach": _cmd_reach, "route": _cmd_route, "price": _cmd_price,
         "manoeuvre": _cmd_manoeuvre, "charge": _cmd_charge,
-        "network": _cmd_network, "visible": _cmd_visible, "movingai": _cmd_movingai,
+        "network": _cmd_network, "visible": _cmd_visible, "threat": _cmd_threat,
+        "flow": _cmd_flow, "movingai": _cmd_movingai,
         "demo": _cmd_demo,
     }
     try:

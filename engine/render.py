@@ -1,18 +1,21 @@
-"""Pictures of a cost grid: terrain, what a unit can reach and the route it takes."""
+"""Pictures of a cost grid: terrain, what a unit can reach and the route it takes;
+viewsheds; threat maps and flow fields."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import numpy as np
 
+from .ai import FlowField, Threat
 from .errors import InputError
 from .network import Network
 from .pricing import price_path
 from .search import Reach, Route
 from .terrain import CostGrid, Layers
 
-__all__ = ["render_png", "render_viewshed_png"]
+__all__ = ["render_ai_png", "render_png", "render_viewshed_png"]
 
 # Painted in this order, so later kinds (linear features last) lie on top.
 _AREAS = {
@@ -46,6 +49,22 @@ _ON_NETWORK = "#ff9f1c"
 _EDGES = {"road": ("#5b3a12", "-"), "trail": ("#5b3a12", "--"), "bridge": ("#101010", "-"),
           "ford": ("#1f5fa8", ":")}
 _HILL = "#7a4b1e"
+
+
+def _writable(path: str | os.PathLike) -> str:
+    """``path`` as a string, if its folder exists; else an `InputError`."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise InputError(f"cannot write {path!r}: folder {folder!r} does not exist")
+    return path
+
+
+def _save(fig, path: str) -> None:
+    try:
+        fig.savefig(path, format="png", bbox_inches="tight")
+    except OSError as exc:
+        raise InputError(f"cannot write {path!r}: {exc.strerror or exc}") from None
 
 
 def _colours(kinds: tuple[str, ...]) -> dict[str, object]:
@@ -138,10 +157,7 @@ def render_png(
     InputError
         The file's folder does not exist or the file cannot be written.
     """
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InputError(f"cannot write {path!r}: folder {folder!r} does not exist")
+    path = _writable(path)
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import to_rgb
@@ -232,10 +248,7 @@ def render_png(
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=below,
               ncols=int(np.clip(0.5 * width, 1, min(len(handles), 6))), fontsize="small",
               frameon=False)
-    try:
-        fig.savefig(path, format="png", bbox_inches="tight")
-    except OSError as exc:
-        raise InputError(f"cannot write {path!r}: {exc.strerror or exc}") from None
+    _save(fig, path)
 
 
 def _route_network_legs(ax, grid: CostGrid, route: Route, key) -> None:
@@ -324,10 +337,7 @@ def render_viewshed_png(
     InputError
         The file's folder does not exist or the file cannot be written.
     """
-    path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise InputError(f"cannot write {path!r}: folder {folder!r} does not exist")
+    path = _writable(path)
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -372,7 +382,115 @@ def render_viewshed_png(
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.08),
               ncols=int(np.clip(0.5 * width, 1, min(len(handles), 6))), fontsize="small",
               frameon=False)
-    try:
-        fig.savefig(path, format="png", bbox_inches="tight")
-    except OSError as exc:
-        raise InputError(f"cannot write {path!r}: {exc.strerror or exc}") from None
+    _save(fig, path)
+
+
+_SIDES = ("#1f5fa8", _ROUTE, "#6a3d9a", "#ff7f00")
+
+
+def render_ai_png(
+    path: str | os.PathLike,
+    lay: Layers,
+    *,
+    threat: Threat | None = None,
+    flow: FlowField | None = None,
+    units: Sequence[tuple[tuple[float, float], int, str]] = (),
+    title: str = "",
+) -> None:
+    """Draw a threat map, a flow field and units over the terrain, to a PNG file.
+
+    The terrain is painted as in `render_png`.  A threat map shades each cell
+    by how many enemies can reach it next turn (a colour bar gives the count)
+    and rings the enemies.  A flow field draws an arrow per patch of cells
+    along the first step toward its goals (diamonds), with contours of the
+    cost to them.  Units are discs coloured by side, labelled.
+
+    Parameters
+    ----------
+    path : str or path-like
+        PNG file to write (overwritten if it exists).
+    lay : Layers
+        The battlefield's terrain layers (`engine.terrain.layers`).
+    threat : Threat, optional
+    flow : FlowField, optional
+    units : sequence of ((x, y), side, label)
+        Side 0, 1, ... picks the colour.
+    title : str
+
+    Raises
+    ------
+    InputError
+        The file's folder does not exist or the file cannot be written.
+    """
+    path = _writable(path)
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    spec = lay.grid
+    rows, cols = spec.shape
+    extent = (0.0, cols * spec.cell, rows * spec.cell, 0.0)
+    image, _, handles = _terrain(lay)
+    box = float(np.clip(spec.height / spec.width, 1 / 6, 6))
+    width = min(12.0, 13.0 / box)
+    fig = Figure(figsize=(width, width * box), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.imshow(image, origin="upper", extent=extent, interpolation="nearest")
+    xc, yc = (np.arange(cols) + 0.5) * spec.cell, (np.arange(rows) + 0.5) * spec.cell
+    top = float(lay.elevation.max())
+    if top > 0:
+        levels = np.linspace(0.0, top, 6)[:-1] + 1e-6 * top
+        ax.contour(xc, yc, lay.elevation, levels=levels, colors=_HILL, linewidths=0.7, zorder=4)
+        handles.append(Line2D([], [], color=_HILL, lw=0.7, label="hill contours"))
+    if threat is not None:
+        most = max(int(threat.count.max()), 1)
+        shade = np.where(threat.count > 0, threat.count, np.nan)
+        heat = ax.imshow(shade, origin="upper", extent=extent, interpolation="nearest",
+                         cmap="Reds", alpha=0.55, vmin=0, vmax=most, zorder=3)
+        fig.colorbar(heat, cax=ax.inset_axes([1.015, 0.0, 0.025, 1.0]),
+                     label="enemies that can reach the cell next turn"
+                     + (" (charging)" if threat.charge else ""))
+        for _, (x, y) in threat.enemies:
+            ax.plot(x, y, "o", ms=14, mfc="none", mec="black", mew=1.5, zorder=8)
+        handles.append(Line2D([], [], ls="", marker="o", ms=10, mfc="none", mec="black",
+                              label="enemy (threat source)"))
+    if flow is not None:
+        finite = np.isfinite(flow.cost)
+        if finite.any() and float(flow.cost[finite].max()) > 0:
+            ax.contour(xc, yc, np.where(finite, flow.cost, np.nan), levels=10, colors="0.25",
+                       linewidths=0.5, zorder=4)
+        stride = max(1, round(max(rows, cols) / 45))
+        r, c = np.mgrid[stride // 2:rows:stride, stride // 2:cols:stride]
+        k = flow.step[r, c]
+        on = k >= 0
+        st = flow.grid.steps
+        # Arrows 0.6 of their spacing long, in table units (y down, as the image).
+        ax.quiver(xc[c[on]], yc[r[on]], st.ux[k[on]], st.uy[k[on]], angles="xy", pivot="mid",
+                  scale_units="xy", scale=1.0 / (0.6 * stride * spec.cell), color="black",
+                  width=0.0018, headwidth=4, zorder=5)
+        for x, y in flow.goals:
+            ax.plot(x, y, "D", ms=11, mfc="gold", mec="black", mew=1.2, zorder=8)
+        handles.append(Line2D([], [], ls="", marker=r"$\rightarrow$", ms=12, color="black",
+                              label="flow: first step toward the goal"))
+        handles.append(Line2D([], [], color="0.25", lw=0.5, label="cost to the goal"))
+        handles.append(Line2D([], [], ls="", marker="D", ms=8, mfc="gold", mec="black",
+                              label="goal"))
+    sides = set()
+    for (x, y), side, label in units:
+        colour = _SIDES[side % len(_SIDES)]
+        ax.plot(x, y, "o", ms=9, mfc=colour, mec="white", mew=1.3, zorder=9)
+        ax.annotate(label, (x, y), xytext=(6, 6), textcoords="offset points", fontsize=7,
+                    color=colour, weight="bold", zorder=9)
+        if side not in sides:
+            sides.add(side)
+            handles.append(Line2D([], [], ls="", marker="o", ms=8, mfc=colour, mec="white",
+                                  label=f"side {side}"))
+    ax.set(xlim=(0, spec.width), ylim=(spec.height, 0), aspect=box * spec.width / spec.height,
+           xlabel="x", ylabel="y")
+    ax.set_title(title)
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.08),
+              ncols=int(np.clip(0.5 * width, 1, min(len(handles), 6))), fontsize="small",
+              frameon=False)
+    _save(fig, path)

@@ -10,7 +10,9 @@ the shipped files in ``engine/rules/`` are commented throughout):
     hills; default 0), ``troops`` (troop type names), ``figure_width`` and
     ``frontage`` (default sizes), ``formation_change`` (flat cost of narrowing
     to pass a passage), ``march`` (march move multiplier; open ground only)
-    and ``irregular_in`` (layer classes a regular unit may not enter).
+    ``irregular_in`` (layer classes a regular unit may not enter) and
+    ``charge_bonus`` (distance a charging unit may move beyond its allowance;
+    default 0).
 ``[manoeuvres]`` (optional)
     Costs on clear ground of ``reform``, ``face`` and ``frontage`` (per
     ``frontage_figures`` figures), for `engine.checks.manoeuvre`.
@@ -40,8 +42,9 @@ the shipped files in ``engine/rules/`` are commented throughout):
     rounded; see `Rate`).
 ``[races.<name>]``
     ``move`` (the allowance), optional ``ranks``, ``rank_depth``, ``flying``,
-    ``swimming``, ``troop``, ``frontage``, ``figure_width`` and
-    ``multipliers`` (layer -> price, as in the defaults).
+    ``swimming``, ``troop``, ``frontage``, ``figure_width``, ``charge_bonus``
+    (overrides the ruleset's) and ``multipliers`` (layer -> price, as in the
+    defaults).
 """
 
 from __future__ import annotations
@@ -185,6 +188,10 @@ class Unit:
     formation : str
         ``"irregular"``, or ``"regular"``: kept out of the layer classes the
         ruleset reserves for irregular formation (``irregular_in``).
+    charge_bonus : float
+        Extra distance a charge may cover beyond ``move`` (Battlesystem's
+        charge bonus; 0 where the rules give none).  Not part of `key`: it
+        changes no cost, only how far a charge reaches.
     """
 
     race: str
@@ -199,6 +206,7 @@ class Unit:
     quanta: dict[str, float] = field(default_factory=dict, compare=False, hash=False)
     march: bool = False
     formation: str = "irregular"
+    charge_bonus: float = 0.0
 
     @property
     def key(self) -> tuple:
@@ -237,6 +245,7 @@ class Ruleset:
     irregular_in: tuple[str, ...] = ()
     manoeuvres: dict[str, float] = field(default_factory=dict)
     sight_height: float = 0.0
+    charge_bonus: float = 0.0
 
     def unit(
         self,
@@ -335,6 +344,7 @@ class Ruleset:
             quanta=quanta,
             march=march,
             formation=formation,
+            charge_bonus=float(spec.get("charge_bonus", self.charge_bonus)),
         )
 
 
@@ -462,7 +472,7 @@ def _parse(data: dict, source: str) -> Ruleset:
     check_keys(
         head, "[ruleset]", {"name", "units", "rank_depth"},
         {"break_formation_distance", "troops", "frontage", "figure_width", "formation_change",
-         "march", "irregular_in", "sight_height"},
+         "march", "irregular_in", "sight_height", "charge_bonus"},
     )
     if not isinstance(head["name"], str) or not head["name"].strip():
         raise fail(f"[ruleset] name must be a non-empty string, got {head['name']!r}")
@@ -488,6 +498,7 @@ def _parse(data: dict, source: str) -> Ruleset:
     irregular_in = names(head.get("irregular_in", []), "[ruleset] irregular_in", LAYER_CLASSES,
                          "class")
     sight_height = number(head.get("sight_height", 0.0), "[ruleset] sight_height")
+    charge_bonus = number(head.get("charge_bonus", 0.0), "[ruleset] charge_bonus")
 
     layers = table(data["layers"], "[layers]")
     for lname, cls in layers.items():
@@ -555,7 +566,7 @@ def _parse(data: dict, source: str) -> Ruleset:
         check_keys(
             spec, where, {"move"},
             {"ranks", "rank_depth", "flying", "swimming", "multipliers", "troop", "frontage",
-             "figure_width"},
+             "figure_width", "charge_bonus"},
         )
         race: dict[str, Any] = {"move": number(spec["move"], f"{where} move")}
         if "ranks" in spec:
@@ -565,6 +576,8 @@ def _parse(data: dict, source: str) -> Ruleset:
             race["ranks"] = ranks
         if "rank_depth" in spec:
             race["rank_depth"] = number(spec["rank_depth"], f"{where} rank_depth")
+        if "charge_bonus" in spec:
+            race["charge_bonus"] = number(spec["charge_bonus"], f"{where} charge_bonus")
         if "troop" in spec:
             if spec["troop"] not in troops:
                 raise fail(f"{where} troop {spec['troop']!r} is not one of [ruleset] troops "
@@ -613,6 +626,7 @@ def _parse(data: dict, source: str) -> Ruleset:
         irregular_in=irregular_in,
         manoeuvres=manoeuvres,
         sight_height=sight_height,
+        charge_bonus=charge_bonus,
     )
 
 

@@ -710,6 +710,7 @@ class _RawGrid:
 
 def warm_up() -> None:
     """Compile (or load from numba's disk cache) every kernel on a tiny map."""
+    from .ai import flow_field
     from .maps import load_map
     from .rules import load_rules
     from .terrain import cost_grid
@@ -728,3 +729,4 @@ def warm_up() -> None:
         reach(g, (0.25, 0.25), 3)
         reach_many(g, [(0.25, 0.25)], 3)
         route(g, (0.25, 0.25), (3.75, 3.75))
+        flow_field(g, [(3.75, 3.75)])

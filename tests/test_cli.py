@@ -69,6 +69,13 @@ def test_price_json(capsys):
     (["reach", "{demo}", "--race", "humans", "--at", "15,60", "--png", "/no/such/dir/x.png"],
      "x.png"),
     (["reach", "{demo}", "--race", "humans"], "--at"),
+    (["threat", "{demo}", "--enemy", "elves@150,60"], "unknown race 'elves'"),
+    (["threat", "{demo}", "--enemy", "orcs@500,60"], "unit 0: point (500, 60) is off the table"),
+    (["threat", "{demo}", "--enemy", "orcs150,60"], "expected RACE@X,Y"),
+    (["threat", "{demo}"], "--enemy"),
+    (["flow", "{demo}", "--race", "humans", "--goal", "90,300"], "goal 0: point"),
+    (["flow", "{demo}", "--race", "humans", "--goal", "108.5,30"], "impassable ground"),
+    (["flow", "{demo}", "--race", "humans", "--goal", "90,30", "--limit", "-1"], "--limit"),
 ])
 def test_errors_are_one_line_exit_2(capsys, tmp_path, argv, words):
     walled = tmp_path / "walled.geojson"
@@ -87,3 +94,37 @@ def test_console_entry_point_exit_status():
                          text=True)
     assert run.returncode == 2
     assert run.stderr.startswith("engine: error:") and run.stderr.count("\n") == 1
+
+
+def test_threat_text_json_and_picture(tmp_path, capsys):
+    demo = str(MAPS / "demo.geojson")
+    png = tmp_path / "threat.png"
+    argv = ["threat", demo, "--enemy", "orcs@150,60", "--enemy", "goblins@150,80",
+            "--probe", "150,70", "--probe", "10,10"]
+    assert main([*argv, "--png", str(png)]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[0].startswith("2 enemies: ") and "up to 2 at once" in text[0]
+    assert text[1] == "  (150, 70): 2 can reach it: #0 orcs (margin 9.25), #1 goblins " \
+        "(margin 9.08425)"
+    assert text[2] == "  (10, 10): 0 can reach it"
+    assert png.read_bytes().startswith(PNG)
+    assert main([*argv, "--json", "--charge"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["charge"] is True and out["most"] == 2 and out["probes"][1]["by"] == []
+    assert out["probes"][0]["by"][0] == {"enemy": 0, "race": "orcs", "margin": 9.25}
+
+
+def test_flow_text_json_and_picture(tmp_path, capsys):
+    demo = str(MAPS / "demo.geojson")
+    png = tmp_path / "flow.png"
+    argv = ["flow", demo, "--race", "humans", "--goal", "90,30", "--from", "20,20"]
+    assert main([*argv, "--png", str(png)]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text[1] == "  from (20, 20): cost 71.6228 cm, 100 steps, 4 turn(s)"
+    assert png.read_bytes().startswith(PNG)
+    assert main([*argv, "--json", "--limit", "20"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["probes"] == [{"from": [20.0, 20.0], "cost": None, "path": []}]
+    assert main([*argv, "--json"]) == 0
+    path = json.loads(capsys.readouterr().out)["probes"][0]["path"]
+    assert path[0] == [20.25, 20.25] and path[-1] == [90.25, 30.25]

@@ -1,0 +1,313 @@
+"""engine.ai: army reach, turns, threat maps, flow fields and position choice."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import engine
+from engine import terrain
+from engine.ai import (
+    DEFAULT_WEIGHTS,
+    choose_position,
+    flow_field,
+    reach_army,
+    reach_turns,
+    threat_map,
+)
+from engine.errors import InputError, NoRouteError, RulesError
+
+from .conftest import MAPS
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return engine.load_map(MAPS / "demo.geojson")
+
+
+def _centre(g, flat):
+    return g.grid.rc_to_xy(divmod(int(flat), g.grid.shape[1]))
+
+
+ARMY = [
+    ("humans", {"depth": 0}, (20, 20)),
+    ("humans", {"ranks": 2}, (40, 30)),  # on the steep hill
+    ("goblins", {}, (100, 60)),
+    ("humans", {"depth": 0}, (120, 100)),
+    ("wood elves", {}, (30, 48)),  # in the woods
+    ("humans", {"ranks": 2}, (160, 20)),
+    ("goblins", {}, (60, 110)),
+]
+
+
+def test_reach_army_equals_one_reach_per_unit(demo, rules):
+    army = [(rules.unit(race, **kw), xy) for race, kw, xy in ARMY]
+    many = reach_army(demo, rules, army)
+    assert len(many) == len(army)
+    for (unit, xy), got in zip(army, many, strict=True):
+        one = engine.reach(engine.cost_grid(demo, rules, unit), xy)
+        assert got.allowance == unit.move
+        np.testing.assert_allclose(got.to_array(), one.to_array(), rtol=0, atol=1e-9)
+
+
+def test_reach_army_charge_adds_the_rules_bonus(demo, tmp_path):
+    text = (engine.rules.resources.files("engine") / "rules" / "fantasy-warlord.toml").read_text()
+    text = text.replace("[ruleset]\n", "[ruleset]\ncharge_bonus = 5.0\n", 1)
+    text = text.replace("[races.goblins]\n", "[races.goblins]\ncharge_bonus = 2.0\n", 1)
+    path = tmp_path / "charging.toml"
+    path.write_text(text)
+    rules = engine.load_rules(path)
+    army = [(rules.unit("humans"), (20, 20)), (rules.unit("goblins"), (100, 60))]
+    assert [r.allowance for r in reach_army(demo, rules, army, charge=True)] == [25.0, 24.0]
+    assert [r.allowance for r in reach_army(demo, rules, army)] == [20.0, 22.0]
+    assert engine.load_rules("fantasy-warlord").unit("humans").charge_bonus == 0.0
+    path.write_text(text.replace("charge_bonus = 5.0", "charge_bonus = -1"))
+    with pytest.raises(RulesError, match="charge_bonus"):
+        engine.load_rules(path)
+
+
+def test_reach_army_names_the_bad_unit(demo, rules):
+    with pytest.raises(InputError, match=r"unit 1: point \(500, 5\) is off the table"):
+        reach_army(demo, rules, [(rules.unit("humans"), (5, 5)), (rules.unit("humans"), (500, 5))])
+    with pytest.raises(InputError, match="unit 0: expected"):
+        reach_army(demo, rules, [("humans", (5, 5))])
+    assert reach_army(demo, rules, []) == []
+
+
+@pytest.mark.parametrize("kw", [{"depth": 0}, {"ranks": 2}], ids=["depth-0", "two-ranks"])
+def test_reach_turns_agree_with_route_turns(demo, rules, kw):
+    g = engine.cost_grid(demo, rules, rules.unit("humans", **kw))
+    start = g.grid.rc_to_xy(g.grid.xy_to_rc((40, 60)))
+    horizon = 4
+    turns = reach_turns(g, start, horizon)
+    assert turns[g.grid.xy_to_rc(start)] == 0
+    assert set(np.unique(turns)) == {-1, 0, 1, 2, 3, 4}
+    rng = np.random.default_rng(3)
+    field = engine.reach(g, start, horizon * g.unit.move).to_array()
+    checked = 0
+    for flat in rng.permutation(turns.size):
+        t = int(turns.flat[flat])
+        c = field.flat[flat]
+        if t <= 0 or abs(c / g.unit.move - round(c / g.unit.move)) < 1e-6:
+            continue  # the start, beyond the horizon, or on a turn boundary to rounding
+        rt = engine.route(g, start, _centre(g, flat))
+        assert rt.turns == t, (flat, rt.cost, c)
+        checked += 1
+        if checked == 40:
+            break
+    assert checked == 40
+    # Beyond the horizon: reachable cells cost more than `horizon` allowances.
+    far = np.flatnonzero(turns.ravel() == -1)[::997][:5]
+    for flat in far:
+        try:
+            rt = engine.route(g, start, _centre(g, flat))
+        except (NoRouteError, InputError):
+            continue
+        assert rt.turns > horizon
+
+
+def test_reach_turns_rejects_bad_input(demo, rules):
+    g = engine.cost_grid(demo, rules, rules.unit("humans"))
+    with pytest.raises(InputError, match="horizon"):
+        reach_turns(g, (20, 20), -1)
+    with pytest.raises(InputError, match="horizon"):
+        reach_turns(g, (20, 20), 1.5)
+    with pytest.raises(InputError, match="allowance must be > 0"):
+        reach_turns(g, (20, 20), 2, allowance=0)
+    with pytest.raises(InputError, match="allowance"):
+        reach_turns(g, (20, 20), 2, allowance=-3)
+    with pytest.raises(InputError, match="off the table"):
+        reach_turns(g, (-1, 20), 2)
+    assert (reach_turns(g, (20, 20), 0) >= 0).sum() == 1
+
+
+@pytest.mark.parametrize("charge", [False, True])
+def test_threat_map_is_the_union_of_the_enemies_reaches(demo, rules, charge):
+    enemies = [(rules.unit(race, **kw), xy) for race, kw, xy in ARMY]
+    t = threat_map(demo, rules, enemies, charge=charge)
+    dense = [engine.reach(engine.cost_grid(demo, rules, u), xy).to_array() for u, xy in enemies]
+    within = [np.isfinite(d) for d in dense]
+    np.testing.assert_array_equal(t.count, np.sum(within, axis=0))
+    left = np.max([np.where(w, u.move - d, -np.inf)
+                   for w, d, (u, _) in zip(within, dense, enemies, strict=True)], axis=0)
+    np.testing.assert_allclose(np.maximum(t.margin, -1e9), np.maximum(left, -1e9), atol=1e-9)
+    rng = np.random.default_rng(0)
+    for flat in rng.choice(np.flatnonzero(t.count), 30, replace=False):
+        xy = demo.grid.rc_to_xy(divmod(int(flat), demo.grid.shape[1]))
+        who = t.at(xy)
+        assert [i for i, _ in who] == [i for i, w in enumerate(within) if w.flat[flat]]
+        assert max(m for _, m in who) == pytest.approx(t.margin.flat[flat])
+
+
+def test_threat_map_concealment_counts_viewsheds(demo, rules):
+    enemies = [(rules.unit("humans"), (150, 60)), (rules.unit("giant eagles"), (100, 20))]
+    t = threat_map(demo, rules, enemies)
+    expected = (engine.viewshed(demo, rules, (150, 60)).astype(int)
+                + engine.viewshed(demo, rules, (100, 20), flying=True))
+    np.testing.assert_array_equal(t.seen_by, expected)
+
+
+def _follow_cost(g, f, xy):
+    return engine.price_path(g, f.path_from(xy)).cost
+
+
+@pytest.mark.parametrize("mapname", ["demo.geojson", "crossings.geojson"])
+def test_flow_field_descent_costs_the_field_and_the_route(rules, mapname):
+    bf = engine.load_map(MAPS / mapname)
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
+    assert (g.steep != 1).any() and g.enter.any()  # uphill and entry costs both in play
+    goal = g.grid.rc_to_xy(g.grid.xy_to_rc((bf.width * 0.3, bf.height * 0.25)))
+    f = flow_field(g, [goal])
+    assert f.cost_at(goal) == 0 and f.path_from(goal) == [goal]
+    rng = np.random.default_rng(5)
+    reachable = np.flatnonzero(np.isfinite(f.cost))
+    for flat in rng.choice(reachable, 25, replace=False):
+        xy = _centre(g, flat)
+        field = f.cost.flat[flat]
+        steps = f.path_from(xy)
+        assert steps[-1] == goal
+        # Summed step by step, the descent costs the field's value.
+        walked = sum(engine.price_path(g, [a, b]).cost for a, b in itertools.pairwise(steps))
+        assert walked == pytest.approx(field, rel=1e-9)
+        assert _follow_cost(g, f, xy) == pytest.approx(field, rel=1e-9)
+        assert engine.route(g, xy, goal).cost == pytest.approx(field, rel=1e-9)
+
+
+def test_flow_field_is_direction_dependent(rules, demo):
+    # Up the steep hill costs more than down it, and the field is built for going up.
+    g = engine.cost_grid(demo, rules, rules.unit("humans", depth=0))
+    top, foot = (46.25, 34.25), (46.25, 50.25)
+    up = flow_field(g, [top]).cost_at(foot)
+    down = flow_field(g, [foot]).cost_at(top)
+    assert up > down
+    assert up == pytest.approx(engine.route(g, foot, top).cost)
+
+
+def test_flow_field_several_goals_and_limit(rules, demo):
+    g = engine.cost_grid(demo, rules, rules.unit("goblins"))
+    goals = [(20.25, 20.25), (150.25, 100.25)]
+    both = flow_field(g, goals)
+    each = [flow_field(g, [xy]).cost for xy in goals]
+    np.testing.assert_allclose(both.cost, np.minimum(*each))
+    near = flow_field(g, goals, limit=30)
+    assert np.isfinite(near.cost).sum() < np.isfinite(both.cost).sum()
+    np.testing.assert_array_equal(near.cost[np.isfinite(near.cost)],
+                                  both.cost[np.isfinite(near.cost)])
+    assert (near.cost[np.isfinite(near.cost)] <= 30 + 1e-9).all()
+    with pytest.raises(NoRouteError):
+        near.path_from((90, 60))
+
+
+def test_flow_field_without_a_step_table_is_the_same(rules, monkeypatch):
+    with_table = engine.cost_grid(engine.load_map(MAPS / "demo.geojson"), rules,
+                                  rules.unit("humans", depth=0))
+    assert with_table.kernel_args.table_cost.size > 0
+    monkeypatch.setattr(terrain, "_TABLE_BYTES", 0)
+    without = engine.cost_grid(engine.load_map(MAPS / "demo.geojson"), rules,
+                               rules.unit("humans", depth=0))
+    assert without.kernel_args.table_cost.size == 0
+    goal = [(90.25, 30.25)]
+    np.testing.assert_allclose(flow_field(without, goal).cost, flow_field(with_table, goal).cost,
+                               rtol=1e-12)
+
+
+def test_flow_field_with_rear_ranks_is_a_lower_bound(rules, demo):
+    g = engine.cost_grid(demo, rules, rules.unit("humans", ranks=3))
+    goal = (90.25, 30.25)
+    f = flow_field(g, [goal])
+    rng = np.random.default_rng(2)
+    for flat in rng.choice(np.flatnonzero(np.isfinite(f.cost)), 15, replace=False):
+        xy = _centre(g, flat)
+        field = f.cost.flat[flat]
+        assert engine.route(g, xy, goal).cost >= field - 1e-9
+        assert _follow_cost(g, f, xy) >= field - 1e-9
+
+
+def test_flow_field_rejects_bad_goals(rules, demo):
+    g = engine.cost_grid(demo, rules, rules.unit("humans"))
+    with pytest.raises(InputError, match="at least one goal"):
+        flow_field(g, [])
+    with pytest.raises(InputError, match=r"goal 1: .*off the table"):
+        flow_field(g, [(5, 5), (500, 5)])
+    with pytest.raises(InputError, match=r"goal 0: .*impassable"):
+        flow_field(g, [g.grid.rc_to_xy(tuple(np.argwhere(np.isinf(g.base))[0]))])
+    with pytest.raises(InputError, match="limit"):
+        flow_field(g, [(5, 5)], limit=-1)
+
+
+def test_choose_position_ranks_reachable_cells(rules, demo):
+    g = engine.cost_grid(demo, rules, rules.unit("humans", depth=0))
+    f = flow_field(g, [(150.25, 60.25)])
+    enemies = [(rules.unit("orcs"), (150, 60)), (rules.unit("goblins"), (140, 90))]
+    t = threat_map(demo, rules, enemies)
+    at = (110, 60)
+    options = choose_position(g, at, f, t, top=4)
+    assert len(options) == 4
+    r = engine.reach(g, at)
+    for o in options:
+        assert o.cost == pytest.approx(r.cost_at(o.at)) and o.cost <= g.unit.move + 1e-9
+        assert o.score == pytest.approx(sum(o.parts.values()))
+        assert set(o.parts) == set(DEFAULT_WEIGHTS)
+        assert o.parts["progress"] == pytest.approx(f.cost_at(at) - f.cost_at(o.at))
+        assert o.parts["threat"] == DEFAULT_WEIGHTS["threat"] * t.count[g.grid.xy_to_rc(o.at)]
+        assert o.reasons and o.as_dict()["at"] == [round(v, 6) for v in o.at]
+    scores = [o.score for o in options]
+    assert scores == sorted(scores, reverse=True)
+    for a in options:
+        for b in options:
+            assert a is b or math.dist(a.at, b.at) >= g.unit.frontage
+    # Caring only about threat, the best cell is out of every enemy's reach.
+    safe = choose_position(g, at, f, t, weights={"progress": 0, "cover": 0, "concealment": 0,
+                                                  "disorder": 0, "threat": -1})[0]
+    assert t.count[g.grid.xy_to_rc(safe.at)] == 0
+    # Caring only about progress, the best cell is the reachable one nearest the goal.
+    far = choose_position(g, at, f, t, weights={"cover": 0, "concealment": 0, "disorder": 0,
+                                                "threat": 0})[0]
+    assert far.parts["progress"] == pytest.approx(
+        f.cost_at(at) - min(f.cost.flat[c] for c in r.cells))
+    # Cover and disorder come from the ground's effects.
+    woods = choose_position(g, (30, 48), weights={"progress": 0, "cover": 1, "disorder": 0},
+                            top=1, spacing=0)[0]
+    assert woods.parts["cover"] == 2 and any("medium cover" in s for s in woods.reasons)
+    # Friends' positions are avoided.
+    moved = choose_position(g, at, f, t, avoid=[options[0].at], top=1)[0]
+    assert math.dist(moved.at, options[0].at) >= g.unit.frontage
+
+
+def test_choose_position_rejects_bad_input(rules, demo):
+    g = engine.cost_grid(demo, rules, rules.unit("humans"))
+    other = engine.cost_grid(demo, rules, rules.unit("goblins"))
+    with pytest.raises(InputError, match="unknown weight 'speed'"):
+        choose_position(g, (20, 20), weights={"speed": 1})
+    with pytest.raises(InputError, match="weight cover"):
+        choose_position(g, (20, 20), weights={"cover": math.nan})
+    with pytest.raises(InputError, match="top"):
+        choose_position(g, (20, 20), top=0)
+    with pytest.raises(InputError, match="spacing"):
+        choose_position(g, (20, 20), spacing=-1)
+    with pytest.raises(InputError, match="another cost grid"):
+        choose_position(g, (20, 20), flow_field(other, [(50, 50)]))
+    with pytest.raises(InputError, match="allowance"):
+        choose_position(g, (20, 20), allowance=-1)
+    with pytest.raises(InputError, match="off the table"):
+        choose_position(g, (20, 200))
+
+
+def test_readme_example_prints_what_its_comments_say(monkeypatch, capsys):
+    from .conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text("utf-8")
+    block = readme.split("## AI: armies")[1].split("```python\n")[1].split("```")[0]
+    monkeypatch.chdir(ROOT)
+    exec(compile(block, "README.md", "exec"), {})
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("2 [(1, 3.0889") and out[1] == "4"
+    assert out[2] == "72.43 cm to the objective, 80 steps"
+    shown = [line[2:] for line in block.splitlines() if line.startswith("# (")]
+    assert out[3:] == shown
+
+
+def test_reach_army_rejects_a_malformed_position(rules, demo):
+    with pytest.raises(InputError, match="unit 0: expected"):
+        reach_army(demo, rules, [(rules.unit("humans"), ("a", 1))])
