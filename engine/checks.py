@@ -229,8 +229,8 @@ class ChargeCheck:
     route: Route | None
 
 
-def can_charge(grid: CostGrid, start, target, *, bonus: float, minimum_range: float,
-           climbed: bool = False) -> ChargeCheck:
+def can_charge(grid: CostGrid, start, target, *, minimum_range: float,
+               bonus: float | None = None, climbed: bool = False) -> ChargeCheck:
     """Battlesystem's conditions for charging through special terrain.
 
     "A unit can charge through an area of special terrain, if it is able to
@@ -253,10 +253,11 @@ def can_charge(grid: CostGrid, start, target, *, bonus: float, minimum_range: fl
         The charger's cost grid.
     start, target : (x, y)
         The charger's and the target's positions.
-    bonus : float
-        The charge bonus added to the move.
     minimum_range : float
         The charger's minimum charge range.
+    bonus : float, optional
+        The charge bonus added to the move; defaults to the unit's
+        ``charge_bonus``.
     climbed : bool
         The unit has already moved uphill this turn.
 
@@ -274,6 +275,8 @@ def can_charge(grid: CostGrid, start, target, *, bonus: float, minimum_range: fl
     >>> c.allowed, c.checks
     (True, ['charge initiation check: crossing hedge at (8.75, 5)'])
     """
+    if bonus is None:
+        bonus = grid.unit.charge_bonus
     for name, v in (("bonus", bonus), ("minimum_range", minimum_range)):
         if not (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
                 and v >= 0):

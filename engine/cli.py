@@ -132,7 +132,8 @@ def _parser() -> argparse.ArgumentParser:
     unit_args(p)
     p.add_argument("--from", dest="start", type=_point, required=True, metavar="X,Y")
     p.add_argument("--to", dest="target", type=_point, required=True, metavar="X,Y")
-    p.add_argument("--bonus", type=_number, required=True, help="the charge bonus")
+    p.add_argument("--bonus", type=_number,
+                   help="the charge bonus (default: the race's charge_bonus)")
     p.add_argument("--min-range", type=_number, required=True, help="minimum charge range")
     p.add_argument("--climbed", action="store_true", help="it has moved uphill this turn")
 
