@@ -82,8 +82,9 @@ def main() -> None:
     say("|---|---|---|---|---|---|---|---|")
     s = n / 4096
     towns = {"NW": (300 * s, 300 * s), "SE": (3800 * s, 3800 * s), "W": (2 * s, 1700 * s),
-             "E": (4090 * s, 2400 * s), "N": (1700 * s, 2 * s), "S": (3100 * s, 4090 * s)}
-    for a, b in (("NW", "SE"), ("W", "E"), ("N", "S")):
+             "E": (4090 * s, 2400 * s), "N": (1700 * s, 2 * s), "S": (3100 * s, 4090 * s),
+             "NW+100": (400 * s, 300 * s), "NW+400": (700 * s, 300 * s)}
+    for a, b in (("NW", "NW+100"), ("NW", "NW+400"), ("NW", "SE"), ("W", "E"), ("N", "S")):
         pa, pb = towns[a], towns[b]
         full, fast = engine.route(grid, pa, pb), hw.route(pa, pb)
         assert abs(full.cost - fast.cost) <= grid.cell, (full.cost, fast.cost)

@@ -43,9 +43,10 @@ def battlefield(features, width=40, height=20, units="cm", cell=0.5):
     }
 
 
-def grid_for(rules, features, race="humans", width=40, height=20, **unit):
-    """Cost grid of an in-memory map for one unit (depth 0 and one figure wide unless given)."""
+def grid_for(rules, features, race="humans", width=40, height=20, cell=0.5, **unit):
+    """Cost grid of an in-memory map in the rules' units for one unit (depth 0 and one
+    figure wide unless given)."""
     unit.setdefault("depth", 0)
     unit.setdefault("frontage", rules.figure_width)
-    bf = engine.load_map(battlefield(features, width, height))
+    bf = engine.load_map(battlefield(features, width, height, units=rules.units, cell=cell))
     return engine.cost_grid(bf, rules, rules.unit(race, **unit))

@@ -11,7 +11,7 @@ import engine
 from engine import InputError, load_map, load_rules
 from engine.cli import main
 
-from .conftest import MAPS, battlefield, feature, line, rect
+from .conftest import MAPS, feature, grid_for, line, rect
 
 BS = MAPS / "battlesystem"
 Y = 2.125  # a row of cell centres (0.25" cells)
@@ -23,9 +23,8 @@ def bs():
 
 
 def grid(bs, feats, race="infantry", width=24, height=4, **unit):
-    unit.setdefault("depth", 0)
-    bf = load_map(battlefield(feats, width, height, units="in", cell=0.25))
-    return engine.cost_grid(bf, bs, bs.unit(race, **unit))
+    unit.setdefault("frontage", 4.0)  # the ruleset's: four figures abreast
+    return grid_for(bs, feats, race, width, height, cell=0.25, **unit)
 
 
 def cost(g, *path):

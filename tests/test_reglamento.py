@@ -10,7 +10,7 @@ import engine
 from engine import InputError, load_map, load_rules
 from engine.cli import main
 
-from .conftest import MAPS, battlefield, feature, line, rect
+from .conftest import MAPS, feature, grid_for, line, rect
 
 RG = MAPS / "reglamento"
 Y = 2.25  # a row of cell centres (0.5 cm cells)
@@ -22,9 +22,7 @@ def rg():
 
 
 def grid(rg, feats, race="human", width=40, height=6, **unit):
-    unit.setdefault("depth", 0)
-    bf = load_map(battlefield(feats, width, height, units="cm", cell=0.5))
-    return engine.cost_grid(bf, rg, rg.unit(race, **unit))
+    return grid_for(rg, feats, race, width, height, **unit)
 
 
 def cost(g, *path):
