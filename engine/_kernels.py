@@ -434,16 +434,26 @@ def search(
 @njit(cache=True, error_model="numpy")
 def search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    source, goal, cell, budget, dist, parent, pos, hkey, hidx, touched, link,
+    source, goal, cell, budget, dist, parent, pos, touched,
 ):
     """`search` where a step's cost is its pieces' multipliers and nothing else.
 
     No slopes, no footprint, no step table: what raw grids and big plain
-    fields need.  The same queues and results as `search`, in a kernel small
-    enough to compile tight (a quarter to a third faster than `search`'s
-    general loop on the same grids, bench/README.md).  Pieces are priced
+    fields need, in a kernel small enough to compile tight.  Pieces are priced
     branch-free: a corner piece (length 0) over a blocked cell gives NaN, which
     blocks like inf.
+
+    Dijkstra and A* share one queue: a ring of buckets as wide as the shortest
+    step, each a stack of cells (the lightest queue: an entry is two
+    sequential writes, an improved cell is pushed again and its older entries
+    are skipped once it is expanded, ``pos`` -2).  Dijkstra keys on cost, so a
+    bucket's cells are final (Dial's algorithm, as in `search`).  A* keys on
+    cost plus the distance left on open ground (octile with 8 steps, straight
+    line otherwise), which no step lowers; cells within one bucket can then
+    still improve each other, so an improved cell is reopened and expanded
+    again, and the search stops once the cheapest bucket starts at or beyond
+    the goal's cost (no open path can then be cheaper).  Cells costing more
+    than ``budget`` are never queued.
     """
     ncell = dist.shape[0]
     rows = ncell // cols
@@ -459,50 +469,42 @@ def search_plain(
     width = step_len.min()
     per_width = (1.0 / width) * (1.0 + 1e-12)
     diagonal = min(step_len.max(), 2.0 * width)
-    ring = nb - 1
-    heads = np.full(nb if not astar else 1, -1, dtype=np.int64)
+    # A* keys rise by a step's cost plus at most its length: twice the span.
+    span = 2 * nb if astar else nb
+    ring = span - 1
+    stack = np.empty((span, 64), dtype=np.int32)
+    size = np.zeros(span, dtype=np.int64)
     dist[source] = 0.0
     parent[source] = -1
     touched[0] = source
     n_touched = 1
-    pos[source] = 0
-    queued = 1
     current = 0
     if astar:
-        hkey[0] = 0.0
-        hidx[0] = source
-    else:
-        heads[0] = source
-        link[2 * source] = -1
-        link[2 * source + 1] = -1
-    while queued > 0:
-        if astar:
-            a = hidx[0]
-            queued -= 1
-            if queued > 0:
-                hkey[0] = hkey[queued]
-                hidx[0] = hidx[queued]
-                pos[hidx[0]] = 0
-                _sift_down(0, queued, hkey, hidx, pos)
-            if a == goal:
-                pos[a] = -2
-                break
+        dr = abs(source // cols - goal_r)
+        dc = abs(source % cols - goal_c)
+        if nsteps == 8:
+            h = width * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
         else:
-            while heads[current & ring] < 0:
-                current += 1
-            if current * width > budget:
-                break
-            slot = current & ring
-            a = heads[slot]
-            nxt = link[2 * a]
-            heads[slot] = nxt
-            if nxt >= 0:
-                link[2 * nxt + 1] = -1
-            queued -= 1
+            h = cell * math.hypot(dr, dc)
+        current = int(h * per_width)
+    stack[current & ring, 0] = source
+    size[current & ring] = 1
+    queued = 1
+    while queued > 0:
+        while size[current & ring] == 0:
+            current += 1
+        if current * width > budget:
+            break
+        if astar and current * width >= dist[goal] * (1.0 + 1e-12):
+            break
+        slot = current & ring
+        size[slot] -= 1
+        a = stack[slot, size[slot]]
+        queued -= 1
+        if pos[a] == -2:  # expanded since this entry was pushed
+            continue
         pos[a] = -2
         da = dist[a]
-        if da > budget:
-            continue
         ar = a // cols
         ac = a - ar * cols
         for k in range(nsteps):
@@ -511,57 +513,34 @@ def search_plain(
             if br < 0 or br >= rows or bc < 0 or bc >= cols:
                 continue
             b = br * cols + bc
-            if pos[b] == -2:
-                continue
             total = 0.0
             for j in range(piece_start[k], piece_start[k + 1]):
                 total += piece_len[j] * base[a + piece_off[j]]
-            if not total < np.inf:
-                continue
             nd = da + total
-            if nd >= dist[b]:
+            if not nd < dist[b] or nd > budget:  # NaN and inf fail the first test
                 continue
             if dist[b] == np.inf:
                 touched[n_touched] = b
                 n_touched += 1
             dist[b] = nd
             parent[b] = k
+            pos[b] = -1
+            key = nd
             if astar:
                 dr = abs(br - goal_r)
                 dc = abs(bc - goal_c)
                 if nsteps == 8:
-                    key = nd + width * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
+                    key += width * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
                 else:
-                    key = nd + cell * math.hypot(dr, dc)
-                if pos[b] < 0:
-                    hkey[queued] = key
-                    hidx[queued] = b
-                    pos[b] = queued
-                    queued += 1
-                    _sift_up(queued - 1, hkey, hidx, pos)
-                else:
-                    hkey[pos[b]] = key
-                    _sift_up(pos[b], hkey, hidx, pos)
-            else:
-                if pos[b] >= 0:
-                    prv = link[2 * b + 1]
-                    nxt = link[2 * b]
-                    if prv >= 0:
-                        link[2 * prv] = nxt
-                    else:
-                        heads[pos[b]] = nxt
-                    if nxt >= 0:
-                        link[2 * nxt + 1] = prv
-                    queued -= 1
-                slot = int(nd * per_width) & ring
-                head = heads[slot]
-                link[2 * b] = head
-                link[2 * b + 1] = -1
-                if head >= 0:
-                    link[2 * head + 1] = b
-                heads[slot] = b
-                pos[b] = slot
-                queued += 1
+                    key += cell * math.hypot(dr, dc)
+            slot = max(int(key * per_width), current) & ring
+            if size[slot] == stack.shape[1]:
+                grown = np.empty((span, 2 * stack.shape[1]), dtype=np.int32)
+                grown[:, : stack.shape[1]] = stack
+                stack = grown
+            stack[slot, size[slot]] = b
+            size[slot] += 1
+            queued += 1
     return n_touched
 
 

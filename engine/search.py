@@ -61,9 +61,6 @@ class _Workspace:
         )
 
     def run(self, g: CostGrid | _RawGrid, source: int, goal: int, budget: float) -> int:
-        if goal >= 0 and self.hkey.size == 0:  # A*'s heap, only when asked for
-            self.hkey = np.empty(self.dist.size)
-            self.hidx = np.empty(self.dist.size, dtype=np.int32)
         if g.depth > 0 and not self.trail:
             n = self.dist.size
             self.trail = (
@@ -77,8 +74,11 @@ class _Workspace:
             return _kernels.search_plain(
                 a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
                 a.piece_dc, a.piece_w, a.nb, source, goal, g.cell, budget,
-                self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, self.link,
+                self.dist, self.parent, self.pos, self.touched,
             )
+        if goal >= 0 and self.hkey.size == 0:  # A*'s heap, only when asked for
+            self.hkey = np.empty(self.dist.size)
+            self.hidx = np.empty(self.dist.size, dtype=np.int32)
         trail = self.trail or (
             np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0, np.int8)
         )
