@@ -23,6 +23,9 @@ import numpy as np
 from numba import njit, prange
 
 UPHILL_TOL = 1e-9
+ASTAR_SPLIT = 2  # A* buckets are half the shortest step wide: fewer cells expanded twice
+# A* reopens an expanded cell only for a path cheaper by more than rounding.
+REOPEN = 1.0 - 1e-10
 TRAIL = 4  # deque capacity; distinct multiplier levels a footprint can hold exactly
 
 
@@ -443,17 +446,19 @@ def search_plain(
     branch-free: a corner piece (length 0) over a blocked cell gives NaN, which
     blocks like inf.
 
-    Dijkstra and A* share one queue: a ring of buckets as wide as the shortest
-    step, each a stack of cells (the lightest queue: an entry is two
-    sequential writes, an improved cell is pushed again and its older entries
-    are skipped once it is expanded, ``pos`` -2).  Dijkstra keys on cost, so a
-    bucket's cells are final (Dial's algorithm, as in `search`).  A* keys on
-    cost plus the distance left on open ground (octile with 8 steps, straight
-    line otherwise), which no step lowers; cells within one bucket can then
-    still improve each other, so an improved cell is reopened and expanded
-    again, and the search stops once the cheapest bucket starts at or beyond
-    the goal's cost (no open path can then be cheaper).  Cells costing more
-    than ``budget`` are never queued.
+    Dijkstra and A* share one queue: a ring of buckets, each a stack of cells
+    (the lightest queue: an entry is two sequential writes; an improved cell
+    is pushed again and its older entries are skipped once it is expanded,
+    ``pos`` -2).  Dijkstra keys on cost in buckets as wide as the shortest
+    step, so a bucket's cells are final (Dial's algorithm, as in `search`).
+    A* keys on cost plus the distance left on open ground (octile with 8
+    steps, straight line otherwise), which no step lowers, in buckets
+    ``ASTAR_SPLIT`` times narrower.  Cells within one bucket can still
+    improve each other, so an improved cell is reopened and expanded again
+    (unless the improvement is rounding, ``REOPEN``), and the search stops
+    once the cheapest bucket starts at or beyond the goal's cost: no open
+    path can then be cheaper.  Cells costing more than ``budget`` are never
+    queued.
     """
     ncell = dist.shape[0]
     rows = ncell // cols
@@ -466,11 +471,12 @@ def search_plain(
     astar = goal >= 0
     goal_r = goal // cols
     goal_c = goal - goal_r * cols
-    width = step_len.min()
+    shortest = step_len.min()
+    diagonal = min(step_len.max(), 2.0 * shortest)
+    width = shortest / ASTAR_SPLIT if astar else shortest
     per_width = (1.0 / width) * (1.0 + 1e-12)
-    diagonal = min(step_len.max(), 2.0 * width)
     # A* keys rise by a step's cost plus at most its length: twice the span.
-    span = 2 * nb if astar else nb
+    span = 2 * nb * ASTAR_SPLIT if astar else nb
     ring = span - 1
     stack = np.empty((span, 64), dtype=np.int32)
     size = np.zeros(span, dtype=np.int64)
@@ -483,7 +489,7 @@ def search_plain(
         dr = abs(source // cols - goal_r)
         dc = abs(source % cols - goal_c)
         if nsteps == 8:
-            h = width * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
+            h = shortest * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
         else:
             h = cell * math.hypot(dr, dc)
         current = int(h * per_width)
@@ -517,9 +523,12 @@ def search_plain(
             for j in range(piece_start[k], piece_start[k + 1]):
                 total += piece_len[j] * base[a + piece_off[j]]
             nd = da + total
-            if not nd < dist[b] or nd > budget:  # NaN and inf fail the first test
+            db = dist[b]
+            if not nd < db or nd > budget:  # NaN and inf fail the first test
                 continue
-            if dist[b] == np.inf:
+            if pos[b] == -2 and nd > db * REOPEN:  # rounding, not a cheaper path
+                continue
+            if db == np.inf:
                 touched[n_touched] = b
                 n_touched += 1
             dist[b] = nd
@@ -530,7 +539,7 @@ def search_plain(
                 dr = abs(br - goal_r)
                 dc = abs(bc - goal_c)
                 if nsteps == 8:
-                    key += width * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
+                    key += shortest * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
                 else:
                     key += cell * math.hypot(dr, dc)
             slot = max(int(key * per_width), current) & ring
