@@ -26,6 +26,7 @@ UPHILL_TOL = 1e-9
 ASTAR_SPLIT = 2  # A* buckets are half the shortest step wide: fewer cells expanded twice
 # A* reopens an expanded cell only for a path cheaper by more than rounding.
 REOPEN = 1.0 - 1e-10
+CLOSED = 64  # flag in search_plain's parent (a step index, below 64): cell expanded
 TRAIL = 4  # deque capacity; distinct multiplier levels a footprint can hold exactly
 
 
@@ -437,32 +438,32 @@ def search(
 @njit(cache=True, error_model="numpy")
 def search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    source, goal, cell, budget, dist, parent, pos, touched,
+    source, goal, cell, budget, dist, parent, touched,
 ):
     """`search` where a step's cost is its pieces' multipliers and nothing else.
 
-    No slopes, no footprint, no step table: what raw grids and big plain
-    fields need, in a kernel small enough to compile tight.  Pieces are priced
-    branch-free: a corner piece (length 0) over a blocked cell gives NaN, which
-    blocks like inf.
+    No slopes, no footprint, no step table: what raw grids need, in a kernel
+    small enough to compile tight.  The grid has a border of blocked cells
+    at least as wide as the longest step, so no step leaves it and nothing
+    is bounds-checked.  Pieces are priced branch-free: a corner piece (length
+    0) over a blocked cell gives NaN, which blocks like inf.
 
     Dijkstra and A* share one queue: a ring of buckets, each a stack of cells
     (the lightest queue: an entry is two sequential writes; an improved cell
     is pushed again and its older entries are skipped once it is expanded,
-    ``pos`` -2).  Dijkstra keys on cost in buckets as wide as the shortest
-    step, so a bucket's cells are final (Dial's algorithm, as in `search`).
-    A* keys on cost plus the distance left on open ground (octile with 8
-    steps, straight line otherwise), which no step lowers, in buckets
-    ``ASTAR_SPLIT`` times narrower.  Cells within one bucket can still
-    improve each other, so an improved cell is reopened and expanded again
-    (unless the improvement is rounding, ``REOPEN``), and the search stops
-    once the cheapest bucket starts at or beyond the goal's cost: no open
-    path can then be cheaper.  Cells costing more than ``budget`` are never
-    queued.
+    marked by ``CLOSED`` in ``parent``).  Dijkstra keys on cost in buckets as
+    wide as the shortest step, so a bucket's cells are final (Dial's
+    algorithm, as in `search`).  A* keys on cost plus the distance left on
+    open ground (octile with 8 steps, straight line otherwise), which no step
+    lowers, in buckets ``ASTAR_SPLIT`` times narrower.  Cells within one
+    bucket can still improve each other, so an improved cell is reopened and
+    expanded again (unless the improvement is rounding, ``REOPEN``), and the
+    search stops once the cheapest bucket starts at or beyond the goal's
+    cost: no open path can then be cheaper.  Cells costing more than
+    ``budget`` are never queued.
     """
-    ncell = dist.shape[0]
-    rows = ncell // cols
     nsteps = step_dr.shape[0]
+    step_off = step_dr * cols + step_dc
     piece_off = piece_dr * cols + piece_dc
     piece_len = np.empty(piece_w.shape[0])
     for k in range(nsteps):
@@ -507,18 +508,15 @@ def search_plain(
         size[slot] -= 1
         a = stack[slot, size[slot]]
         queued -= 1
-        if pos[a] == -2:  # expanded since this entry was pushed
+        if parent[a] >= CLOSED:  # expanded since this entry was pushed
             continue
-        pos[a] = -2
+        if a != source:  # the source's -1 has every bit set already
+            parent[a] |= CLOSED
         da = dist[a]
         ar = a // cols
         ac = a - ar * cols
         for k in range(nsteps):
-            br = ar + step_dr[k]
-            bc = ac + step_dc[k]
-            if br < 0 or br >= rows or bc < 0 or bc >= cols:
-                continue
-            b = br * cols + bc
+            b = a + step_off[k]
             total = 0.0
             for j in range(piece_start[k], piece_start[k + 1]):
                 total += piece_len[j] * base[a + piece_off[j]]
@@ -526,18 +524,17 @@ def search_plain(
             db = dist[b]
             if not nd < db or nd > budget:  # NaN and inf fail the first test
                 continue
-            if pos[b] == -2 and nd > db * REOPEN:  # rounding, not a cheaper path
+            if parent[b] >= CLOSED and nd > db * REOPEN:  # rounding, not a cheaper path
                 continue
             if db == np.inf:
                 touched[n_touched] = b
                 n_touched += 1
             dist[b] = nd
             parent[b] = k
-            pos[b] = -1
             key = nd
             if astar:
-                dr = abs(br - goal_r)
-                dc = abs(bc - goal_c)
+                dr = abs(ar + step_dr[k] - goal_r)
+                dc = abs(ac + step_dc[k] - goal_c)
                 if nsteps == 8:
                     key += shortest * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
                 else:
@@ -551,6 +548,30 @@ def search_plain(
             size[slot] += 1
             queued += 1
     return n_touched
+
+
+@njit(cache=True)
+def trace(parent, step_off, source, target, cells):
+    """Write the cells from ``target`` back to ``source`` (following ``parent``,
+    ``CLOSED`` masked off) to ``cells``; return how many."""
+    n = 0
+    c = target
+    while True:
+        cells[n] = c
+        n += 1
+        if c == source:
+            return n
+        c -= step_off[parent[c] & (CLOSED - 1)]
+
+
+@njit(cache=True)
+def reset(touched, n, dist, parent, pos):
+    """Return the first ``n`` touched cells of a workspace to unreached."""
+    for j in range(n):
+        c = touched[j]
+        dist[c] = np.inf
+        parent[c] = -1
+        pos[c] = -1
 
 
 @njit(cache=True, parallel=True)

@@ -356,7 +356,7 @@ def kernel_args(
 
     With ``table``, every step is priced once (9 bytes a step) unless that
     would take more than ``_TABLE_BYTES``: it halves a reach on a battle map.
-    A plain grid (no slope, no footprint) without a table goes to
+    Raw grids (`engine.search`) build none: they go to
     `_kernels.search_plain`, the fastest on big grids, where a table's memory
     traffic costs more than it saves.
     """
