@@ -551,27 +551,35 @@ def search_plain(
 
 
 @njit(cache=True)
-def trace(parent, step_off, source, target, cells):
-    """Write the cells from ``target`` back to ``source`` (following ``parent``,
-    ``CLOSED`` masked off) to ``cells``; return how many."""
-    n = 0
+def trace(parent, step_off, source, target, cols, pad, rows_out, cols_out):
+    """The cells from ``source`` to ``target`` following ``parent`` (``CLOSED``
+    masked off), as rows and columns without the border ``pad`` of a padded
+    grid ``cols`` wide, written to ``rows_out`` and ``cols_out``; returns how many."""
+    n = 1
     c = target
-    while True:
-        cells[n] = c
-        n += 1
-        if c == source:
-            return n
+    while c != source:
         c -= step_off[parent[c] & (CLOSED - 1)]
+        n += 1
+    c = target
+    for j in range(n - 1, -1, -1):
+        r = c // cols
+        rows_out[j] = r - pad
+        cols_out[j] = c - r * cols - pad
+        if j > 0:
+            c -= step_off[parent[c] & (CLOSED - 1)]
+    return n
 
 
 @njit(cache=True)
 def reset(touched, n, dist, parent, pos):
-    """Return the first ``n`` touched cells of a workspace to unreached."""
+    """Return the first ``n`` touched cells of a workspace to unreached (``pos`` may be empty)."""
+    queue = pos.shape[0] > 0
     for j in range(n):
         c = touched[j]
         dist[c] = np.inf
         parent[c] = -1
-        pos[c] = -1
+        if queue:
+            pos[c] = -1
 
 
 @njit(cache=True, parallel=True)

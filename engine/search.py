@@ -49,15 +49,17 @@ class _Workspace:
     trail: tuple = ()
 
     @classmethod
-    def for_cells(cls, n: int) -> _Workspace:
+    def for_cells(cls, n: int, plain: bool = False) -> _Workspace:
+        """State for ``n`` cells; ``plain`` (raw grids) leaves out `_kernels.search`'s queue."""
+        q = 0 if plain else n
         return cls(
             dist=np.full(n, np.inf),
             parent=np.full(n, -1, dtype=np.int8),
-            pos=np.full(n, -1, dtype=np.int32),
+            pos=np.full(q, -1, dtype=np.int32),
             hkey=np.empty(0),
             hidx=np.empty(0, dtype=np.int32),
             touched=np.empty(n, dtype=np.int32),
-            link=np.empty(2 * n, dtype=np.int32),
+            link=np.empty(2 * q, dtype=np.int32),
         )
 
     def run(self, g: CostGrid | _RawGrid, source: int, goal: int, budget: float) -> int:
@@ -509,7 +511,7 @@ def cost_field(
     if not (isinstance(allowance, int | float) and allowance >= 0):
         raise InputError(f"allowance must be a number >= 0, got {allowance!r}")
     raw = _RawGrid.build(m, cell, radius, **convention)
-    ws = _Workspace.for_cells(raw.m.size)
+    ws = _Workspace.for_cells(raw.m.size, plain=True)
     ws.run(raw, raw.index(source), -1, float(allowance))
     out = raw.interior(ws.dist)
     out[out > allowance + _SLACK] = np.inf
@@ -578,8 +580,8 @@ class GridRouter:
     ) -> None:
         m = _check_multipliers(multipliers, cell)
         self._raw = _RawGrid.build(m, cell, radius, **convention)
-        self._ws = _Workspace.for_cells(self._raw.m.size)
-        self._cells = np.empty(self._raw.m.size, dtype=np.int64)
+        self._ws = _Workspace.for_cells(self._raw.m.size, plain=True)
+        self._path = np.empty((2, self._raw.m.size), dtype=np.int64)
 
     def route(
         self, start: tuple[int, int], goal: tuple[int, int]
@@ -592,11 +594,12 @@ class GridRouter:
             cost = float(ws.dist[target])
             if cost == math.inf:
                 raise NoRouteError(f"no route from {tuple(start)} to {tuple(goal)}")
-            k = _kernels.trace(ws.parent, raw.step_off, source, target, self._cells)
+            rows, cols = self._path
+            k = _kernels.trace(ws.parent, raw.step_off, source, target, raw.m.shape[1], raw.pad,
+                               rows, cols)
         finally:
             ws.reset(n)
-        r, c = raw.rc(self._cells[k - 1 :: -1])
-        return cost, list(zip(r.tolist(), c.tolist(), strict=True))
+        return cost, list(zip(rows[:k].tolist(), cols[:k].tolist(), strict=True))
 
 
     def reach(self, source: tuple[int, int], allowance: float) -> tuple[np.ndarray, np.ndarray]:
@@ -639,7 +642,7 @@ class _RawGrid:
     step_off: np.ndarray
     depth: float = 0.0
 
-    @property
+    @functools.cached_property
     def shape(self) -> tuple[int, int]:
         """The grid's own shape, without the border."""
         return self.m.shape[0] - 2 * self.pad, self.m.shape[1] - 2 * self.pad
@@ -656,12 +659,13 @@ class _RawGrid:
     def index(self, rc, what: str = "source") -> int:
         rows, cols = self.shape
         try:
-            r, c = (int(v) for v in rc)
+            r, c = rc
+            r, c = int(r), int(c)
         except (TypeError, ValueError):
             raise InputError(f"{what} must be (row, col), got {rc!r}") from None
         if not (0 <= r < rows and 0 <= c < cols):
             raise InputError(f"{what} {(r, c)} is off the {rows} x {cols} grid")
-        if math.isinf(self.m[r + self.pad, c + self.pad]):
+        if self.m[r + self.pad, c + self.pad] == math.inf:
             raise InputError(f"{what} {(r, c)} is blocked")
         return (r + self.pad) * self.m.shape[1] + c + self.pad
 
