@@ -438,15 +438,17 @@ def search(
 @njit(cache=True, error_model="numpy")
 def search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    source, goal, cell, budget, dist, parent, touched,
+    table_cost, source, goal, cell, budget, dist, parent, touched,
 ):
-    """`search` where a step's cost is its pieces' multipliers and nothing else.
+    """`search` where a step's cost depends on nothing behind the front.
 
-    No slopes, no footprint, no step table: what raw grids need, in a kernel
-    small enough to compile tight.  The grid has a border of blocked cells
-    at least as wide as the longest step, so no step leaves it and nothing
-    is bounds-checked.  Pieces are priced branch-free: a corner piece (length
-    0) over a blocked cell gives NaN, which blocks like inf.
+    No footprint: a step costs its entry in ``table_cost`` (`step_table`:
+    inf off the grid) or, with an empty table, its pieces' multipliers (no
+    slopes), in a kernel small enough to compile tight.  Without a table the
+    grid has a border of blocked cells at least as wide as the longest step,
+    so no step leaves it and nothing is bounds-checked.  Pieces are priced
+    branch-free: a corner piece (length 0) over a blocked cell gives NaN,
+    which blocks like inf.
 
     Dijkstra and A* share one queue: a ring of buckets, each a stack of cells
     (the lightest queue: an entry is two sequential writes; an improved cell
@@ -470,6 +472,7 @@ def search_plain(
         for j in range(piece_start[k], piece_start[k + 1]):
             piece_len[j] = piece_w[j] * step_len[k]
     astar = goal >= 0
+    tabled = table_cost.shape[0] > 0
     goal_r = goal // cols
     goal_c = goal - goal_r * cols
     shortest = step_len.min()
@@ -516,10 +519,15 @@ def search_plain(
         ar = a // cols
         ac = a - ar * cols
         for k in range(nsteps):
+            if tabled:
+                total = table_cost[a * nsteps + k]
+                if total == np.inf:  # off the grid, or blocked
+                    continue
+            else:
+                total = 0.0
+                for j in range(piece_start[k], piece_start[k + 1]):
+                    total += piece_len[j] * base[a + piece_off[j]]
             b = a + step_off[k]
-            total = 0.0
-            for j in range(piece_start[k], piece_start[k + 1]):
-                total += piece_len[j] * base[a + piece_off[j]]
             nd = da + total
             db = dist[b]
             if not nd < db or nd > budget:  # NaN and inf fail the first test
@@ -591,25 +599,34 @@ def search_many(
     dist, parent, pos, touched, link, dq_lv, dq_rem, dq_org, dq_n,
     out_cells, out_cost, out_n,
 ):
-    """`search` (Dijkstra) from each of ``sources``, the threads' rows of the workspace
-    each serving every T-th source.  Unit u's cells within ``budget`` go to
-    ``out_cells[u, :out_n[u]]`` and ``out_cost``; ``out_n[u]`` is -1 if they overflow
-    the row (the caller sizes rows to the disc of radius ``budget``, so they do not).
+    """`search` (Dijkstra; `search_plain` at depth 0 with a step table) from each of
+    ``sources``, the threads' rows of the workspace each serving every T-th source.
+    Unit u's cells within ``budget`` go to ``out_cells[u, :out_n[u]]`` and
+    ``out_cost``; ``out_n[u]`` is -1 if they overflow the row (the caller sizes
+    rows to the disc of radius ``budget``, so they do not).
     """
     threads = dist.shape[0]
     cap = out_cells.shape[1]
     no_f = np.empty(0)
     no_i = np.empty(0, dtype=np.int32)
+    simple = depth == 0.0 and table_cost.shape[0] > 0
     for t in prange(threads):
         for u in range(t, sources.shape[0], threads):
-            n = search(
-                base, steep, gxf, gxb, gyf, gyb, cols, plain,
-                step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-                depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
-                sources[u], -1, cell, budget,
-                dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
-                dq_lv[t], dq_rem[t], dq_org[t], dq_n[t],
-            )
+            if simple:
+                n = search_plain(
+                    base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc,
+                    piece_w, nb, table_cost, sources[u], -1, cell, budget,
+                    dist[t], parent[t], touched[t],
+                )
+            else:
+                n = search(
+                    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+                    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+                    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
+                    sources[u], -1, cell, budget,
+                    dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
+                    dq_lv[t], dq_rem[t], dq_org[t], dq_n[t],
+                )
             m = 0
             for j in range(n):
                 c = touched[t, j]

@@ -71,11 +71,11 @@ class _Workspace:
                 np.empty(n * _kernels.TRAIL, dtype=np.int64),
                 np.zeros(n, dtype=np.int8),
             )
-        if isinstance(g, _RawGrid):
-            a = g.kernel_args
+        a = g.kernel_args
+        if isinstance(g, _RawGrid) or (g.depth == 0 and a.table_cost.size):
             return _kernels.search_plain(
                 a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
-                a.piece_dc, a.piece_w, a.nb, source, goal, g.cell, budget,
+                a.piece_dc, a.piece_w, a.nb, a.table_cost, source, goal, g.cell, budget,
                 self.dist, self.parent, self.touched,
             )
         if goal >= 0 and self.hkey.size == 0:  # A*'s heap, only when asked for
@@ -85,7 +85,7 @@ class _Workspace:
             np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0, np.int8)
         )
         return _kernels.search(
-            *g.kernel_args, source, goal, g.cell, budget,
+            *a, source, goal, g.cell, budget,
             self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, self.link,
             *trail,
         )
@@ -397,7 +397,7 @@ def _trace(g: CostGrid, parent: np.ndarray, source: int, target: int) -> list[in
     st = g.steps
     cells = [target]
     while cells[-1] != source:
-        k = parent[cells[-1]]
+        k = parent[cells[-1]] & (_kernels.CLOSED - 1)  # search_plain flags expanded cells
         cells.append(cells[-1] - int(st.dr[k]) * cols - int(st.dc[k]))
     cells.reverse()
     return cells
