@@ -435,6 +435,16 @@ def search(
     return n_touched
 
 
+@njit(cache=True, inline="always")
+def _to_go(dr, dc, nsteps, shortest, diagonal, cell):
+    """A* heuristic for ``(dr, dc)`` cells left: octile with 8 steps, else the straight line."""
+    dr = abs(dr)
+    dc = abs(dc)
+    if nsteps == 8:
+        return shortest * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
+    return cell * math.hypot(dr, dc)
+
+
 @njit(cache=True, error_model="numpy")
 def search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
@@ -490,12 +500,8 @@ def search_plain(
     n_touched = 1
     current = 0
     if astar:
-        dr = abs(source // cols - goal_r)
-        dc = abs(source % cols - goal_c)
-        if nsteps == 8:
-            h = shortest * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
-        else:
-            h = cell * math.hypot(dr, dc)
+        h = _to_go(source // cols - goal_r, source % cols - goal_c, nsteps, shortest, diagonal,
+                   cell)
         current = int(h * per_width)
     stack[current & ring, 0] = source
     size[current & ring] = 1
@@ -518,6 +524,9 @@ def search_plain(
         da = dist[a]
         ar = a // cols
         ac = a - ar * cols
+        if astar and da + _to_go(ar - goal_r, ac - goal_c, nsteps, shortest, diagonal,
+                                 cell) >= dist[goal]:
+            continue  # no path through a beats the goal's (in the last buckets: many ties)
         for k in range(nsteps):
             if tabled:
                 total = table_cost[a * nsteps + k]
@@ -541,12 +550,8 @@ def search_plain(
             parent[b] = k
             key = nd
             if astar:
-                dr = abs(ar + step_dr[k] - goal_r)
-                dc = abs(ac + step_dc[k] - goal_c)
-                if nsteps == 8:
-                    key += shortest * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
-                else:
-                    key += cell * math.hypot(dr, dc)
+                key += _to_go(ar + step_dr[k] - goal_r, ac + step_dc[k] - goal_c, nsteps,
+                              shortest, diagonal, cell)
             slot = max(int(key * per_width), current) & ring
             if size[slot] == stack.shape[1]:
                 grown = np.empty((span, 2 * stack.shape[1]), dtype=np.int32)
