@@ -494,7 +494,9 @@ def cost_field(
     Returns
     -------
     ndarray of float64, shape (rows, cols)
-        ``inf`` where unreachable (or beyond the allowance).
+        ``inf`` where unreachable (or beyond the allowance).  A view of the
+        search's own buffer, which has a border of blocked cells around the
+        grid (no copy).
 
     Raises
     ------
