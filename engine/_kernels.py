@@ -20,7 +20,7 @@ the first entry still in the footprint.
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import literally, njit, prange
 
 UPHILL_TOL = 1e-9
 ASTAR_SPLIT = 2  # A* buckets are half the shortest step wide: fewer cells expanded twice
@@ -474,6 +474,41 @@ def search_plain(
     cost: no open path can then be cheaper.  Cells costing more than
     ``budget`` are never queued.
     """
+    if goal >= 0:
+        if table_cost.shape[0] > 0:
+            return _search_plain(
+                base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
+                nb, table_cost, source, goal, cell, budget, dist, parent, touched, True, True,
+            )
+        return _search_plain(
+            base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
+            nb, table_cost, source, goal, cell, budget, dist, parent, touched, True, False,
+        )
+    if table_cost.shape[0] > 0:
+        return _search_plain(
+            base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
+            nb, table_cost, source, goal, cell, budget, dist, parent, touched, False, True,
+        )
+    return _search_plain(
+        base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
+        nb, table_cost, source, goal, cell, budget, dist, parent, touched, False, False,
+    )
+
+
+@njit(cache=True, error_model="numpy")
+def _search_plain(
+    base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
+    table_cost, source, goal, cell, budget, dist, parent, touched, astar, tabled,
+):
+    """`search_plain` compiled for each value of ``astar`` (``goal >= 0``) and ``tabled``.
+
+    ``numba.literally`` makes both flags constants, so each compiled loop keeps
+    only its own branches (about 15% on demo-map reaches, bench/README.md).
+    Called from Python, the flags would cost a literal re-dispatch (milliseconds)
+    every time: call `search_plain`.
+    """
+    literally(astar)
+    literally(tabled)
     nsteps = step_dr.shape[0]
     step_off = step_dr * cols + step_dc
     piece_off = piece_dr * cols + piece_dc
@@ -481,8 +516,6 @@ def search_plain(
     for k in range(nsteps):
         for j in range(piece_start[k], piece_start[k + 1]):
             piece_len[j] = piece_w[j] * step_len[k]
-    astar = goal >= 0
-    tabled = table_cost.shape[0] > 0
     goal_r = goal // cols
     goal_c = goal - goal_r * cols
     shortest = step_len.min()
