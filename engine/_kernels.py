@@ -20,9 +20,13 @@ the first entry still in the footprint.
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import literally, njit, prange
 
 UPHILL_TOL = 1e-9
+ASTAR_SPLIT = 2  # A* buckets are half the shortest step wide: fewer cells expanded twice
+# A* reopens an expanded cell only for a path cheaper by more than rounding.
+REOPEN = 1.0 - 1e-10
+CLOSED = 64  # flag in search_plain's parent (a step index, below 64): cell expanded
 TRAIL = 4  # deque capacity; distinct multiplier levels a footprint can hold exactly
 
 
@@ -461,138 +465,197 @@ def search(
     return n_touched
 
 
+@njit(cache=True, inline="always")
+def _to_go(dr, dc, nsteps, shortest, diagonal, cell):
+    """A* heuristic for ``(dr, dc)`` cells left: octile with 8 steps, else the straight line."""
+    dr = abs(dr)
+    dc = abs(dc)
+    if nsteps == 8:
+        return shortest * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
+    return cell * math.hypot(dr, dc)
+
+
 @njit(cache=True, error_model="numpy")
 def search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    source, goal, cell, budget, dist, parent, pos, hkey, hidx, touched, link,
+    table_cost, source, goal, cell, budget, dist, parent, touched,
 ):
-    """`search` where a step's cost is its pieces' multipliers and nothing else.
+    """`search` where a step's cost depends on nothing behind the front.
 
-    No slopes, no footprint, no step table: what raw grids and big plain
-    fields need.  The same queues and results as `search`, in a kernel small
-    enough to compile tight (a quarter to a third faster than `search`'s
-    general loop on the same grids, bench/README.md).  Pieces are priced
-    branch-free: a corner piece (length 0) over a blocked cell gives NaN, which
-    blocks like inf.
+    No footprint: a step costs its entry in ``table_cost`` (`step_table`:
+    inf off the grid) or, with an empty table, its pieces' multipliers (no
+    slopes), in a kernel small enough to compile tight.  Without a table the
+    grid has a border of blocked cells at least as wide as the longest step,
+    so no step leaves it and nothing is bounds-checked.  Pieces are priced
+    branch-free: a corner piece (length 0) over a blocked cell gives NaN,
+    which blocks like inf.
+
+    Dijkstra and A* share one queue: a ring of buckets, each a stack of cells
+    (the lightest queue: an entry is two sequential writes; an improved cell
+    is pushed again and its older entries are skipped once it is expanded,
+    marked by ``CLOSED`` in ``parent``).  Dijkstra keys on cost in buckets as
+    wide as the shortest step, so a bucket's cells are final (Dial's
+    algorithm, as in `search`).  A* keys on cost plus the distance left on
+    open ground (octile with 8 steps, straight line otherwise), which no step
+    lowers, in buckets ``ASTAR_SPLIT`` times narrower.  Cells within one
+    bucket can still improve each other, so an improved cell is reopened and
+    expanded again (unless the improvement is rounding, ``REOPEN``), and the
+    search stops once the cheapest bucket starts at or beyond the goal's
+    cost: no open path can then be cheaper.  Cells costing more than
+    ``budget`` are never queued.
     """
-    ncell = dist.shape[0]
-    rows = ncell // cols
+    if goal >= 0:
+        if table_cost.shape[0] > 0:
+            return _search_plain(
+                base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
+                nb, table_cost, source, goal, cell, budget, dist, parent, touched, True, True,
+            )
+        return _search_plain(
+            base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
+            nb, table_cost, source, goal, cell, budget, dist, parent, touched, True, False,
+        )
+    if table_cost.shape[0] > 0:
+        return _search_plain(
+            base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
+            nb, table_cost, source, goal, cell, budget, dist, parent, touched, False, True,
+        )
+    return _search_plain(
+        base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
+        nb, table_cost, source, goal, cell, budget, dist, parent, touched, False, False,
+    )
+
+
+@njit(cache=True, error_model="numpy")
+def _search_plain(
+    base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
+    table_cost, source, goal, cell, budget, dist, parent, touched, astar, tabled,
+):
+    """`search_plain` compiled for each value of ``astar`` (``goal >= 0``) and ``tabled``.
+
+    ``numba.literally`` makes both flags constants, so each compiled loop keeps
+    only its own branches (about 15% on demo-map reaches, bench/README.md).
+    Called from Python, the flags would cost a literal re-dispatch (milliseconds)
+    every time: call `search_plain`.
+    """
+    literally(astar)
+    literally(tabled)
     nsteps = step_dr.shape[0]
+    step_off = step_dr * cols + step_dc
     piece_off = piece_dr * cols + piece_dc
     piece_len = np.empty(piece_w.shape[0])
     for k in range(nsteps):
         for j in range(piece_start[k], piece_start[k + 1]):
             piece_len[j] = piece_w[j] * step_len[k]
-    astar = goal >= 0
     goal_r = goal // cols
     goal_c = goal - goal_r * cols
-    width = step_len.min()
+    shortest = step_len.min()
+    diagonal = min(step_len.max(), 2.0 * shortest)
+    width = shortest / ASTAR_SPLIT if astar else shortest
     per_width = (1.0 / width) * (1.0 + 1e-12)
-    diagonal = min(step_len.max(), 2.0 * width)
-    ring = nb - 1
-    heads = np.full(nb if not astar else 1, -1, dtype=np.int64)
+    # A* keys rise by a step's cost plus at most its length: twice the span.
+    span = 2 * nb * ASTAR_SPLIT if astar else nb
+    ring = span - 1
+    stack = np.empty((span, 64), dtype=np.int32)
+    size = np.zeros(span, dtype=np.int64)
     dist[source] = 0.0
     parent[source] = -1
     touched[0] = source
     n_touched = 1
-    pos[source] = 0
-    queued = 1
     current = 0
     if astar:
-        hkey[0] = 0.0
-        hidx[0] = source
-    else:
-        heads[0] = source
-        link[2 * source] = -1
-        link[2 * source + 1] = -1
+        h = _to_go(source // cols - goal_r, source % cols - goal_c, nsteps, shortest, diagonal,
+                   cell)
+        current = int(h * per_width)
+    stack[current & ring, 0] = source
+    size[current & ring] = 1
+    queued = 1
     while queued > 0:
-        if astar:
-            a = hidx[0]
-            queued -= 1
-            if queued > 0:
-                hkey[0] = hkey[queued]
-                hidx[0] = hidx[queued]
-                pos[hidx[0]] = 0
-                _sift_down(0, queued, hkey, hidx, pos)
-            if a == goal:
-                pos[a] = -2
-                break
-        else:
-            while heads[current & ring] < 0:
-                current += 1
-            if current * width > budget:
-                break
-            slot = current & ring
-            a = heads[slot]
-            nxt = link[2 * a]
-            heads[slot] = nxt
-            if nxt >= 0:
-                link[2 * nxt + 1] = -1
-            queued -= 1
-        pos[a] = -2
-        da = dist[a]
-        if da > budget:
+        while size[current & ring] == 0:
+            current += 1
+        if current * width > budget:
+            break
+        if astar and current * width >= dist[goal] * (1.0 + 1e-12):
+            break
+        slot = current & ring
+        size[slot] -= 1
+        a = stack[slot, size[slot]]
+        queued -= 1
+        if parent[a] >= CLOSED:  # expanded since this entry was pushed
             continue
+        if a != source:  # the source's -1 has every bit set already
+            parent[a] |= CLOSED
+        da = dist[a]
         ar = a // cols
         ac = a - ar * cols
+        if astar and da + _to_go(ar - goal_r, ac - goal_c, nsteps, shortest, diagonal,
+                                 cell) >= dist[goal]:
+            continue  # no path through a beats the goal's (in the last buckets: many ties)
         for k in range(nsteps):
-            br = ar + step_dr[k]
-            bc = ac + step_dc[k]
-            if br < 0 or br >= rows or bc < 0 or bc >= cols:
-                continue
-            b = br * cols + bc
-            if pos[b] == -2:
-                continue
-            total = 0.0
-            for j in range(piece_start[k], piece_start[k + 1]):
-                total += piece_len[j] * base[a + piece_off[j]]
-            if not total < np.inf:
-                continue
+            if tabled:
+                total = table_cost[a * nsteps + k]
+                if total == np.inf:  # off the grid, or blocked
+                    continue
+            else:
+                total = 0.0
+                for j in range(piece_start[k], piece_start[k + 1]):
+                    total += piece_len[j] * base[a + piece_off[j]]
+            b = a + step_off[k]
             nd = da + total
-            if nd >= dist[b]:
+            db = dist[b]
+            if not nd < db or nd > budget:  # NaN and inf fail the first test
                 continue
-            if dist[b] == np.inf:
+            if parent[b] >= CLOSED and nd > db * REOPEN:  # rounding, not a cheaper path
+                continue
+            if db == np.inf:
                 touched[n_touched] = b
                 n_touched += 1
             dist[b] = nd
             parent[b] = k
+            key = nd
             if astar:
-                dr = abs(br - goal_r)
-                dc = abs(bc - goal_c)
-                if nsteps == 8:
-                    key = nd + width * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
-                else:
-                    key = nd + cell * math.hypot(dr, dc)
-                if pos[b] < 0:
-                    hkey[queued] = key
-                    hidx[queued] = b
-                    pos[b] = queued
-                    queued += 1
-                    _sift_up(queued - 1, hkey, hidx, pos)
-                else:
-                    hkey[pos[b]] = key
-                    _sift_up(pos[b], hkey, hidx, pos)
-            else:
-                if pos[b] >= 0:
-                    prv = link[2 * b + 1]
-                    nxt = link[2 * b]
-                    if prv >= 0:
-                        link[2 * prv] = nxt
-                    else:
-                        heads[pos[b]] = nxt
-                    if nxt >= 0:
-                        link[2 * nxt + 1] = prv
-                    queued -= 1
-                slot = int(nd * per_width) & ring
-                head = heads[slot]
-                link[2 * b] = head
-                link[2 * b + 1] = -1
-                if head >= 0:
-                    link[2 * head + 1] = b
-                heads[slot] = b
-                pos[b] = slot
-                queued += 1
+                key += _to_go(ar + step_dr[k] - goal_r, ac + step_dc[k] - goal_c, nsteps,
+                              shortest, diagonal, cell)
+            slot = max(int(key * per_width), current) & ring
+            if size[slot] == stack.shape[1]:
+                grown = np.empty((span, 2 * stack.shape[1]), dtype=np.int32)
+                grown[:, : stack.shape[1]] = stack
+                stack = grown
+            stack[slot, size[slot]] = b
+            size[slot] += 1
+            queued += 1
     return n_touched
+
+
+@njit(cache=True)
+def trace(parent, step_off, source, target, cols, pad, rows_out, cols_out):
+    """The cells from ``source`` to ``target`` following ``parent`` (``CLOSED``
+    masked off), as rows and columns without the border ``pad`` of a padded
+    grid ``cols`` wide, written to ``rows_out`` and ``cols_out``; returns how many."""
+    n = 1
+    c = target
+    while c != source:
+        c -= step_off[parent[c] & (CLOSED - 1)]
+        n += 1
+    c = target
+    for j in range(n - 1, -1, -1):
+        r = c // cols
+        rows_out[j] = r - pad
+        cols_out[j] = c - r * cols - pad
+        if j > 0:
+            c -= step_off[parent[c] & (CLOSED - 1)]
+    return n
+
+
+@njit(cache=True)
+def reset(touched, n, dist, parent, pos):
+    """Return the first ``n`` touched cells of a workspace to unreached (``pos`` may be empty)."""
+    queue = pos.shape[0] > 0
+    for j in range(n):
+        c = touched[j]
+        dist[c] = np.inf
+        parent[c] = -1
+        if queue:
+            pos[c] = -1
 
 
 @njit(cache=True, parallel=True)
@@ -604,10 +667,11 @@ def search_many(
     dist, parent, pos, touched, link, dq_lv, dq_rem, dq_org, dq_n,
     out_cells, out_cost, out_n,
 ):
-    """`search` (Dijkstra) from each of ``sources``, the threads' rows of the workspace
-    each serving every T-th source.  Unit u's cells within ``budget`` go to
-    ``out_cells[u, :out_n[u]]`` and ``out_cost``; ``out_n[u]`` is -1 if they overflow
-    the row (the caller sizes rows to the disc of radius ``budget``, so they do not).
+    """`search` (Dijkstra; `search_plain` at depth 0 with a step table) from each of
+    ``sources``, the threads' rows of the workspace each serving every T-th source.
+    Unit u's cells within ``budget`` go to ``out_cells[u, :out_n[u]]`` and
+    ``out_cost``; ``out_n[u]`` is -1 if they overflow the row (the caller sizes
+    rows to the disc of radius ``budget``, so they do not).
     """
     threads = dist.shape[0]
     cap = out_cells.shape[1]
@@ -615,16 +679,24 @@ def search_many(
     no_i = np.empty(0, dtype=np.int32)
     no_lm = np.empty((0, 0), dtype=np.float32)
     no_lm_goal = np.empty((2, 0), dtype=np.float32)
+    simple = depth == 0.0 and table_cost.shape[0] > 0
     for t in prange(threads):
         for u in range(t, sources.shape[0], threads):
-            n = search(
-                base, steep, gxf, gxb, gyf, gyb, cols, plain,
-                step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-                depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter,
-                sources[u], -1, cell, budget,
-                dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
-                dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], no_lm, no_lm_goal,
-            )
+            if simple:
+                n = search_plain(
+                    base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc,
+                    piece_w, nb, table_cost, sources[u], -1, cell, budget,
+                    dist[t], parent[t], touched[t],
+                )
+            else:
+                n = search(
+                    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+                    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+                    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter,
+                    sources[u], -1, cell, budget,
+                    dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
+                    dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], no_lm, no_lm_goal,
+                )
             m = 0
             for j in range(n):
                 c = touched[t, j]

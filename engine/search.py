@@ -51,22 +51,21 @@ class _Workspace:
     trail: tuple = ()
 
     @classmethod
-    def for_cells(cls, n: int) -> _Workspace:
+    def for_cells(cls, n: int, plain: bool = False) -> _Workspace:
+        """State for ``n`` cells; ``plain`` (raw grids) leaves out `_kernels.search`'s queue."""
+        q = 0 if plain else n
         return cls(
             dist=np.full(n, np.inf),
             parent=np.full(n, -1, dtype=np.int8),
-            pos=np.full(n, -1, dtype=np.int32),
+            pos=np.full(q, -1, dtype=np.int32),
             hkey=np.empty(0),
             hidx=np.empty(0, dtype=np.int32),
             touched=np.empty(n, dtype=np.int32),
-            link=np.empty(2 * n, dtype=np.int32),
+            link=np.empty(2 * q, dtype=np.int32),
         )
 
     def run(self, g: CostGrid | _RawGrid, source: int, goal: int, budget: float,
             landmarks: tuple = _NO_LANDMARKS) -> int:
-        if goal >= 0 and self.hkey.size == 0:  # A*'s heap, only when asked for
-            self.hkey = np.empty(self.dist.size)
-            self.hidx = np.empty(self.dist.size, dtype=np.int32)
         if g.depth > 0 and not self.trail:
             n = self.dist.size
             self.trail = (
@@ -76,17 +75,22 @@ class _Workspace:
                 np.zeros(n, dtype=np.int8),
             )
         a = g.kernel_args
-        if a.plain and a.table_cost.size == 0 and a.enter.size == 0 and not landmarks[1].size:
+        if isinstance(g, _RawGrid) or (
+            g.depth == 0 and a.table_cost.size and not landmarks[1].size
+        ):
             return _kernels.search_plain(
                 a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
-                a.piece_dc, a.piece_w, a.nb, source, goal, g.cell, budget,
-                self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, self.link,
+                a.piece_dc, a.piece_w, a.nb, a.table_cost, source, goal, g.cell, budget,
+                self.dist, self.parent, self.touched,
             )
+        if goal >= 0 and self.hkey.size == 0:  # A*'s heap, only when asked for
+            self.hkey = np.empty(self.dist.size)
+            self.hidx = np.empty(self.dist.size, dtype=np.int32)
         trail = self.trail or (
             np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0, np.int8)
         )
         return _kernels.search(
-            *g.kernel_args, source, goal, g.cell, budget,
+            *a, source, goal, g.cell, budget,
             self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, self.link,
             *trail, *landmarks,
         )
@@ -103,10 +107,7 @@ class _Workspace:
         return idx[keep], cost[keep]
 
     def reset(self, n: int) -> None:
-        idx = self.touched[:n]
-        self.dist[idx] = np.inf
-        self.parent[idx] = -1
-        self.pos[idx] = -1
+        _kernels.reset(self.touched, n, self.dist, self.parent, self.pos)
 
 
 def _workspace(g: CostGrid) -> _Workspace:
@@ -247,7 +248,7 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
     try:
         idx = ws.touched[:n].astype(np.int64)
         cost = ws.dist[idx]
-        step = ws.parent[idx].astype(np.int64)
+        step = (ws.parent[idx] & (_kernels.CLOSED - 1)).astype(np.int64)  # search_plain flags
     finally:
         ws.reset(n)
     order = np.argsort(cost, kind="stable")
@@ -447,7 +448,7 @@ def _trace(g: CostGrid, parent: np.ndarray, source: int, target: int) -> list[in
     st = g.steps
     cells = [target]
     while cells[-1] != source:
-        k = parent[cells[-1]]
+        k = parent[cells[-1]] & (_kernels.CLOSED - 1)  # search_plain flags expanded cells
         cells.append(cells[-1] - int(st.dr[k]) * cols - int(st.dc[k]))
     cells.reverse()
     return cells
@@ -544,7 +545,9 @@ def cost_field(
     Returns
     -------
     ndarray of float64, shape (rows, cols)
-        ``inf`` where unreachable (or beyond the allowance).
+        ``inf`` where unreachable (or beyond the allowance).  A view of the
+        search's own buffer, which has a border of blocked cells around the
+        grid (no copy).
 
     Raises
     ------
@@ -561,9 +564,9 @@ def cost_field(
     if not (isinstance(allowance, int | float) and allowance >= 0):
         raise InputError(f"allowance must be a number >= 0, got {allowance!r}")
     raw = _RawGrid.build(m, cell, radius, **convention)
-    ws = _Workspace.for_cells(m.size)
+    ws = _Workspace.for_cells(raw.m.size, plain=True)
     ws.run(raw, raw.index(source), -1, float(allowance))
-    out = ws.dist.reshape(m.shape)
+    out = raw.interior(ws.dist)
     out[out > allowance + _SLACK] = np.inf
     return out
 
@@ -630,7 +633,8 @@ class GridRouter:
     ) -> None:
         m = _check_multipliers(multipliers, cell)
         self._raw = _RawGrid.build(m, cell, radius, **convention)
-        self._ws = _Workspace.for_cells(m.size)
+        self._ws = _Workspace.for_cells(self._raw.m.size, plain=True)
+        self._path = np.empty((2, self._raw.m.size), dtype=np.int64)
 
     def route(
         self, start: tuple[int, int], goal: tuple[int, int]
@@ -643,14 +647,12 @@ class GridRouter:
             cost = float(ws.dist[target])
             if cost == math.inf:
                 raise NoRouteError(f"no route from {tuple(start)} to {tuple(goal)}")
-            cols = raw.shape[1]
-            flat = [target]
-            while flat[-1] != source:
-                k = ws.parent[flat[-1]]
-                flat.append(flat[-1] - int(raw.steps.dr[k]) * cols - int(raw.steps.dc[k]))
+            rows, cols = self._path
+            k = _kernels.trace(ws.parent, raw.step_off, source, target, raw.m.shape[1], raw.pad,
+                               rows, cols)
         finally:
             ws.reset(n)
-        return cost, [divmod(int(c), cols) for c in reversed(flat)]
+        return cost, list(zip(rows[:k].tolist(), cols[:k].tolist(), strict=True))
 
 
     def reach(self, source: tuple[int, int], allowance: float) -> tuple[np.ndarray, np.ndarray]:
@@ -661,14 +663,14 @@ class GridRouter:
         if not (isinstance(allowance, int | float) and math.isfinite(allowance) and allowance >= 0):
             raise InputError(f"allowance must be a finite number >= 0, got {allowance!r}")
         idx, cost = self._ws.within(self._raw, self._raw.index(source), allowance)
-        return np.stack(np.divmod(idx, self._raw.shape[1]), axis=1), cost
+        return np.stack(self._raw.rc(idx), axis=1), cost
 
 
 def _check_multipliers(multipliers, cell) -> np.ndarray:
     m = np.asarray(multipliers)
     if m.ndim != 2 or m.size == 0 or not np.issubdtype(m.dtype, np.number):
         raise InputError(f"multipliers must be a non-empty 2-D numeric array, got shape {m.shape}")
-    m = np.ascontiguousarray(m, dtype=np.float64)
+    m = m.astype(np.float64, copy=False)
     if np.isnan(m).any() or (m < 1).any():
         raise InputError("multipliers must be >= 1 (inf for blocked), with no NaN")
     if not (isinstance(cell, int | float) and math.isfinite(cell) and cell > 0):
@@ -678,34 +680,57 @@ def _check_multipliers(multipliers, cell) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class _RawGrid:
-    """A bare multiplier grid in the form `_Workspace.run` takes (no footprint, no slope)."""
+    """A bare multiplier grid in the form `_kernels.search_plain` takes (no footprint, no slope).
+
+    ``m`` is the grid inside a border of blocked cells as wide as the
+    neighbourhood radius, so no step leaves it; cells are numbered flat in
+    that padded grid (`index`, `rc`).
+    """
 
     m: np.ndarray
+    pad: int
     cell: float
     steps: object
     kernel_args: KernelArgs
+    step_off: np.ndarray
     depth: float = 0.0
 
-    @property
+    @functools.cached_property
     def shape(self) -> tuple[int, int]:
-        return self.m.shape
+        """The grid's own shape, without the border."""
+        return self.m.shape[0] - 2 * self.pad, self.m.shape[1] - 2 * self.pad
 
     @classmethod
     def build(cls, m: np.ndarray, cell: float, radius: int, **convention) -> _RawGrid:
         st = steps(float(cell), radius, **convention)
-        return cls(m, float(cell), st, kernel_args(m, st, table=False))
+        p = radius
+        padded = np.full((m.shape[0] + 2 * p, m.shape[1] + 2 * p), np.inf)
+        padded[p:-p, p:-p] = m
+        return cls(padded, p, float(cell), st, kernel_args(padded, st, table=False),
+                   st.dr * padded.shape[1] + st.dc)
 
     def index(self, rc, what: str = "source") -> int:
-        rows, cols = self.m.shape
+        rows, cols = self.shape
         try:
-            r, c = (int(v) for v in rc)
+            r, c = rc
+            r, c = int(r), int(c)
         except (TypeError, ValueError):
             raise InputError(f"{what} must be (row, col), got {rc!r}") from None
         if not (0 <= r < rows and 0 <= c < cols):
             raise InputError(f"{what} {(r, c)} is off the {rows} x {cols} grid")
-        if math.isinf(self.m[r, c]):
+        if self.m[r + self.pad, c + self.pad] == math.inf:
             raise InputError(f"{what} {(r, c)} is blocked")
-        return r * cols + c
+        return (r + self.pad) * self.m.shape[1] + c + self.pad
+
+    def rc(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rows and columns (in the grid's own shape) of padded flat indices."""
+        r, c = np.divmod(flat, self.m.shape[1])
+        return r - self.pad, c - self.pad
+
+    def interior(self, values: np.ndarray) -> np.ndarray:
+        """A view of per-cell ``values`` (padded, flat) without the border."""
+        p = self.pad
+        return values.reshape(self.m.shape)[p:-p, p:-p]
 
 
 def warm_up() -> None:

@@ -421,9 +421,10 @@ def kernel_args(
 
     With ``table``, every step is priced once (9 bytes a step) unless that
     would take more than ``_TABLE_BYTES``: it halves a reach on a battle map.
-    A plain grid (no slope, no footprint, no entry costs) without a table
-    goes to `_kernels.search_plain`, the fastest on big grids, where a table's
-    memory traffic costs more than it saves.
+    Raw grids (`engine.search`) build none: they go to
+    `_kernels.search_plain`, the fastest on big grids, where a table's memory
+    traffic costs more than it saves.  A cost grid without a table goes to
+    `_kernels.search`, which prices slopes, footprints and entry costs as it goes.
     """
     f, i = np.empty(0), np.empty(0, dtype=np.int64)
     flat_steep = f if steep is None else steep.ravel()

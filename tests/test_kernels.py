@@ -7,6 +7,7 @@ the path behind, so every cost the kernel reports must equal the pricer's
 price of the path the kernel traced.
 """
 
+import itertools
 import math
 
 import networkx as nx
@@ -16,7 +17,7 @@ import pytest
 
 import engine
 from engine import search as S
-from engine.grid import neighbourhood
+from engine.grid import neighbourhood, segment_cells
 
 from .conftest import battlefield, feature, rect
 
@@ -203,3 +204,65 @@ def test_reach_many_names_a_bad_start(rules):
 def test_raw_grids_take_the_plain_kernel_without_a_table():
     raw = engine.GridRouter(np.ones((8, 8)), radius=1)._raw
     assert raw.kernel_args.plain and raw.kernel_args.table_cost.size == 0
+
+
+def raw_reference(m, source, radius, pricing, corner_cutting, lengths):
+    """networkx Dijkstra on a raw grid, each step priced from `segment_cells` directly."""
+    rows, cols = m.shape
+    graph = nx.DiGraph()
+    for dr, dc in neighbourhood(radius):
+        pieces, corners = segment_cells((0.5, 0.5), (0.5 + dc, 0.5 + dr))
+        hyp = math.hypot(dr, dc)
+        length = hyp if lengths is None else lengths[hyp > 1]
+        for r in range(rows):
+            for c in range(cols):
+                rr, cc = r + dr, c + dc
+                if not (0 <= rr < rows and 0 <= cc < cols):
+                    continue
+                if not corner_cutting and any(math.isinf(m[r + pr, c + pc]) for pr, pc in corners):
+                    continue
+                if pricing == "segment":
+                    w = sum((s1 - s0) / hyp * length * m[r + pr, c + pc]
+                            for pr, pc, s0, s1 in pieces)
+                elif pricing == "midpoint":
+                    w = length * 0.5 * (m[r, c] + m[rr, cc])
+                else:
+                    w = length * m[rr, cc]
+                if math.isfinite(m[r, c]) and math.isfinite(w):
+                    graph.add_edge(r * cols + c, rr * cols + cc, weight=w)
+    return graph, nx.single_source_dijkstra_path_length(graph, source[0] * cols + source[1])
+
+
+@pytest.mark.parametrize(("seed", "radius", "convention"), [
+    (0, 1, {}),
+    (1, 2, {}),
+    (2, 3, {}),
+    (3, 1, {"pricing": "destination", "corner_cutting": True, "lengths": (1, 1.41)}),
+    (4, 1, {"pricing": "destination", "corner_cutting": True, "lengths": (1, 1)}),
+    (5, 1, {"pricing": "midpoint", "corner_cutting": True}),
+    (6, 1, {"pricing": "destination", "lengths": (2, 3)}),
+])
+def test_plain_kernel_matches_networkx(seed, radius, convention):
+    """`cost_field` (Dijkstra) and `GridRouter.route` (A*) on raw grids, every cell."""
+    rng = np.random.default_rng(seed)
+    m = rng.integers(1, 5, (13, 17)).astype(float)
+    m[rng.random(m.shape) < 0.2] = np.inf
+    m[6, 8] = 1.0
+    graph, expected = raw_reference(m, (6, 8), radius, convention.get("pricing", "segment"),
+                             convention.get("corner_cutting", False), convention.get("lengths"))
+    field = engine.cost_field(m, (6, 8), radius=radius, **convention)
+    assert {int(i) for i in np.flatnonzero(np.isfinite(field))} == expected.keys()
+    router = engine.GridRouter(m, radius=radius, **convention)
+    cols = m.shape[1]
+    for cell, cost in expected.items():
+        assert field.flat[cell] == pytest.approx(cost, rel=1e-12)
+        got, path = router.route((6, 8), divmod(cell, cols))
+        assert got == pytest.approx(cost, rel=1e-12)
+        flat = [r * cols + c for r, c in path]
+        assert flat[0] == 6 * cols + 8 and flat[-1] == cell
+        assert sum(graph[a][b]["weight"] for a, b in itertools.pairwise(flat)) == pytest.approx(
+            cost, rel=1e-12)
+    blocked = np.argwhere(np.isfinite(m) & np.isinf(field))
+    for rc in blocked[:3]:
+        with pytest.raises(engine.NoRouteError):
+            router.route((6, 8), tuple(rc))
