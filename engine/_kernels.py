@@ -7,7 +7,8 @@ Kernels that call each other live in this one file (numba's disk cache does
 not notice an edit to a callee in another module).
 
 Sentinels: an impassable multiplier is ``inf``; an unreached cell has cost
-``inf``; ``pos`` is -1 for a cell never queued, -2 once it is settled.
+``inf``; in `search`, ``pos`` is -1 for a cell never queued, -2 once it is
+settled; `search_plain` marks an expanded cell with ``CLOSED`` in ``parent``.
 
 The trail (Fantasy Warlord: "the terrain effect continues to apply until the
 last rank has cleared it") is a monotone deque per path: entries
