@@ -9,8 +9,8 @@ ranks travel between towns at road ends.  Each route is answered by
 ``engine.route`` (A* over the whole grid, straight-line bound) and by
 ``Highway.route`` (the same A* bounded by landmark fields placed on the road
 network); their costs are checked equal within a cell before anything is
-timed.  Times are medians in milliseconds; "cells" is how many cells the
-search touched.
+timed.  Times are medians in milliseconds after a warm-up call; "cells" is
+how many cells the search touched.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import argparse
 import datetime as dt
 import math
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -29,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
 from bench.conftest import campaign_map  # noqa: E402
+from bench.peers import median_ms  # noqa: E402
 from engine.highway import Highway  # noqa: E402
 from engine.search import _NO_LANDMARKS, _start_cell, _workspace  # noqa: E402
 
@@ -40,15 +40,6 @@ def touched(grid, a, b, landmarks) -> int:
     n = ws.run(grid, s, t, math.inf, landmarks(t) if landmarks else _NO_LANDMARKS)
     ws.reset(n)
     return n
-
-
-def median_ms(fn, rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
 
 
 def main() -> None:

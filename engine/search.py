@@ -739,6 +739,7 @@ def warm_up() -> None:
     from .maps import load_map
     from .rules import load_rules
     from .terrain import cost_grid
+    from .visibility import viewshed, visible
 
     rules = load_rules("fantasy-warlord")
     bf = load_map({
@@ -755,3 +756,16 @@ def warm_up() -> None:
         reach_many(g, [(0.25, 0.25)], 3)
         route(g, (0.25, 0.25), (3.75, 3.75))
         flow_field(g, [(3.75, 3.75)])
+    viewshed(bf, rules, (0.25, 0.25))
+    visible(bf, rules, (0.25, 0.25), (3.75, 3.75))
+    cost_field(np.ones((4, 4)), (0, 0), radius=1)
+    GridRouter(np.ones((4, 4)), radius=1).route((0, 0), (3, 3))
+    bs = load_rules("battlesystem")  # ground priced per started quantum
+    woods = load_map({
+        "type": "FeatureCollection",
+        "battlefield": {"width": 2, "height": 2, "units": "in"},
+        "features": [{"type": "Feature", "properties": {"terrain": "light woods"},
+                      "geometry": {"type": "Polygon",
+                                   "coordinates": [[[1, 0], [2, 0], [2, 2], [1, 2], [1, 0]]]}}],
+    })
+    reach(cost_grid(woods, bs, bs.unit("infantry", depth=0)), (0.1, 0.1), 3)
