@@ -279,17 +279,23 @@ def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
 
     ground = passable(mask)
     bit = {k: np.uint64(1) << np.uint64(i) for i, k in enumerate(lay.kinds)}
-    covers = {}
+    covers: dict[int, tuple] = {}
+
+    def cover(f: Feature) -> tuple:
+        if f.index not in covers:
+            covers[f.index] = _cover(spec, f.area, f.linear)
+        return covers[f.index]
+
     opened: dict[int, np.ndarray] = {}
     for f in battlefield.features:
         kind = rules.terrain[f.terrain]
         if not (kind.role in ("crossing", "gateway") or kind.cancels):
             continue
-        window, cells = covers.setdefault(f.index, _cover(spec, f.area, f.linear))
+        window, cells = cover(f)
         without = mask[window] & ~bit[f.terrain]
         for g in battlefield.features:  # others of its kind still cover their cells
             if g is not f and g.terrain == f.terrain and g.area.intersects(f.area):
-                gw, gc = covers.setdefault(g.index, _cover(spec, g.area, g.linear))
+                gw, gc = cover(g)
                 keep = np.zeros(spec.shape, dtype=bool)
                 keep[gw][gc] = True
                 without[keep[window]] |= bit[f.terrain] & mask[window][keep[window]]
