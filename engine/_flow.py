@@ -9,14 +9,14 @@ not notice an edit to it, so after changing ``climb`` clear the cache
 import numpy as np
 from numba import njit
 
-from ._kernels import climb
+from ._kernels import climb, entry
 
 
 @njit(cache=True, error_model="numpy")
 def reverse_search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    nb, table_cost, enter, goals, limit, dist, step, pos, link,
+    nb, table_cost, enter, narrow, goals, limit, dist, step, pos, link,
 ):
     """Cost from every cell to the nearest of ``goals``, travelling toward it.
 
@@ -29,7 +29,7 @@ def reverse_search(
 
     ``table_cost`` (from `_kernels.step_table`, or empty) holds every step's
     price; without it steps are priced from their pieces, slopes and flat
-    entry costs ``enter`` as `_kernels.step_table` does.  Dial's buckets
+    entry costs ``enter`` and ``narrow`` as `_kernels.step_table` does.  Dial's buckets
     (``nb`` of them, as wide as the shortest step) as in `_kernels.search`:
     no step costs less than its length.  Cells whose cost exceeds ``limit``
     stay unreached.  ``dist`` must come in ``inf``, ``step`` and ``pos``
@@ -104,8 +104,8 @@ def reverse_search(
                         total = np.inf
                         break
                     total += piece_w[j] * step_len[k] * g
-                    if entering and enter[i] > 0.0 and enter[prev] == 0.0:
-                        total += enter[i]
+                    if entering:
+                        total += entry(enter, narrow, i, prev)
                     prev = i
             if total == np.inf:
                 continue

@@ -115,6 +115,23 @@ def advance(lv, rem, org, n, level, origin, length, depth, rec_len, rec_lv, rec_
     return cost, n, nrec
 
 
+@njit(cache=True, inline="always")
+def entry(enter, narrow, i, prev):
+    """Flat costs of the front going into cell ``i`` from cell ``prev``.
+
+    ``enter[i]`` (an obstacle's crossing cost) is paid going into a cell whose
+    cost differs from ``prev``'s (another obstacle, or none); ``narrow[i]``
+    (a formation change) going into a cell that has one from a cell that has
+    none: a unit already narrowed does not narrow again.
+    """
+    c = 0.0
+    if enter[i] > 0.0 and enter[i] != enter[prev]:
+        c += enter[i]
+    if narrow[i] > 0.0 and narrow[prev] == 0.0:
+        c += narrow[i]
+    return c
+
+
 @njit(cache=True)
 def _sift_up(i, hkey, hidx, pos):
     key = hkey[i]
@@ -157,14 +174,14 @@ def _sift_down(i, n, hkey, hidx, pos):
 def step_table(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
-    cost, uniform,
+    narrow, cost, uniform,
 ):
     """Price every step of every cell once, without the trail.
 
     ``cost[a * K + k]`` is what step k out of cell a costs over its pieces
     (``inf`` if it leaves the grid or is blocked); ``uniform`` is 1 where all
     its pieces have one multiplier (the trail then needs a single update).
-    Flat entry costs (``enter``, see `search`) are included.  The piece walk
+    Flat entry costs (``enter``, ``narrow``: `entry`) are included.  The piece walk
     is the one in `search`, written out in both: a shared helper taking the
     arrays made the search twice as slow.
     """
@@ -205,8 +222,8 @@ def step_table(
                 elif g != first:
                     same = False
                 total += piece_w[j] * step_len[k] * g
-                if entering and enter[i] > 0.0 and enter[i] != enter[prev]:
-                    total += enter[i]
+                if entering:
+                    total += entry(enter, narrow, i, prev)
                 prev = i
             cost[slot] = total
             if same and total != np.inf:
@@ -217,7 +234,7 @@ def step_table(
 def search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter, narrow,
     source, goal, cell, budget,
     dist, parent, pos, hkey, hidx, touched, link, dq_lv, dq_rem, dq_org, dq_n, lm, lm_goal,
 ):
@@ -235,9 +252,9 @@ def search(
     ``table_*`` (from `step_table`, or empty to price steps as it goes)
     hold every step's cost without the trail.
 
-    ``enter`` (empty for none) is a flat cost per cell, paid when a step's
-    front goes into a cell that has one from a cell that has another or none
-    (a unit narrowing its formation to pass a bridge; crossing a wall).
+    ``enter`` and ``narrow`` (both empty for none) are flat costs per cell,
+    paid as the step's front goes into a cell (`entry`): crossing a wall, a
+    unit narrowing its formation to pass a bridge.
 
     Dijkstra keeps its open cells in a ring of ``nb`` buckets as wide as the
     shortest step (``nb``, a power of two, spans the costliest step; ``link``
@@ -403,8 +420,8 @@ def search(
                         total += c
                     else:
                         total += piece_w[j] * step_len[k] * g
-                    if entering and enter[i] > 0.0 and enter[i] != enter[prev]:
-                        total += enter[i]
+                    if entering:
+                        total += entry(enter, narrow, i, prev)
                     prev = i
             nd = da + total
             if nd >= dist[b]:
@@ -663,7 +680,7 @@ def reset(touched, n, dist, parent, pos):
 def search_many(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter, narrow,
     sources, cell, budget,
     dist, parent, pos, touched, link, dq_lv, dq_rem, dq_org, dq_n,
     out_cells, out_cost, out_n,
@@ -694,7 +711,7 @@ def search_many(
                     base, steep, gxf, gxb, gyf, gyb, cols, plain,
                     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
                     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter,
-                    sources[u], -1, cell, budget,
+                    narrow, sources[u], -1, cell, budget,
                     dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
                     dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], no_lm, no_lm_goal,
                 )

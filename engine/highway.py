@@ -3,28 +3,34 @@
 A `Highway` is built once per (map, unit).  It places landmarks on the road
 network (its far ends first: road ends at the table's edge, then bridges,
 fords and junctions, spread out by farthest-point choice) and stores each
-landmark's exact cost field, as the grid search itself prices it, in float32.
-A route is then A* with the landmark (ALT) lower bound
+landmark's exact cost field, as the grid search itself prices it but without
+the rear ranks, in float32.  A route is then A* with the landmark (ALT)
+lower bound
 
     cost(v -> goal) >= cost(L -> goal) - cost(L -> v)
 
 (the triangle inequality; it holds for direction-dependent costs such as
 uphill slopes, since only costs *from* the landmark are used) and, where a
-step costs the same both ways (no rear ranks, slopes or entry costs),
+step costs the same both ways (no slopes or entry costs),
 ``cost(L -> v) - cost(L -> goal)`` as well, taken as the largest over the
-landmarks and the straight-line bound.  Roads are where the
-bound is tight: between two towns on a road every cell off the road has a
-landmark that shows it to be a detour, so the search follows the road instead
-of flooding the countryside.  The bound never overestimates, so the search
-finds the full grid search's cost (exactly, cell to cell, for a unit without
-rear ranks).  Among routes of equal cell cost it may pick another, whose
-exact start and goal price a hair differently; with rear ranks the rear-rank
-trail makes a cell's cost depend on the path that reached it, and the two
-searches may keep different paths: the answers agree within a cell's worth.
+landmarks and the straight-line bound.  The rear ranks only ever add cost,
+so fields without them still bound a unit with them from below.  Roads are
+where the bound is tight: between two towns on a road every cell off the
+road has a landmark that shows it to be a detour, so the search follows the
+road instead of flooding the countryside.
+
+The bound never overestimates, so for a unit without rear ranks the search
+finds the full grid search's cost exactly, cell to cell.  Among routes of
+equal cell cost it may pick another, whose exact start and goal price a hair
+differently.  With rear ranks the trail makes a cell's cost depend on the
+path that reached it, and the two searches, visiting cells in different
+orders, may keep different paths: the answers then agree within a cell's
+worth (tested).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -32,7 +38,7 @@ import numpy as np
 from .errors import InputError
 from .network import network
 from .search import Route, _route, _Workspace
-from .terrain import CostGrid
+from .terrain import CostGrid, cost_grid
 
 __all__ = ["Highway"]
 
@@ -72,19 +78,25 @@ class Highway:
             raise InputError(f"landmarks must be a whole number >= 1, got {landmarks!r}")
         self.grid = grid
         self.cells = _place(grid, landmarks)
+        # Fields without the footprint: what the rear ranks add depends on the path,
+        # and costs without it are never higher, so they still bound from below.
+        front = grid
+        if grid.unit.depth > 0:
+            radius = int(np.abs(grid.steps.dr).max())
+            front = cost_grid(grid.battlefield, grid.rules,
+                              dataclasses.replace(grid.unit, depth=0.0), radius)
         self.fields = np.empty((len(self.cells), grid.base.size), dtype=np.float32)
         ws = _Workspace.for_cells(grid.base.size)
         for i, cell in enumerate(self.cells):
-            n = ws.run(grid, cell, -1, math.inf)
+            n = ws.run(front, cell, -1, math.inf)
             self.fields[i] = ws.dist
             ws.reset(n)
         finite = self.fields[np.isfinite(self.fields)]
         self.slack = float(finite.max(initial=0.0)) * _F32_SLACK
-        # A step costs the same both ways unless slopes, rear ranks or entry costs
-        # make the direction matter; then cost(v -> goal) >= cost(L -> v) - cost(L -> goal)
-        # bounds too.
-        self.symmetric = bool(grid.unit.depth == 0 and (grid.steep == 1.0).all()
-                              and not grid.enter.any())
+        # A step costs the same both ways unless slopes or entry costs make the
+        # direction matter; then cost(v -> goal) >= cost(L -> v) - cost(L -> goal) too.
+        self.symmetric = bool((grid.steep == 1.0).all() and not grid.enter.any()
+                              and not grid.narrow.any())
 
     @property
     def landmarks(self) -> list[tuple[float, float]]:

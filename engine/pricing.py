@@ -188,7 +188,7 @@ class _Pricer:
         )
         self.n = 0
         self.pieces: list[Leg] = []
-        self.enter = grid.enter.ravel()
+        self.flats = (grid.enter.ravel(), grid.narrow.ravel())
         self.at = -1  # the cell the front is in, for entry costs
         # The stretch of quantised ground the front is in: quantum, distance so far,
         # the front's multiplier and cell at its latest piece.
@@ -243,8 +243,7 @@ class _Pricer:
             if m == math.inf:
                 self.pieces.append(Leg(a, b, length, math.inf, math.inf, [self._blocked(i)]))
                 continue
-            if self.enter[i] > 0.0 and self.enter[i] != self.enter[self.at]:
-                self._entry(i, a)
+            self._entry(i, a)
             self.at = i
             if self.quantum is not None:
                 if self.quantum[i] != self.q:
@@ -293,21 +292,23 @@ class _Pricer:
         self.q, self.qd = 0.0, 0.0
 
     def _entry(self, i: int, at) -> None:
-        """The flat costs of entering cell ``i``: an obstacle's crossing, a formation change."""
+        """The flat costs of the front going into cell ``i`` (`_kernels.entry`): an
+        obstacle's crossing, a formation change."""
+        enter, narrow = self.flats
+        prev = self.at
         rc = divmod(i, self.cols)
         rules, unit, lay = self.g.rules, self.g.unit, self.g.layers
         names = self.g.combos[self.g.combo[rc]]
-        crossing = 0.0 if unit.flying else float(lay.crossing[rc])
-        if crossing > 0:
+        if enter[i] > 0.0 and enter[i] != enter[prev]:
             kinds = [n for n in names if rules.terrain[n].crossing_cost > 0] or list(names)
-            self.pieces.append(Leg(at, at, 0.0, crossing, 0.0,
-                                   [f"{', '.join(kinds)} ({crossing:g} to cross)"], "obstacle"))
-        narrowing = float(self.enter[i]) - crossing
-        if narrowing > 0:
-            kinds = [n for n in names if rules.terrain[n].passage]
-            self.pieces.append(Leg(at, at, 0.0, narrowing, 0.0,
-                                   [f"{', '.join(kinds)} {lay.passage[rc]:g} wide, "
-                                    f"frontage {unit.frontage:g}"], "formation change"))
+            self.pieces.append(Leg(at, at, 0.0, float(enter[i]), 0.0,
+                                   [f"{', '.join(kinds)} ({enter[i]:g} to cross)"], "obstacle"))
+        if narrow[i] > 0.0 and narrow[prev] == 0.0:
+            widths = [f"{kind} {lay.passage[kind][rc]:g} wide" for kind in names
+                      if kind in lay.passage and lay.passage[kind][rc] < unit.frontage]
+            self.pieces.append(Leg(at, at, 0.0, float(narrow[i]), 0.0,
+                                   [f"{', '.join(widths)}, frontage {unit.frontage:g}"],
+                                   "formation change"))
 
     def _blocked(self, i: int) -> str:
         names = self.g.combos[self.g.combo[divmod(i, self.cols)]]

@@ -55,11 +55,11 @@ class Layers:
         Ground height (0 off hills).
     steep : ndarray of uint64
         Kinds of the steep hills covering each cell (bits as in `mask`).
-    passage : ndarray of float64
-        Width of the narrowest passage (a kind with ``passage = true``: bridge,
-        trail, gateway) covering each cell, ``inf`` where there is none.  A
-        line's width is its ``width``; a polygon's is the diameter of the
-        largest circle inside it.
+    passage : dict of str to ndarray of float64
+        For each passage kind on the map (``passage = true``: bridge, trail,
+        gateway), the width of its narrowest feature covering each cell,
+        ``inf`` where it has none.  A line's width is its ``width``; a
+        polygon's is the diameter of the largest circle inside it.
     crossing : ndarray of float64
         Flat cost of crossing the obstacle covering each cell (its feature's
         ``cost``, else its kind's ``crossing_cost``; the largest where several
@@ -74,7 +74,7 @@ class Layers:
     mask: np.ndarray
     elevation: np.ndarray
     steep: np.ndarray
-    passage: np.ndarray
+    passage: dict[str, np.ndarray]
     crossing: np.ndarray
     climb: np.ndarray
 
@@ -109,7 +109,7 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
     mask = np.zeros(grid.shape, dtype=np.uint64)
     steep = np.zeros(grid.shape, dtype=np.uint64)
     elevation = np.zeros(grid.shape, dtype=np.float64)
-    passage = np.full(grid.shape, np.inf)
+    passage: dict[str, np.ndarray] = {}
     crossing = np.zeros(grid.shape)
     climb = np.zeros(grid.shape)
     for f in battlefield.features:
@@ -117,7 +117,8 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
         mask[window][cells] |= bit[f.terrain]
         if rules.terrain[f.terrain].passage:
             width = f.width if f.linear else 2.0 * shapely.maximum_inscribed_circle(f.full).length
-            passage[window][cells] = np.minimum(passage[window][cells], width)
+            widths = passage.setdefault(f.terrain, np.full(grid.shape, np.inf))
+            widths[window][cells] = np.minimum(widths[window][cells], width)
         flat = rules.terrain[f.terrain].crossing_cost if f.cost is None else f.cost
         if flat > 0:
             crossing[window][cells] = np.maximum(crossing[window][cells], flat)
@@ -136,7 +137,7 @@ def unit_mask(lay: Layers, rules: Ruleset, unit: Unit) -> np.ndarray:
     """The kinds a unit can make use of in each cell.
 
     Kinds ``closed_to`` the unit's troop type are dropped everywhere, and
-    passages narrower than one of its figures where they are narrower: a
+    each passage kind where it is narrower than one of the unit's figures: a
     trail then no longer cancels the wood it runs through, a bridge no longer
     carries the unit over the river.
     """
@@ -144,10 +145,20 @@ def unit_mask(lay: Layers, rules: Ruleset, unit: Unit) -> np.ndarray:
     closed = lay.bits([k for k in lay.kinds if unit.troop in rules.terrain[k].closed_to])
     if closed:
         mask = mask & ~closed
-    narrow = lay.bits([k for k in lay.kinds if rules.terrain[k].passage])
-    if narrow and unit.figure_width > 0:
-        mask = np.where(lay.passage < unit.figure_width, mask & ~narrow, mask)
+    if unit.figure_width > 0:
+        for kind, width in lay.passage.items():
+            mask = np.where(width < unit.figure_width, mask & ~lay.bits([kind]), mask)
     return mask
+
+
+def narrowing(lay: Layers, mask: np.ndarray, unit: Unit) -> np.ndarray:
+    """Bits of the passage kinds under each cell (in ``mask``) narrower than the unit's
+    frontage."""
+    bits = np.zeros(lay.grid.shape, dtype=np.uint64)
+    for kind, width in lay.passage.items():
+        b = lay.bits([kind])
+        bits |= np.where((mask & b != 0) & (width < unit.frontage), b, np.uint64(0))
+    return bits
 
 
 def _cover(grid: GridSpec, area, linear: bool) -> tuple[tuple[slice, slice], np.ndarray]:
@@ -281,12 +292,16 @@ def steps(
     )
 
 
-def bucket_count(st: Steps, top: float) -> int:
-    """Buckets as wide as the shortest step that outspan the costliest one at multiplier ``top``.
+def bucket_count(st: Steps, top: float, flat: float = 0.0) -> int:
+    """Buckets as wide as the shortest step that outspan the costliest step.
 
-    A power of two, so the kernel picks a bucket with a mask.
+    A step costs at most its length at multiplier ``top`` plus ``flat`` for
+    each cell it crosses (the flat entry costs one cell can charge).  A power
+    of two, so the kernel picks a bucket with a mask.
     """
-    return 1 << (int(float(st.length.max()) * top / float(st.length.min())) + 2).bit_length()
+    pieces = np.diff(st.piece_start)
+    costliest = float(np.max(st.length * top + pieces * flat))
+    return 1 << (int(costliest / float(st.length.min())) + 2).bit_length()
 
 
 def trail_behind(p: tuple[float, float], u: tuple[float, float], depth_cells: float) -> list:
@@ -330,11 +345,13 @@ class CostGrid:
         footprint standing straight behind a cell centre (`trail_behind`),
         ``rem`` in table units.
     enter : ndarray of float64
-        Flat cost of stepping into a cell from one with another (or none): an
-        obstacle's crossing cost, plus the ruleset's ``formation_change`` on
-        passages narrower than the unit's frontage that it relies on (ground
-        it could not enter, or would pay more for, without the passage); 0
-        elsewhere.
+        An obstacle's flat crossing cost, paid stepping into a cell from one
+        with another (or none); 0 elsewhere.
+    narrow : ndarray of float64
+        The ruleset's ``formation_change`` on passages narrower than the
+        unit's frontage that it relies on (ground it could not enter, or would
+        pay more for, without them), paid stepping in from a cell without one
+        (`_kernels.entry`); 0 elsewhere.
     quantum : ndarray of float64
         Per combo (like `combos`): the quantum its ground is charged in (a
         ruleset's "per started 2 inches"), 0 for none.
@@ -352,6 +369,7 @@ class CostGrid:
     steps: Steps
     footprint: tuple
     enter: np.ndarray
+    narrow: np.ndarray
     quantum: np.ndarray
 
     @property
@@ -373,7 +391,7 @@ class CostGrid:
     def kernel_args(self) -> KernelArgs:
         """What the search kernels take (built once, step table included)."""
         return kernel_args(self.base, self.steps, self.steep, self.slope, self.unit.depth,
-                           self.footprint, enter=self.enter)
+                           self.footprint, enter=self.enter, narrow=self.narrow)
 
 
 class KernelArgs(NamedTuple):
@@ -405,6 +423,7 @@ class KernelArgs(NamedTuple):
     table_cost: np.ndarray
     table_uniform: np.ndarray
     enter: np.ndarray
+    narrow: np.ndarray
 
 
 def kernel_args(
@@ -416,6 +435,7 @@ def kernel_args(
     footprint: tuple | None = None,
     table: bool = True,
     enter: np.ndarray | None = None,
+    narrow: np.ndarray | None = None,
 ) -> KernelArgs:
     """Flatten a grid's multipliers (and slopes, footprint) into the kernels' arguments.
 
@@ -439,15 +459,17 @@ def kernel_args(
         st.dr, st.dc, st.length, st.ux, st.uy,
         st.piece_start, st.piece_dr, st.piece_dc, st.piece_w,
     )
-    flat_enter = f if enter is None or not enter.any() else enter.ravel()
+    flats = (f, f)
+    if any(a is not None and a.any() for a in (enter, narrow)):
+        flats = tuple(np.zeros(base.size) if a is None else a.ravel() for a in (enter, narrow))
     priced = (f, np.empty(0, dtype=np.int8))
     n = base.size * len(st.dr)
     if table and n * 9 <= _TABLE_BYTES:
         priced = (np.empty(n), np.empty(n, dtype=np.int8))
-        _kernels.step_table(*cells, flat_enter, *priced)
-    top += flat_enter.max(initial=0.0) / float(st.length.max())  # a flat cost on the longest step
+        _kernels.step_table(*cells, *flats, *priced)
+    flat = sum(float(a.max(initial=0.0)) for a in flats)
     return KernelArgs(*cells, float(depth), *(footprint or (i, i, i, f)),
-                      bucket_count(st, top), *priced, flat_enter)
+                      bucket_count(st, top, flat), *priced, *flats)
 
 
 def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int = 3) -> CostGrid:
@@ -483,12 +505,12 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
     shape = lay.grid.shape
     mask = unit_mask(lay, rules, unit)
     combos, combo, base = _price(mask, lay, rules, unit)
-    enter = np.zeros(shape) if unit.flying else lay.crossing.copy()
-    passages = lay.bits([k for k in lay.kinds if rules.terrain[k].passage])
-    narrow = (mask & passages != 0) & (lay.passage < unit.frontage)
-    if narrow.any() and rules.formation_change > 0 and not unit.flying:
-        _, _, without = _price(np.where(narrow, mask & ~passages, mask), lay, rules, unit)
-        enter[narrow & (base < without)] += rules.formation_change
+    enter = np.zeros(shape) if unit.flying else lay.crossing
+    narrow = np.zeros(shape)
+    narrows = narrowing(lay, mask, unit)
+    if narrows.any() and rules.formation_change > 0 and not unit.flying:
+        _, _, without = _price(mask & ~narrows, lay, rules, unit)
+        narrow[(narrows != 0) & (base < without)] = rules.formation_change
 
     steep = np.ones(shape)
     if not unit.flying:
@@ -523,7 +545,7 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
     quantum = np.array([_combo_quantum(c, rules, unit) for c in combos], dtype=np.float64)
     result = CostGrid(
         battlefield, rules, unit, lay, base, steep, (gxf, gxb, gyf, gyb), combo, combos, st,
-        footprint, enter, quantum,
+        footprint, enter, narrow, quantum,
     )
     battlefield._cache[key] = result
     return result

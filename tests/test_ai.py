@@ -156,7 +156,7 @@ def _follow_cost(g, f, xy):
 def test_flow_field_descent_costs_the_field_and_the_route(rules, mapname):
     bf = engine.load_map(MAPS / mapname)
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
-    assert (g.steep != 1).any() and g.enter.any()  # uphill and entry costs both in play
+    assert (g.steep != 1).any() and g.narrow.any()  # uphill and entry costs both in play
     goal = g.grid.rc_to_xy(g.grid.xy_to_rc((bf.width * 0.3, bf.height * 0.25)))
     f = flow_field(g, [goal])
     assert f.cost_at(goal) == 0 and f.path_from(goal) == [goal]

@@ -346,3 +346,43 @@ def test_reach_many_with_quanta_equals_one_reach(bs):
     for got, start in zip(engine.reach_many(g, starts), starts, strict=True):
         one = engine.reach(g, start)
         assert np.array_equal(got.cells, one.cells) and np.array_equal(got.cost, one.cost)
+
+
+# --- flat costs where passages and obstacles meet --------------------------------------
+
+
+def test_a_unit_on_a_trail_crossing_a_fence_pays_the_fence_only(bs):
+    feats = [feature("swamp", rect(-1, -1, 25, 5)),
+             feature("trail", line((-1, 2), (25, 2)), width=1.0),
+             feature("fence", line((12, -1), (12, 5)), width=0.5)]
+    g = grid(bs, feats)  # frontage 4" on a 1" trail: narrowed once, on the start's trail cell
+    priced = engine.price_path(g, [(2, Y), (20, Y)])
+    assert priced.cost == pytest.approx(18 + 4)
+    assert [(leg.kind, leg.cost) for leg in priced.legs if leg.kind != "move"] == [
+        ("obstacle", 4.0)]
+
+
+def test_a_narrow_trail_over_a_wide_bridge_does_not_narrow_the_unit(bs):
+    feats = [feature("deep water", line((-1, 10), (25, 10)), width=2),
+             feature("bridge", line((12, 7), (12, 13)), width=6)]
+    for trail in (1.0, 0.5):  # narrower than the frontage; narrower than a figure
+        over = [*feats, feature("trail", line((12, 0), (12, 20)), width=trail)]
+        g = grid(bs, over, width=24, height=20)
+        priced = engine.price_path(g, [(12.125, 5), (12.125, 15)])
+        assert priced.cost == pytest.approx(10) and all(leg.kind == "move"
+                                                        for leg in priced.legs)
+
+
+@pytest.mark.parametrize("depth", [0, 2])
+def test_steps_paying_several_flat_costs_stay_in_the_bucket_ring(rules, depth):
+    """A step may cross two obstacles of large costs at once: Dial's ring must span it."""
+    from .conftest import battlefield
+
+    feats = [feature("wall", line((10.5, 70), (10.5, 130)), width=1, cost=100),
+             feature("hedge", line((11.5, 70), (11.5, 130)), width=1, cost=200)]
+    bf = load_map(battlefield(feats, 40, 200, cell=1.0))
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth, frontage=2))
+    start = (5.5, 100.5)
+    r = engine.reach(g, start, 10000)
+    for goal in [(12.5, 100.5), (20.5, 100.5)]:
+        assert r.cost_at(goal) == pytest.approx(engine.route(g, start, goal).cost)

@@ -105,3 +105,15 @@ def test_landmarks_stand_on_the_network_and_spread_out(rules):
     assert np.isfinite(g.base.ravel()[hw.cells]).all()
     gaps = [np.hypot(*(p - q)) for i, p in enumerate(pts) for q in pts[i + 1:]]
     assert min(gaps) > 40  # a 120 cm map: four landmarks far apart
+
+
+@pytest.mark.parametrize(("seed", "depth"), [(0, 4.0), (0, 6.0), (1, 6.0)])
+def test_highway_with_rear_ranks_within_a_cell_on_wild_maps(rules, seed, depth):
+    g = engine.cost_grid(wild(seed), rules, rules.unit("humans", depth=depth, frontage=2))
+    hw = Highway(g, landmarks=4)
+    rng = np.random.default_rng(seed)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    for a, b in rng.choice(open_cells, (15, 2)):
+        pa = g.grid.rc_to_xy(divmod(int(a), g.grid.shape[1]))
+        pb = g.grid.rc_to_xy(divmod(int(b), g.grid.shape[1]))
+        assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell

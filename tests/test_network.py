@@ -156,7 +156,7 @@ def test_formation_change_costs_in_the_search_match_the_reference(rules):
               feature("gateway", line((12, 2.5), (17, 2.5)), width=2)]
     bf = engine.load_map(battlefield(feats, 18, 14, cell=1.0))
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0, frontage=4))
-    assert g.enter.any() and g.kernel_args.table_cost.size
+    assert g.narrow.any() and g.kernel_args.table_cost.size
     source = int(np.flatnonzero(np.isfinite(g.base.ravel()))[0])
     expected = reference_costs(g, source)
     r = engine.reach(g, centre(g, source), 1e9)
@@ -164,7 +164,7 @@ def test_formation_change_costs_in_the_search_match_the_reference(rules):
     assert got.keys() == expected.keys()
     assert got == pytest.approx(expected, rel=1e-12, abs=1e-9)
     untabled = engine.terrain.kernel_args(g.base, g.steps, g.steep, g.slope, 0.0, g.footprint,
-                                          table=False, enter=g.enter)
+                                          table=False, enter=g.enter, narrow=g.narrow)
     assert untabled.table_cost.size == 0
     g.__dict__["kernel_args"] = untabled  # the cached property, replaced
     r2 = engine.reach(g, centre(g, source), 1e9)
