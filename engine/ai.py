@@ -30,7 +30,16 @@ from . import _flow
 from .errors import InputError, NoRouteError
 from .maps import Battlefield
 from .rules import COVERS, Ruleset, Unit
-from .search import _SLACK, Reach, _allowance, _start_cell, _workspace, reach, reach_many
+from .search import (
+    _SLACK,
+    Reach,
+    _allowance,
+    _quantised,
+    _start_cell,
+    _workspace,
+    reach,
+    reach_many,
+)
 from .terrain import CostGrid, cost_grid, layers
 from .visibility import viewshed
 
@@ -185,7 +194,11 @@ def reach_turns(
     if per_turn <= 0:
         raise InputError(f"allowance must be > 0 to count turns, got {per_turn:g}")
     source = _start_cell(grid, at, "start")
-    idx, cost = _workspace(grid).within(grid, source, per_turn * int(horizon))
+    ws, budget = _workspace(grid), per_turn * int(horizon)
+    if grid.quantum.any():  # costs rounded to whole quanta, as reach and route price them
+        idx, cost = _quantised(grid, ws, source, budget)
+    else:
+        idx, cost = ws.within(grid, source, budget)
     out = np.full(grid.grid.shape, -1, dtype=np.int16)
     out.flat[idx] = np.maximum(np.ceil(cost / per_turn - _SLACK), 0).astype(np.int16)
     out.flat[source] = 0
@@ -350,7 +363,8 @@ def flow_field(
     footprint, which depends on the path it came by, not only on the cell;
     its field prices the front alone: a lower bound of its route's cost, and
     the route it leads along may cost that unit more (price it with
-    `price_path`).
+    `price_path`).  Likewise ground priced per started quantum (Battlesystem's
+    light woods) is priced smoothly here; `price_path` rounds it.
 
     Parameters
     ----------

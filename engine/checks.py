@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -201,10 +202,19 @@ def manoeuvre(grid: CostGrid, at, kind: str, figures: int | None = None) -> Mano
 
 
 def _special(grid: CostGrid, r: int, c: int) -> list[str]:
-    """The special-terrain layers a unit pays at cell (r, c)."""
-    classes = grid.rules.irregular_in or _SPECIAL
-    on = _combo_layers(grid.combos[grid.combo[r, c]], grid.rules, grid.unit) or set()
-    return sorted(n for n in on if grid.rules.layers[n] in classes)
+    """The special-terrain layers of the ground at cell (r, c), whoever stands there.
+
+    A road cancels what it cancels and a bridge opens the river under it;
+    ground nobody may enter (deep water) keeps its own layers.
+    """
+    rules, lay = grid.rules, grid.layers
+    kinds = tuple(k for i, k in enumerate(lay.kinds) if int(lay.mask[r, c]) >> i & 1)
+    walker = dataclasses.replace(grid.unit, flying=False, swimming=False)
+    on = _combo_layers(kinds, rules, walker)
+    if on is None:
+        on = {n for k in kinds for n in rules.terrain[k].layers}
+    classes = rules.irregular_in or _SPECIAL
+    return sorted(n for n in on if rules.layers[n] in classes)
 
 
 @dataclass(frozen=True)
@@ -287,9 +297,12 @@ def can_charge(grid: CostGrid, start, target, *, minimum_range: float,
     if climbed:
         reasons.append("it has moved uphill this turn")
     r, c = grid.grid.xy_to_rc(target)
+    ground = ", ".join(n for n in grid.combos[grid.combo[r, c]] if n != "clear") or "clear"
     if _special(grid, r, c):
-        ground = ", ".join(n for n in grid.combos[grid.combo[r, c]] if n != "clear")
         reasons.append(f"the target is in special terrain ({ground})")
+    if math.isinf(grid.base[r, c]):
+        reasons.append(f"{grid.unit.race} cannot enter the target's ground ({ground})")
+        return ChargeCheck(False, reasons, checks, None)
     try:
         rt = route(grid, start, target)
     except NoRouteError:

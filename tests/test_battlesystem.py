@@ -386,3 +386,32 @@ def test_steps_paying_several_flat_costs_stay_in_the_bucket_ring(rules, depth):
     r = engine.reach(g, start, 10000)
     for goal in [(12.5, 100.5), (20.5, 100.5)]:
         assert r.cost_at(goal) == pytest.approx(engine.route(g, start, goal).cost)
+
+
+def test_charge_at_a_target_on_ground_the_charger_cannot_enter(bs):
+    g = grid(bs, [feature("rough ground", rect(10, -1, 14, 5))], "cavalry")
+    c = engine.can_charge(g, (2, Y), (12, Y), bonus=6, minimum_range=3)
+    assert not c.allowed and c.route is None
+    assert c.reasons == ["the target is in special terrain (rough ground)",
+                         "cavalry cannot enter the target's ground (rough ground)"]
+
+
+def test_special_terrain_is_the_grounds_not_the_chargers(bs):
+    woods = feature("light woods", rect(10, -1, 14, 5))
+    road = feature("road", line((0, Y), (24, Y)), width=1)
+    on_road = engine.can_charge(grid(bs, [woods, road]), (2, Y), (12, Y), bonus=6,
+                                minimum_range=0)
+    assert on_road.allowed  # a road "is treated as clear, open terrain"
+    for race in ("infantry", "cavalry", "special-large"):  # whoever charges
+        c = engine.can_charge(grid(bs, [woods], race), (2, Y), (12, Y), bonus=6,
+                              minimum_range=0)
+        assert "the target is in special terrain (light woods)" in c.reasons
+
+
+def test_turns_to_a_cell_count_quanta_as_route_does(bs):
+    g = engine.cost_grid(load_map(BS / "light-woods.geojson"), bs,
+                         bs.unit("infantry", move=10, depth=0))
+    turns = engine.reach_turns(g, (2.125, Y), 3)
+    for x in (8.125, 8.375, 12.375):
+        rt = engine.route(g, (2.125, Y), (x, Y))
+        assert turns[g.grid.xy_to_rc((x, Y))] == rt.turns
