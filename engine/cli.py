@@ -82,7 +82,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    def unit_args(p: argparse.ArgumentParser, race_required: bool = True) -> None:
+    def unit_args(p: argparse.ArgumentParser, race_required: bool = True,
+                  png: bool = True) -> None:
         p.add_argument("map", help="GeoJSON battlefield")
         p.add_argument(
             "--rules", default="fantasy-warlord",
@@ -103,7 +104,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="regular units keep out of the ground the rules reserve for "
                        "irregular formation")
         p.add_argument("--json", action="store_true", help="print JSON")
-        p.add_argument("--png", metavar="FILE", help="write a picture")
+        if png:
+            p.add_argument("--png", metavar="FILE", help="write a picture")
 
     p = sub.add_parser("reach", help="everywhere a unit can get to this turn")
     unit_args(p)
@@ -117,12 +119,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--to", dest="goal", type=_point, required=True, metavar="X,Y")
 
     p = sub.add_parser("price", help="what a given path costs, leg by leg")
-    unit_args(p)
+    unit_args(p, png=False)
     p.add_argument("--path", type=_point, nargs="+", required=True, metavar="X,Y")
 
     p = sub.add_parser("manoeuvre", help="what a re-form, face or frontage change costs "
                        "where the unit stands")
-    unit_args(p)
+    unit_args(p, png=False)
     p.add_argument("--at", type=_point, required=True, metavar="X,Y", help="the unit's position")
     p.add_argument("--kind", choices=("reform", "face", "frontage"), required=True)
     p.add_argument("--figures", type=_count, help="figures changing place (frontage)")

@@ -10,9 +10,10 @@ the shipped files in ``engine/rules/`` are commented throughout):
     hills; default 0), ``troops`` (troop type names), ``figure_width`` and
     ``frontage`` (default sizes), ``formation_change`` (flat cost of narrowing
     to pass a passage), ``march`` (march move multiplier; open ground only)
-    ``irregular_in`` (layer classes a regular unit may not enter) and
-    ``charge_bonus`` (distance a charging unit may move beyond its allowance;
-    default 0).
+    ``irregular_in`` (layer classes a regular unit may not enter),
+    ``combine`` (``"product"``, default: a cell's layers multiply; ``"worst"``:
+    the costliest applies, climbing included) and ``charge_bonus`` (distance
+    a charging unit may move beyond its allowance; default 0).
 ``[manoeuvres]`` (optional)
     Costs on clear ground of ``reform``, ``face`` and ``frontage`` (per
     ``frontage_figures`` figures), for `engine.checks.manoeuvre`.
@@ -74,6 +75,9 @@ __all__ = [
 ]
 
 LAYER_CLASSES = ("area", "obstacle", "slope", "water")
+# How a cell's layers combine: multiply (Fantasy Warlord's cumulative modifiers)
+# or take the worst (the Reglamento's categories).
+COMBINES = ("product", "worst")
 ROLES = ("ground", "river", "crossing", "building", "gateway", "hill")
 COVERS = ("light", "medium", "heavy")  # weakest first
 DISORDERS = ("close order", "any")
@@ -243,6 +247,7 @@ class Ruleset:
     source: str
     march: float | None = None
     irregular_in: tuple[str, ...] = ()
+    combine: str = "product"
     manoeuvres: dict[str, float] = field(default_factory=dict)
     sight_height: float = 0.0
     charge_bonus: float = 0.0
@@ -472,7 +477,7 @@ def _parse(data: dict, source: str) -> Ruleset:
     check_keys(
         head, "[ruleset]", {"name", "units", "rank_depth"},
         {"break_formation_distance", "troops", "frontage", "figure_width", "formation_change",
-         "march", "irregular_in", "sight_height", "charge_bonus"},
+         "march", "irregular_in", "sight_height", "charge_bonus", "combine"},
     )
     if not isinstance(head["name"], str) or not head["name"].strip():
         raise fail(f"[ruleset] name must be a non-empty string, got {head['name']!r}")
@@ -497,6 +502,9 @@ def _parse(data: dict, source: str) -> Ruleset:
         march = number(march, "[ruleset] march", minimum=1.0)
     irregular_in = names(head.get("irregular_in", []), "[ruleset] irregular_in", LAYER_CLASSES,
                          "class")
+    combine = head.get("combine", "product")
+    if combine not in COMBINES:
+        raise fail(f"[ruleset] combine must be one of {', '.join(COMBINES)}, got {combine!r}")
     sight_height = number(head.get("sight_height", 0.0), "[ruleset] sight_height")
     charge_bonus = number(head.get("charge_bonus", 0.0), "[ruleset] charge_bonus")
 
@@ -624,6 +632,7 @@ def _parse(data: dict, source: str) -> Ruleset:
         source=source,
         march=march,
         irregular_in=irregular_in,
+        combine=combine,
         manoeuvres=manoeuvres,
         sight_height=sight_height,
         charge_bonus=charge_bonus,

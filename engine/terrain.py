@@ -523,6 +523,9 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
                     on = (covered >> np.uint64(i) & np.uint64(1)).astype(bool)
                     steep[on] = np.maximum(steep[on], factor)
         steep = np.maximum(steep, lay.climb)
+        if rules.combine == "worst":  # climbing costs the worse of the slope and the ground
+            ok = np.isfinite(base) & (steep > 1.0)
+            steep[ok] = np.maximum(steep[ok] / base[ok], 1.0)
     h = lay.elevation / lay.grid.cell
     gxf, gxb, gyf, gyb = (np.zeros(shape) for _ in range(4))
     gxf[:, :-1] = gxb[:, 1:] = h[:, 1:] - h[:, :-1]
@@ -567,7 +570,10 @@ def _combo_multiplier(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> flo
     Layers multiply; each layer counts once however many features bring it.
     """
     on = _combo_layers(kinds, rules, unit)
-    return math.inf if on is None else math.prod(unit.multipliers[name] for name in on)
+    if on is None:
+        return math.inf
+    rates = [unit.multipliers[name] for name in on]
+    return max(rates, default=1.0) if rules.combine == "worst" else math.prod(rates)
 
 
 def _combo_quantum(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> float:

@@ -126,3 +126,14 @@ def test_wide_rivers_need_a_bridge(rg):
     assert math.isinf(cost(grid(rg, [river]), (2, Y), (20, Y)))
     bridge = feature("bridge", line((7, Y), (13, Y)), width=3)
     assert cost(grid(rg, [river, bridge]), (2, Y), (20, Y)) == 18
+
+
+def test_categories_do_not_stack(rg):
+    """Woods on a steep hill, dense woods over woods: the worse category, not the product."""
+    steep = feature("hill", rect(5, -10, 35, 16), elevation=6, steep=True)
+    woods = feature("woods", rect(5, -1, 30, 7))
+    g = grid(rg, [steep, woods], "dwarf")
+    assert cost(g, (6, Y), (7, Y)) == pytest.approx(4)   # climbing: very difficult, x4
+    assert cost(g, (7, Y), (6, Y)) == pytest.approx(2)   # down: the wood's x2
+    thorns = feature("dense woods", rect(5, -1, 30, 7))
+    assert cost(grid(rg, [woods, thorns], "dwarf"), (6, Y), (7, Y)) == pytest.approx(4)

@@ -180,6 +180,8 @@ REFUSALS = {
     "negative-crossing-cost": ('[terrain.wall]\nlayers = ["wall"]',
                                '[terrain.wall]\nlayers = ["wall"]\ncrossing_cost = -4',
                                "[terrain.wall] crossing_cost must be a finite number >= 0"),
+    "unknown-combine": ("formation_change = 5.0", 'formation_change = 5.0\ncombine = "sum"',
+                        "[ruleset] combine must be one of product, worst, got 'sum'"),
     "march-below-one": ("formation_change = 5.0", "formation_change = 5.0\nmarch = 0.5",
                         "[ruleset] march must be a finite number >= 1"),
     "irregular-in-unknown-class": ("formation_change = 5.0",
