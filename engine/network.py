@@ -309,7 +309,7 @@ def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
     for cells in opened.values():
         land &= ~cells
     labels, n = ndimage.label(land, structure=_FOUR)
-    regions = [_region(labels, i, spec.cell) for i in range(1, n + 1)]
+    regions = _regions(labels, n, spec.cell)
 
     graph = nx.Graph()
     graph.add_nodes_from(("region", i) for i in range(1, n + 1))
@@ -346,11 +346,16 @@ def _round6(v) -> float:
     return round(float(v), 6)
 
 
-def _region(labels: np.ndarray, i: int, cell: float) -> Region:
-    rr, cc = np.nonzero(labels == i)
-    mid = int(np.argmin((rr - rr.mean()) ** 2 + (cc - cc.mean()) ** 2))
-    return Region(id=i, area=float(rr.size * cell * cell),
-                  at=(float((cc[mid] + 0.5) * cell), float((rr[mid] + 0.5) * cell)))
+def _regions(labels: np.ndarray, n: int, cell: float) -> list[Region]:
+    """Each labelled region's area and the cell of it nearest its centre of mass."""
+    out = []
+    for i, box in enumerate(ndimage.find_objects(labels, n), start=1):
+        rr, cc = np.nonzero(labels[box] == i)
+        rr, cc = rr + box[0].start, cc + box[1].start
+        mid = int(np.argmin((rr - rr.mean()) ** 2 + (cc - cc.mean()) ** 2))
+        out.append(Region(id=i, area=float(rr.size * cell * cell),
+                          at=(float((cc[mid] + 0.5) * cell), float((rr[mid] + 0.5) * cell))))
+    return out
 
 
 @dataclass(frozen=True)
