@@ -292,15 +292,11 @@ def steps(
     )
 
 
-def bucket_count(st: Steps, top: float, flat: float = 0.0) -> int:
-    """Buckets as wide as the shortest step that outspan the costliest step.
+def bucket_count(st: Steps, costliest: float) -> int:
+    """Buckets as wide as the shortest step that outspan a step costing ``costliest``.
 
-    A step costs at most its length at multiplier ``top`` plus ``flat`` for
-    each cell it crosses (the flat entry costs one cell can charge).  A power
-    of two, so the kernel picks a bucket with a mask.
+    A power of two, so the kernel picks a bucket with a mask.
     """
-    pieces = np.diff(st.piece_start)
-    costliest = float(np.max(st.length * top + pieces * flat))
     return 1 << (int(costliest / float(st.length.min())) + 2).bit_length()
 
 
@@ -467,9 +463,17 @@ def kernel_args(
     if table and n * 9 <= _TABLE_BYTES:
         priced = (np.empty(n), np.empty(n, dtype=np.int8))
         _kernels.step_table(*cells, *flats, *priced)
+    # The costliest step: its length at multiplier `top` plus the flat costs of each cell
+    # it crosses; with a table, the dearest step in it (flat costs included), plus what
+    # a rear-rank trail can add to a step (its length at `top`).
     flat = sum(float(a.max(initial=0.0)) for a in flats)
+    costliest = float(np.max(st.length * top + np.diff(st.piece_start) * flat))
+    if priced[0].size:
+        finite = priced[0][np.isfinite(priced[0])]
+        trail = float(st.length.max()) * top if depth > 0 else 0.0
+        costliest = min(costliest, float(finite.max(initial=0.0)) + trail)
     return KernelArgs(*cells, float(depth), *(footprint or (i, i, i, f)),
-                      bucket_count(st, top, flat), *priced, *flats)
+                      bucket_count(st, costliest), *priced, *flats)
 
 
 def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int = 3) -> CostGrid:
