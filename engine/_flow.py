@@ -105,7 +105,7 @@ def reverse_search(
                         break
                     total += piece_w[j] * step_len[k] * g
                     if entering:
-                        total += entry(enter, narrow, i, prev)
+                        total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
                     prev = i
             if total == np.inf:
                 continue

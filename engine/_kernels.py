@@ -116,19 +116,21 @@ def advance(lv, rem, org, n, level, origin, length, depth, rec_len, rec_lv, rec_
 
 
 @njit(cache=True, inline="always")
-def entry(enter, narrow, i, prev):
-    """Flat costs of the front going into cell ``i`` from cell ``prev``.
+def entry(enter_i, enter_prev, narrow_i, narrow_prev):
+    """Flat costs of the front going into cell i from cell prev.
 
-    ``enter[i]`` (an obstacle's crossing cost) is paid going into a cell whose
-    cost differs from ``prev``'s (another obstacle, or none); ``narrow[i]``
-    (a formation change) going into a cell that has one from a cell that has
-    none: a unit already narrowed does not narrow again.
+    ``enter`` (an obstacle's crossing cost) is paid going into a cell whose
+    cost differs from prev's (another obstacle, or none); ``narrow`` (a
+    formation change) going into a cell that has one from a cell that has
+    none: a unit already narrowed does not narrow again.  Scalars only: the
+    kernels call it per piece, where passing arrays would cost a reference
+    count each.
     """
     c = 0.0
-    if enter[i] > 0.0 and enter[i] != enter[prev]:
-        c += enter[i]
-    if narrow[i] > 0.0 and narrow[prev] == 0.0:
-        c += narrow[i]
+    if enter_i > 0.0 and enter_i != enter_prev:
+        c += enter_i
+    if narrow_i > 0.0 and narrow_prev == 0.0:
+        c += narrow_i
     return c
 
 
@@ -223,7 +225,7 @@ def step_table(
                     same = False
                 total += piece_w[j] * step_len[k] * g
                 if entering:
-                    total += entry(enter, narrow, i, prev)
+                    total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
                 prev = i
             cost[slot] = total
             if same and total != np.inf:
@@ -421,7 +423,7 @@ def search(
                     else:
                         total += piece_w[j] * step_len[k] * g
                     if entering:
-                        total += entry(enter, narrow, i, prev)
+                        total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
                     prev = i
             nd = da + total
             if nd >= dist[b]:
