@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import shapely
-from scipy import ndimage
 from shapely.geometry import LineString, Point
 from shapely.ops import substring
 
@@ -261,7 +260,8 @@ def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
     >>> [c.kind for c in found], len(regions)
     (['bridge', 'bridge', 'ford'], 4)
     """
-    import networkx as nx
+    import networkx as nx  # not at module level: both take longer to import than the engine
+    from scipy import ndimage
 
     lay = layers(battlefield, rules)
     spec = lay.grid
@@ -348,6 +348,8 @@ def _round6(v) -> float:
 
 def _regions(labels: np.ndarray, n: int, cell: float) -> list[Region]:
     """Each labelled region's area and the cell of it nearest its centre of mass."""
+    from scipy import ndimage
+
     out = []
     for i, box in enumerate(ndimage.find_objects(labels, n), start=1):
         rr, cc = np.nonzero(labels[box] == i)

@@ -11,7 +11,6 @@ grid (scipy.ndimage.label) and cached.
 from __future__ import annotations
 
 import numpy as np
-from scipy import ndimage
 
 from .terrain import CostGrid
 
@@ -34,6 +33,8 @@ def regions(grid: CostGrid) -> tuple[np.ndarray, int]:
     key = ("regions", id(grid))
     cache = grid.battlefield._cache
     if key not in cache:
+        from scipy import ndimage  # imported when first needed: it is slow to import
+
         labels, count = ndimage.label(np.isfinite(grid.base), structure=_FOUR)
         cache[key] = (labels, int(count), grid)  # the grid held: its id stays its own
     labels, count, _ = cache[key]
