@@ -243,7 +243,8 @@ class _Pricer:
             if m == math.inf:
                 self.pieces.append(Leg(a, b, length, math.inf, math.inf, [self._blocked(i)]))
                 continue
-            self._entry(i, a)
+            if self.flats[0][i] > 0.0 or self.flats[1][i] > 0.0:
+                self._entry(i, a)
             self.at = i
             if self.quantum is not None:
                 if self.quantum[i] != self.q:
