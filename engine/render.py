@@ -339,8 +339,6 @@ def render_viewshed_png(
     """
     path = _writable(path)
 
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -350,22 +348,11 @@ def render_viewshed_png(
     image, _, handles = _terrain(lay)
     image[~seen] *= 0.45
     handles.append(Patch(facecolor="0.3", edgecolor="0.35", label="not seen (shaded)"))
-    box = float(np.clip(spec.height / spec.width, 1 / 6, 6))
-    width = min(12.0, 13.0 / box)
-    fig = Figure(figsize=(width, width * box), dpi=110)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    ax.imshow(image, origin="upper", extent=extent, interpolation="nearest")
+    fig, ax, width = _canvas(lay, image, extent, handles)
     if seen.any() and not seen.all():
         ax.contour(*_corners(seen, spec.cell), levels=[0.5], colors=["black"], linewidths=1.0,
                    zorder=4)
         handles.append(Line2D([], [], color="black", lw=1.0, label="edge of sight"))
-    top = float(lay.elevation.max())
-    if top > 0:
-        xc, yc = (np.arange(cols) + 0.5) * spec.cell, (np.arange(rows) + 0.5) * spec.cell
-        levels = np.linspace(0.0, top, 6)[:-1] + 1e-6 * top
-        ax.contour(xc, yc, lay.elevation, levels=levels, colors=_HILL, linewidths=0.7, zorder=4)
-        handles.append(Line2D([], [], color=_HILL, lw=0.7, label="hill contours"))
     if target is not None:
         (tx, ty), ok = target
         colour = "#1a9850" if ok else _ROUTE
@@ -376,13 +363,7 @@ def render_viewshed_png(
     ax.plot(*observer, "*", ms=18, mfc="white", mec="black", mew=1.3, zorder=9)
     handles.append(Line2D([], [], ls="", marker="*", ms=12, mfc="white", mec="black",
                           label="observer"))
-    ax.set(xlim=(0, spec.width), ylim=(spec.height, 0), aspect=box * spec.width / spec.height,
-           xlabel="x", ylabel="y")
-    ax.set_title(title)
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.08),
-              ncols=int(np.clip(0.5 * width, 1, min(len(handles), 6))), fontsize="small",
-              frameon=False)
-    _save(fig, path)
+    _finish(fig, ax, lay, width, title, handles, path)
 
 
 _SIDES = ("#1f5fa8", _ROUTE, "#6a3d9a", "#ff7f00")
@@ -424,26 +405,14 @@ def render_ai_png(
     """
     path = _writable(path)
 
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
     spec = lay.grid
     rows, cols = spec.shape
     extent = (0.0, cols * spec.cell, rows * spec.cell, 0.0)
     image, _, handles = _terrain(lay)
-    box = float(np.clip(spec.height / spec.width, 1 / 6, 6))
-    width = min(12.0, 13.0 / box)
-    fig = Figure(figsize=(width, width * box), dpi=110)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    ax.imshow(image, origin="upper", extent=extent, interpolation="nearest")
+    fig, ax, width = _canvas(lay, image, extent, handles)
     xc, yc = (np.arange(cols) + 0.5) * spec.cell, (np.arange(rows) + 0.5) * spec.cell
-    top = float(lay.elevation.max())
-    if top > 0:
-        levels = np.linspace(0.0, top, 6)[:-1] + 1e-6 * top
-        ax.contour(xc, yc, lay.elevation, levels=levels, colors=_HILL, linewidths=0.7, zorder=4)
-        handles.append(Line2D([], [], color=_HILL, lw=0.7, label="hill contours"))
     if threat is not None:
         most = max(int(threat.count.max()), 1)
         shade = np.where(threat.count > 0, threat.count, np.nan)
@@ -487,6 +456,37 @@ def render_ai_png(
             sides.add(side)
             handles.append(Line2D([], [], ls="", marker="o", ms=8, mfc=colour, mec="white",
                                   label=f"side {side}"))
+    _finish(fig, ax, lay, width, title, handles, path)
+
+
+def _canvas(lay: Layers, image: np.ndarray, extent: tuple, handles: list):
+    """A figure sized to the table with the terrain ``image`` and hill contours:
+    ``(fig, ax, width)``."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+
+    spec = lay.grid
+    rows, cols = spec.shape
+    box = float(np.clip(spec.height / spec.width, 1 / 6, 6))
+    width = min(12.0, 13.0 / box)
+    fig = Figure(figsize=(width, width * box), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.imshow(image, origin="upper", extent=extent, interpolation="nearest")
+    top = float(lay.elevation.max())
+    if top > 0:
+        xc, yc = (np.arange(cols) + 0.5) * spec.cell, (np.arange(rows) + 0.5) * spec.cell
+        levels = np.linspace(0.0, top, 6)[:-1] + 1e-6 * top
+        ax.contour(xc, yc, lay.elevation, levels=levels, colors=_HILL, linewidths=0.7, zorder=4)
+        handles.append(Line2D([], [], color=_HILL, lw=0.7, label="hill contours"))
+    return fig, ax, width
+
+
+def _finish(fig, ax, lay: Layers, width: float, title: str, handles: list, path: str) -> None:
+    """Axes to the table, the title, the legend below, and the file written."""
+    spec = lay.grid
+    box = float(np.clip(spec.height / spec.width, 1 / 6, 6))
     ax.set(xlim=(0, spec.width), ylim=(spec.height, 0), aspect=box * spec.width / spec.height,
            xlabel="x", ylabel="y")
     ax.set_title(title)
