@@ -34,7 +34,6 @@ from .search import (
     _SLACK,
     Reach,
     _allowance,
-    _quantised,
     _start_cell,
     _workspace,
     reach,
@@ -194,11 +193,7 @@ def reach_turns(
     if per_turn <= 0:
         raise InputError(f"allowance must be > 0 to count turns, got {per_turn:g}")
     source = _start_cell(grid, at, "start")
-    ws, budget = _workspace(grid), per_turn * int(horizon)
-    if grid.quantum.any():  # costs rounded to whole quanta, as reach and route price them
-        idx, cost = _quantised(grid, ws, source, budget)
-    else:
-        idx, cost = ws.within(grid, source, budget)
+    idx, cost = _workspace(grid).within(grid, source, per_turn * int(horizon))
     out = np.full(grid.grid.shape, -1, dtype=np.int16)
     out.flat[idx] = np.maximum(np.ceil(cost / per_turn - _SLACK), 0).astype(np.int16)
     out.flat[source] = 0

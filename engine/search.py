@@ -96,7 +96,13 @@ class _Workspace:
         )
 
     def within(self, g: CostGrid | _RawGrid, source: int, budget: float):
-        """Flat indices and costs of the cells within ``budget`` of ``source``."""
+        """Flat indices and costs of the cells within ``budget`` of ``source``.
+
+        On ground priced per started quantum the costs are the rulebook's
+        (`_quantised`), not the search's smooth ones.
+        """
+        if isinstance(g, CostGrid) and g.quantum.any():
+            return _quantised(g, self, source, budget)
         n = self.run(g, source, -1, budget + _SLACK)
         try:
             idx = self.touched[:n].astype(np.int64)
@@ -226,17 +232,12 @@ def reach(grid: CostGrid, at, allowance: float | None = None) -> Reach:
     (20.0, False)
     """
     budget = _allowance(grid, allowance)
-    source = _start_cell(grid, at, "start")
-    ws = _workspace(grid)
-    if grid.quantum.any():
-        idx, cost = _quantised(grid, ws, source, budget)
-    else:
-        idx, cost = ws.within(grid, source, budget)
+    idx, cost = _workspace(grid).within(grid, _start_cell(grid, at, "start"), budget)
     return Reach(grid, (float(at[0]), float(at[1])), budget, idx, cost)
 
 
 def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
-    """`_Workspace.within` for ground priced per started quantum.
+    """`_Workspace.within` on ground priced per started quantum.
 
     The search runs on the smooth multiplier, so no cell is cheaper by it than
     by the rulebook; then each cell's cost is recomputed along the path the

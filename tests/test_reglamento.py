@@ -137,3 +137,10 @@ def test_categories_do_not_stack(rg):
     assert cost(g, (7, Y), (6, Y)) == pytest.approx(2)   # down: the wood's x2
     thorns = feature("dense woods", rect(5, -1, 30, 7))
     assert cost(grid(rg, [woods, thorns], "dwarf"), (6, Y), (7, Y)) == pytest.approx(4)
+
+
+def test_gateways_are_open_ground_through_a_building(rg):
+    house = feature("building", rect(10, -1, 20, 7))
+    assert math.isinf(cost(grid(rg, [house]), (2, Y), (30, Y)))
+    gate = feature("gateway", line((9, Y), (21, Y)), width=2)
+    assert cost(grid(rg, [house, gate]), (2, Y), (30, Y)) == pytest.approx(28)
