@@ -176,14 +176,19 @@ def _sift_down(i, n, hkey, hidx, pos):
 def step_table(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
-    narrow, cost, uniform,
+    narrow, cost, uniform, flat,
 ):
     """Price every step of every cell once, without the trail.
 
     ``cost[a * K + k]`` is what step k out of cell a costs over its pieces
     (``inf`` if it leaves the grid or is blocked); ``uniform`` is 1 where all
     its pieces have one multiplier (the trail then needs a single update).
-    Flat entry costs (``enter``, ``narrow``: `entry`) are included.  The piece walk
+    Flat entry costs (``enter``, ``narrow``: `entry`) are included.  A uniform
+    step without them costs its multiplier times its length, and ``flat[a]``
+    is cell a's multiplier where every step out of it is such a step at that
+    multiplier (else 0): the searches then price a step from a without the
+    table (it is the same number, and a cell's 32 steps are 256 bytes of it
+    to read).  The piece walk
     is the one in `search`, written out in both: a shared helper taking the
     arrays made the search twice as slow.
     """
@@ -194,6 +199,7 @@ def step_table(
     for a in range(ncell):
         ar = a // cols
         ac = a - ar * cols
+        fa = base[a]
         for k in range(nsteps):
             slot = a * nsteps + k
             cost[slot] = np.inf
@@ -201,10 +207,12 @@ def step_table(
             br = ar + step_dr[k]
             bc = ac + step_dc[k]
             if br < 0 or br >= rows or bc < 0 or bc >= cols:
+                fa = 0.0
                 continue
             total = 0.0
             first = -1.0
             same = True
+            flat_cost = True  # no entry cost on the way
             prev = a
             for j in range(piece_start[k], piece_start[k + 1]):
                 i = a + piece_dr[j] * cols + piece_dc[j]
@@ -225,19 +233,26 @@ def step_table(
                     same = False
                 total += piece_w[j] * step_len[k] * g
                 if entering:
-                    total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
+                    e = entry(enter[i], enter[prev], narrow[i], narrow[prev])
+                    total += e
+                    flat_cost = flat_cost and e == 0.0
                 prev = i
-            cost[slot] = total
             if same and total != np.inf:
                 uniform[slot] = 1
+                if flat_cost:
+                    total = first * step_len[k]
+            cost[slot] = total
+            if not (same and flat_cost and first == fa and total != np.inf):
+                fa = 0.0
+        flat[a] = fa if fa != np.inf else 0.0
 
 
 @njit(cache=True, error_model="numpy")
 def search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter, narrow,
-    source, goal, cell, budget,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, table_flat, enter,
+    narrow, source, goal, cell, budget,
     dist, parent, pos, hkey, hidx, touched, link, dq_lv, dq_rem, dq_org, dq_n, lm, lm_goal,
 ):
     """Dijkstra (``goal < 0``) or A* (``goal >= 0``) over the step neighbourhood.
@@ -252,7 +267,8 @@ def search(
     trail.
 
     ``table_*`` (from `step_table`, or empty to price steps as it goes)
-    hold every step's cost without the trail.
+    hold every step's cost without the trail (``table_flat``: the multiplier
+    of a cell whose steps all cost it times their length).
 
     ``enter`` and ``narrow`` (both empty for none) are flat costs per cell,
     paid as the step's front goes into a cell (`entry`): crossing a wall, a
@@ -350,8 +366,12 @@ def search(
             continue
         ar = a // cols
         ac = a - ar * cols
+        fa = table_flat[a] if tabled else 0.0
         for k in range(nsteps):
-            if tabled:  # the table says inf for steps off the grid
+            if fa > 0.0:  # the table's number, without reading it
+                total = fa * step_len[k]
+                b = a + step_off[k]
+            elif tabled:  # the table says inf for steps off the grid
                 total = table_cost[a * nsteps + k]
                 if total == np.inf:
                     continue
@@ -498,12 +518,13 @@ def _to_go(dr, dc, nsteps, shortest, diagonal, cell):
 @njit(cache=True, error_model="numpy")
 def search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    table_cost, source, goal, cell, budget, dist, parent, touched,
+    table_cost, table_flat, source, goal, cell, budget, dist, parent, touched,
 ):
     """`search` where a step's cost depends on nothing behind the front.
 
     No footprint: a step costs its entry in ``table_cost`` (`step_table`:
-    inf off the grid) or, with an empty table, its pieces' multipliers (no
+    inf off the grid; from a cell with a ``table_flat`` multiplier, that
+    times the step's length, the same number) or, with an empty table, its pieces' multipliers (no
     slopes), in a kernel small enough to compile tight.  Without a table the
     grid has a border of blocked cells at least as wide as the longest step,
     so no step leaves it and nothing is bounds-checked.  Pieces are priced
@@ -528,27 +549,31 @@ def search_plain(
         if table_cost.shape[0] > 0:
             return _search_plain(
                 base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-                nb, table_cost, source, goal, cell, budget, dist, parent, touched, True, True,
+                nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, True,
+                True,
             )
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-            nb, table_cost, source, goal, cell, budget, dist, parent, touched, True, False,
+            nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, True,
+            False,
         )
     if table_cost.shape[0] > 0:
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-            nb, table_cost, source, goal, cell, budget, dist, parent, touched, False, True,
+            nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, False,
+            True,
         )
     return _search_plain(
         base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-        nb, table_cost, source, goal, cell, budget, dist, parent, touched, False, False,
+        nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, False,
+        False,
     )
 
 
 @njit(cache=True, error_model="numpy")
 def _search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    table_cost, source, goal, cell, budget, dist, parent, touched, astar, tabled,
+    table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, astar, tabled,
 ):
     """`search_plain` compiled for each value of ``astar`` (``goal >= 0``) and ``tabled``.
 
@@ -610,8 +635,11 @@ def _search_plain(
         if astar and da + _to_go(ar - goal_r, ac - goal_c, nsteps, shortest, diagonal,
                                  cell) >= dist[goal]:
             continue  # no path through a beats the goal's (in the last buckets: many ties)
+        fa = table_flat[a] if tabled else 0.0
         for k in range(nsteps):
-            if tabled:
+            if fa > 0.0:  # the table's number, without reading it
+                total = fa * step_len[k]
+            elif tabled:
                 total = table_cost[a * nsteps + k]
                 if total == np.inf:  # off the grid, or blocked
                     continue
@@ -682,8 +710,8 @@ def reset(touched, n, dist, parent, pos):
 def search_many(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter, narrow,
-    sources, cell, budget,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, table_flat, enter,
+    narrow, sources, cell, budget,
     dist, parent, pos, touched, link, dq_lv, dq_rem, dq_org, dq_n,
     out_cells, out_cost, out_n,
 ):
@@ -705,15 +733,15 @@ def search_many(
             if simple:
                 n = search_plain(
                     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc,
-                    piece_w, nb, table_cost, sources[u], -1, cell, budget,
+                    piece_w, nb, table_cost, table_flat, sources[u], -1, cell, budget,
                     dist[t], parent[t], touched[t],
                 )
             else:
                 n = search(
                     base, steep, gxf, gxb, gyf, gyb, cols, plain,
                     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-                    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, enter,
-                    narrow, sources[u], -1, cell, budget,
+                    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
+                    table_flat, enter, narrow, sources[u], -1, cell, budget,
                     dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
                     dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], no_lm, no_lm_goal,
                 )

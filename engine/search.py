@@ -80,8 +80,8 @@ class _Workspace:
         ):
             return _kernels.search_plain(
                 a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
-                a.piece_dc, a.piece_w, a.nb, a.table_cost, source, goal, g.cell, budget,
-                self.dist, self.parent, self.touched,
+                a.piece_dc, a.piece_w, a.nb, a.table_cost, a.table_flat, source, goal, g.cell,
+                budget, self.dist, self.parent, self.touched,
             )
         if goal >= 0 and self.hkey.size == 0:  # A*'s heap, only when asked for
             self.hkey = np.empty(self.dist.size)

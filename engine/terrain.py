@@ -418,6 +418,7 @@ class KernelArgs(NamedTuple):
     nb: int
     table_cost: np.ndarray
     table_uniform: np.ndarray
+    table_flat: np.ndarray
     enter: np.ndarray
     narrow: np.ndarray
 
@@ -458,10 +459,10 @@ def kernel_args(
     flats = (f, f)
     if any(a is not None and a.any() for a in (enter, narrow)):
         flats = tuple(np.zeros(base.size) if a is None else a.ravel() for a in (enter, narrow))
-    priced = (f, np.empty(0, dtype=np.int8))
+    priced = (f, np.empty(0, dtype=np.int8), f)
     n = base.size * len(st.dr)
     if table and n * 9 <= _TABLE_BYTES:
-        priced = (np.empty(n), np.empty(n, dtype=np.int8))
+        priced = (np.empty(n), np.empty(n, dtype=np.int8), np.empty(base.size))
         _kernels.step_table(*cells, *flats, *priced)
     # The costliest step: its length at multiplier `top` plus the flat costs of each cell
     # it crosses; with a table, the dearest step in it (flat costs included), plus what

@@ -79,6 +79,29 @@ def test_reach_matches_networkx(rules, seed):
         assert got[cell] == pytest.approx(cost, rel=1e-12, abs=1e-9)
 
 
+def test_flat_cells_price_every_step_as_the_table_does(rules):
+    """A cell whose steps all cross one multiplier skips the table (`step_table`'s ``flat``)."""
+    bf = engine.load_map(battlefield([feature("woods", rect(4, 3, 14, 11))], 18, 14, cell=1.0))
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
+    a = g.kernel_args
+    flat = a.table_flat.reshape(g.grid.shape)
+    inside, edge = g.grid.xy_to_rc((9.5, 7.5)), g.grid.xy_to_rc((4.5, 7.5))
+    assert flat[inside] == g.base[inside] > 1.0
+    assert flat[edge] == 0.0 and flat[0, 0] == 0.0  # steps leave the wood, or the table
+    table = a.table_cost.reshape(a.table_flat.size, -1)
+    f = a.table_flat[a.table_flat > 0]
+    assert f.size == 8  # the wood's cells 3 or more from its edge
+    assert np.array_equal(table[a.table_flat > 0], f[:, None] * a.step_len)
+    source = g.grid.xy_to_rc((2.5, 2.5))
+    source = source[0] * g.grid.shape[1] + source[1]
+    expected = reference_costs(g, source)
+    r = engine.reach(g, centre(g, source), 1e9)
+    got = dict(zip(r.cells.tolist(), r.cost.tolist(), strict=True))
+    assert got.keys() == expected.keys()
+    for cell, cost in expected.items():
+        assert got[cell] == pytest.approx(cost, rel=1e-12, abs=1e-9)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_route_is_optimal(rules, seed):
     bf = random_map(seed + 10)
