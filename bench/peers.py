@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
 from bench.conftest import random_grid  # noqa: E402
-from engine.grid import neighbourhood  # noqa: E402
+from engine.grid import DIRECTIONS  # noqa: E402
 from engine.movingai import load_grid_map, load_scenarios, run_scenarios  # noqa: E402
 
 MOVINGAI = ROOT.parent / "shared" / "movingai"
@@ -102,7 +102,7 @@ def full_field(t: Table, n: int, rounds: int) -> None:
     s = (n // 2, n // 2)
     r = max(1, rounds if n <= 1024 else rounds // 2)
     name = f"(a) full field {n}x{n}"
-    ours = engine.cost_field(m, s, radius=1)
+    ours = engine.cost_field(m, s, directions=8)
     g = graph(m)
     t0 = time.perf_counter()
     graph(m)
@@ -110,7 +110,7 @@ def full_field(t: Table, n: int, rounds: int) -> None:
     theirs = dijkstra(g, indices=s[0] * n + s[1]).reshape(m.shape)
     same(ours, theirs, "scipy")
     t.add(name, "scipy csgraph.dijkstra (engine's costs)",
-          median_ms(lambda: engine.cost_field(m, s, radius=1), r),
+          median_ms(lambda: engine.cost_field(m, s, directions=8), r),
           median_ms(lambda: dijkstra(g, indices=s[0] * n + s[1]), r),
           f"graph build {build:,.0f} ms, not timed")
     if n <= 256:
@@ -120,7 +120,7 @@ def full_field(t: Table, n: int, rounds: int) -> None:
         ref[list(nxd)] = list(nxd.values())
         same(ours, ref.reshape(m.shape), "networkx")
         t.add(name, "networkx single_source_dijkstra",
-              median_ms(lambda: engine.cost_field(m, s, radius=1), r),
+              median_ms(lambda: engine.cost_field(m, s, directions=8), r),
               median_ms(lambda: nx.single_source_dijkstra_path_length(G, s[0] * n + s[1]),
                         max(1, r // 2)), "graph build not timed")
     cost = np.where(np.isinf(m), 0, m).astype(np.int32)
@@ -132,18 +132,18 @@ def full_field(t: Table, n: int, rounds: int) -> None:
 
     d = tcod_field().astype(float)
     d[d == np.iinfo(np.int32).max] = np.inf
-    same(engine.cost_field(m, s, radius=1, **TCOD), d, "tcod")
+    same(engine.cost_field(m, s, directions=8, **TCOD), d, "tcod")
     t.add(name, "tcod dijkstra2d (its convention)",
-          median_ms(lambda: engine.cost_field(m, s, radius=1, **TCOD), r),
+          median_ms(lambda: engine.cost_field(m, s, directions=8, **TCOD), r),
           median_ms(tcod_field, r))
     mcp = MCP_Geometric(m, fully_connected=True)
     c, _ = mcp.find_costs([s])
-    same(engine.cost_field(m, s, radius=1, **SKIMAGE), c, "skimage")
+    same(engine.cost_field(m, s, directions=8, **SKIMAGE), c, "skimage")
     t.add(name, "skimage MCP_Geometric (its convention)",
-          median_ms(lambda: engine.cost_field(m, s, radius=1, **SKIMAGE), r),
+          median_ms(lambda: engine.cost_field(m, s, directions=8, **SKIMAGE), r),
           median_ms(lambda: MCP_Geometric(m, fully_connected=True).find_costs([s]), r))
     t.add(f"{name}, 32 directions", "(engine only: its default accuracy)",
-          median_ms(lambda: engine.cost_field(m, s, radius=3), r), None,
+          median_ms(lambda: engine.cost_field(m, s, directions=32), r), None,
           "worst angle error 1.3% against 8.2%")
 
 
@@ -157,9 +157,9 @@ def bounded_reach(t: Table, budget: int, rounds: int) -> None:
     s = (n // 2, n // 2)
     g = graph(m)
     routers = {
-        "engine": engine.GridRouter(m, radius=1),
-        "tcod": engine.GridRouter(m, radius=1, **TCOD),
-        "skimage": engine.GridRouter(m, radius=1, **SKIMAGE),
+        "engine": engine.GridRouter(m, directions=8),
+        "tcod": engine.GridRouter(m, directions=8, **TCOD),
+        "skimage": engine.GridRouter(m, directions=8, **SKIMAGE),
     }
     cost = np.where(np.isinf(m), 0, m).astype(np.int32)
     name = f"(b) reach, budget {budget}, 1024x1024"
@@ -219,7 +219,7 @@ def point_to_point(t: Table, rounds) -> None:
     r = rounds
 
     def check(kind, cost_theirs, **conv):
-        router = engine.GridRouter(m, radius=1, **conv)
+        router = engine.GridRouter(m, directions=8, **conv)
         ours, _ = router.route(s, goal)
         assert math.isclose(ours, cost_theirs, rel_tol=1e-5), (kind, ours, cost_theirs)
         return lambda: router.route(s, goal)
@@ -282,7 +282,7 @@ def moving_ai(t: Table, limit: int | None) -> list[str]:
         for cls in sorted({grid_map.classes(sc.start[::-1]) for sc in scen}):
             todo = [sc for sc in scen if grid_map.classes(sc.start[::-1]) == cls]
             m = grid_map.multipliers(cls)
-            router = engine.GridRouter(m, radius=1, **TCOD_ASTAR)
+            router = engine.GridRouter(m, directions=8, **TCOD_ASTAR)
             cost = np.where(np.isinf(m), 0, 1).astype(np.float32)
             astar = tcod.path.AStar(cost, diagonal=1.41)
             t0 = time.perf_counter()
@@ -330,8 +330,8 @@ def many_units(t: Table, ranks: int, rounds: int) -> None:
 def accuracy() -> list[str]:
     lines = []
     n = 201
-    for radius in (1, 2, 3, 4):
-        router = engine.GridRouter(np.ones((n, n)), radius=radius)
+    for directions in DIRECTIONS:
+        router = engine.GridRouter(np.ones((n, n)), directions=directions)
         excess = []
         for deg in range(360):
             a = math.radians(deg)
@@ -340,7 +340,7 @@ def accuracy() -> list[str]:
             excess.append(cost / math.dist((100, 100), goal) - 1)
         cells, _ = router.reach((100, 100), 80.0)
         area = len(cells) / (math.pi * 80.0**2)
-        lines.append(f"| {len(neighbourhood(radius))} | "
+        lines.append(f"| {directions} | "
                      f"{max(excess) * 100:.2f}% | {statistics.mean(excess) * 100:.2f}% | "
                      f"{(area - 1) * 100:+.2f}% |")
     return lines
@@ -350,7 +350,7 @@ def peak_memory_4096() -> str:
     """A fresh process's high-water mark (VmHWM: getrusage would count the parent's peak)."""
     code = ("import numpy as np, engine;"
             "m = np.ones((4096, 4096));"
-            "f = engine.cost_field(m, (2048, 2048), radius=3);"
+            "f = engine.cost_field(m, (2048, 2048), directions=32);"
             "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])")
     kib = int(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              check=True, cwd=ROOT).stdout)

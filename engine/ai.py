@@ -89,7 +89,7 @@ def reach_army(
     units: Sequence[tuple[Unit, tuple[float, float]]],
     *,
     charge: bool = False,
-    radius: int = 3,
+    directions: int = 32,
 ) -> list[Reach]:
     """`reach` of many units on one battlefield, each with its own allowance.
 
@@ -105,8 +105,8 @@ def reach_army(
         Each unit (from ``rules.unit``) and its position.
     charge : bool
         Each allowance is the unit's move plus its ``charge_bonus``.
-    radius : int
-        Search neighbourhood radius (see `engine.terrain.cost_grid`).
+    directions : int
+        Steps of the search neighbourhood (see `engine.terrain.cost_grid`).
 
     Returns
     -------
@@ -133,7 +133,7 @@ def reach_army(
     groups: dict[tuple, list[int]] = {}
     grids = []
     for i, (unit, xy) in enumerate(pairs):
-        g = cost_grid(battlefield, rules, unit, radius)
+        g = cost_grid(battlefield, rules, unit, directions)
         try:
             _start_cell(g, xy, "position")
         except InputError as exc:
@@ -251,7 +251,7 @@ def threat_map(
     enemies: Sequence[tuple[Unit, tuple[float, float]]],
     *,
     charge: bool = False,
-    radius: int = 3,
+    directions: int = 32,
 ) -> Threat:
     """How many and which ``enemies`` can reach each cell next turn, and with what margin.
 
@@ -266,7 +266,7 @@ def threat_map(
     charge : bool
         Reach as a charge: each allowance is the unit's move plus its
         ``charge_bonus`` (ruleset data, default 0).
-    radius : int
+    directions : int
 
     Returns
     -------
@@ -288,7 +288,7 @@ def threat_map(
     (2, [1])
     """
     pairs = _units(enemies)
-    reaches = reach_army(battlefield, rules, pairs, charge=charge, radius=radius)
+    reaches = reach_army(battlefield, rules, pairs, charge=charge, directions=directions)
     count = np.zeros(battlefield.grid.shape, dtype=np.int16)
     margin = np.full(battlefield.grid.shape, -np.inf)
     for r in reaches:
@@ -385,9 +385,9 @@ def flow_field(
     >>> g = cost_grid(load_map("maps/demo.geojson"), rules, rules.unit("humans", depth=0))
     >>> f = flow_field(g, [(90.25, 30.25)])
     >>> round(f.cost_at((20.25, 20.25)), 6), round(route(g, (20.25, 20.25), (90.25, 30.25)).cost, 6)
-    (71.622777, 71.622777)
+    (71.231056, 71.231056)
     >>> len(f.path_from((20.25, 20.25)))
-    101
+    81
     """
     points = list(goals)
     if not points:

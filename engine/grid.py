@@ -90,29 +90,47 @@ def _finite_point(xy) -> tuple[float, float]:
     return x, y
 
 
-def neighbourhood(radius: int = 3) -> np.ndarray:
+# Each neighbourhood's steps in one eighth of the compass (the rest are their mirror
+# images), chosen so that the widest angle between neighbouring steps is small.
+_OCTANT = {
+    8: ((1, 0), (1, 1)),
+    16: ((1, 0), (1, 1), (2, 1)),
+    32: ((1, 0), (1, 1), (2, 1), (3, 2), (4, 1)),
+    48: ((1, 0), (1, 1), (2, 1), (3, 2), (4, 1), (3, 1), (4, 3)),
+}
+DIRECTIONS = tuple(_OCTANT)
+
+
+def neighbourhood(directions: int = 32) -> np.ndarray:
     """Step offsets ``(drow, dcol)`` of the search neighbourhood.
 
-    Radius 1 is the 8-neighbourhood, 2 adds the knight moves (16), 3 adds
-    (3, 1) and (3, 2) (32).  Only primitive steps (coprime offsets) are kept:
-    a longer step in the same direction is two short ones.  The worst excess
-    of a lattice route over the straight line is 8.2 %, 2.7 % and 1.3 %.
+    8 is the 8-neighbourhood and 16 adds the knight moves.  32 adds (3, 2)
+    and (4, 1) and their mirror images, and 48 adds (3, 1) and (4, 3) as
+    well.  A lattice route on open ground is longer than the straight line
+    by at most ``1 / cos(gap / 2) - 1``, where ``gap`` is the widest angle
+    between neighbouring steps: 8.2 %, 2.7 %, 0.76 % and 0.76 %.  For 32
+    directions, (4, 1) rather than (3, 1) halves that (from 1.3 %), with
+    the same number of steps.  Steps are primitive (coprime offsets: a
+    longer step in the same direction is two short ones), sorted by length.
 
     Examples
     --------
-    >>> [len(neighbourhood(r)) for r in (1, 2, 3)]
-    [8, 16, 32]
+    >>> [len(neighbourhood(d)) for d in (8, 16, 32, 48)]
+    [8, 16, 32, 48]
     """
-    if radius < 1:
-        raise InputError(f"neighbourhood radius must be at least 1, got {radius}")
-    steps = [
-        (dr, dc)
-        for dr in range(-radius, radius + 1)
-        for dc in range(-radius, radius + 1)
-        if (dr, dc) != (0, 0) and math.gcd(dr, dc) == 1
-    ]
-    steps.sort(key=lambda s: (math.hypot(*s), math.atan2(s[0], s[1])))
-    return np.array(steps, dtype=np.int64)
+    if directions not in _OCTANT:
+        raise InputError(
+            f"a neighbourhood has {', '.join(map(str, DIRECTIONS))} directions, got {directions!r}"
+        )
+    steps = {
+        (sr * a, sc * b)
+        for dr, dc in _OCTANT[directions]
+        for a, b in ((dr, dc), (dc, dr))
+        for sr in (1, -1)
+        for sc in (1, -1)
+    }
+    return np.array(sorted(steps, key=lambda s: (math.hypot(*s), math.atan2(s[0], s[1]))),
+                    dtype=np.int64)
 
 
 def segment_cells(

@@ -82,9 +82,8 @@ class Highway:
         # and costs without it are never higher, so they still bound from below.
         front = grid
         if grid.unit.depth > 0:
-            radius = int(np.abs(grid.steps.dr).max())
             front = cost_grid(grid.battlefield, grid.rules,
-                              dataclasses.replace(grid.unit, depth=0.0), radius)
+                              dataclasses.replace(grid.unit, depth=0.0), len(grid.steps.dr))
         self.fields = np.empty((len(self.cells), grid.base.size), dtype=np.float32)
         ws = _Workspace.for_cells(grid.base.size)
         for i, cell in enumerate(self.cells):

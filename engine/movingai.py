@@ -7,7 +7,7 @@ Pathfinding", 2012; movingai.com/benchmarks/formats.html):
   H rows of W characters; (0, 0) is top-left, x is the column, y the row.
 - 8-connected; a straight step costs 1 and a diagonal sqrt(2), allowed only
   when both cells it cuts past are passable (no corner cutting).  That is
-  `engine.GridRouter` with ``radius=1`` on multipliers of 1 and ``inf``.
+  `engine.GridRouter` with ``directions=8`` on multipliers of 1 and ``inf``.
 - ``.`` ``G`` ``S`` are passable; ``@`` ``O`` ``T`` are blocked; ``W`` (water)
   is a class of its own: a move is legal only between cells of one class, so
   a path that starts on ``W`` stays on ``W``, and otherwise ``W`` blocks.
@@ -218,7 +218,7 @@ def run_scenarios(
         if cls == "@":
             raise InputError(f"scenario start {sc.start} is on a blocked cell")
         if cls not in routers:
-            routers[cls] = GridRouter(grid_map.multipliers(cls), radius=1)
+            routers[cls] = GridRouter(grid_map.multipliers(cls), directions=8)
         try:
             length, _ = routers[cls].route((sy, sx), (gy, gx))
         except (NoRouteError, InputError):

@@ -518,7 +518,7 @@ def cost_field(
     multipliers: np.ndarray,
     source: tuple[int, int],
     cell: float = 1.0,
-    radius: int = 3,
+    directions: int = 32,
     allowance: float = math.inf,
     **convention,
 ) -> np.ndarray:
@@ -526,7 +526,7 @@ def cost_field(
 
     The map-free entry point for comparing pathfinders: each cell's
     multiplier (>= 1, ``inf`` for blocked) prices the distance travelled
-    through it, steps run to the 32 (radius 3), 16 or 8 neighbours, and no
+    through it, steps run in 32 directions (or 8, 16, 48), and no
     footprint or slope applies.
 
     Parameters
@@ -535,8 +535,8 @@ def cost_field(
     source : (row, col)
     cell : float
         Side of a cell in table units.
-    radius : int
-        Neighbourhood radius (see `engine.grid.neighbourhood`).
+    directions : int
+        Steps of the neighbourhood (see `engine.grid.neighbourhood`).
     allowance : float
         Stop once every cell within it is settled (``inf``: the whole grid).
     **convention
@@ -564,7 +564,7 @@ def cost_field(
     m = _check_multipliers(multipliers, cell)
     if not (isinstance(allowance, int | float) and allowance >= 0):
         raise InputError(f"allowance must be a number >= 0, got {allowance!r}")
-    raw = _RawGrid.build(m, cell, radius, **convention)
+    raw = _RawGrid.build(m, cell, directions, **convention)
     ws = _Workspace.for_cells(raw.m.size, plain=True)
     ws.run(raw, raw.index(source), -1, float(allowance))
     out = raw.interior(ws.dist)
@@ -577,7 +577,7 @@ def grid_route(
     start: tuple[int, int],
     goal: tuple[int, int],
     cell: float = 1.0,
-    radius: int = 3,
+    directions: int = 32,
     **convention,
 ) -> tuple[float, list[tuple[int, int]]]:
     """Cheapest route between two cells of a raw multiplier grid (A*).
@@ -601,11 +601,11 @@ def grid_route(
     Examples
     --------
     >>> m = np.ones((3, 3)); m[1, 1] = np.inf
-    >>> cost, cells = grid_route(m, (0, 0), (2, 2), radius=1)
+    >>> cost, cells = grid_route(m, (0, 0), (2, 2), directions=8)
     >>> round(cost, 6), len(cells)
     (4.0, 5)
     """
-    return GridRouter(multipliers, cell, radius, **convention).route(start, goal)
+    return GridRouter(multipliers, cell, directions, **convention).route(start, goal)
 
 
 class GridRouter:
@@ -616,24 +616,24 @@ class GridRouter:
     multipliers : ndarray, shape (rows, cols)
         Each cell's multiplier (>= 1, ``inf`` for blocked).
     cell : float
-    radius : int
-        Neighbourhood radius: 1 is 8-connected (straight 1, diagonal sqrt 2,
-        no corner cutting: the Moving AI convention).
+    directions : int
+        Steps of the neighbourhood: 8 is 8-connected (straight 1, diagonal
+        sqrt 2, no corner cutting: the Moving AI convention).
     **convention
         ``pricing``, ``corner_cutting``, ``lengths`` (see `engine.terrain.steps`).
 
     Examples
     --------
-    >>> router = GridRouter(np.ones((4, 4)), radius=1)
+    >>> router = GridRouter(np.ones((4, 4)), directions=8)
     >>> round(router.route((0, 0), (3, 3))[0], 6)
     4.242641
     """
 
     def __init__(
-        self, multipliers: np.ndarray, cell: float = 1.0, radius: int = 3, **convention
+        self, multipliers: np.ndarray, cell: float = 1.0, directions: int = 32, **convention
     ) -> None:
         m = _check_multipliers(multipliers, cell)
-        self._raw = _RawGrid.build(m, cell, radius, **convention)
+        self._raw = _RawGrid.build(m, cell, directions, **convention)
         self._ws = _Workspace.for_cells(self._raw.m.size, plain=True)
         self._path = np.empty((2, self._raw.m.size), dtype=np.int64)
 
@@ -684,7 +684,7 @@ class _RawGrid:
     """A bare multiplier grid in the form `_kernels.search_plain` takes (no footprint, no slope).
 
     ``m`` is the grid inside a border of blocked cells as wide as the
-    neighbourhood radius, so no step leaves it; cells are numbered flat in
+    longest step, so no step leaves it; cells are numbered flat in
     that padded grid (`index`, `rc`).
     """
 
@@ -702,9 +702,9 @@ class _RawGrid:
         return self.m.shape[0] - 2 * self.pad, self.m.shape[1] - 2 * self.pad
 
     @classmethod
-    def build(cls, m: np.ndarray, cell: float, radius: int, **convention) -> _RawGrid:
-        st = steps(float(cell), radius, **convention)
-        p = radius
+    def build(cls, m: np.ndarray, cell: float, directions: int, **convention) -> _RawGrid:
+        st = steps(float(cell), directions, **convention)
+        p = int(np.abs(st.dr).max())
         padded = np.full((m.shape[0] + 2 * p, m.shape[1] + 2 * p), np.inf)
         padded[p:-p, p:-p] = m
         return cls(padded, p, float(cell), st, kernel_args(padded, st, table=False),
@@ -759,8 +759,8 @@ def warm_up() -> None:
         flow_field(g, [(3.75, 3.75)])
     viewshed(bf, rules, (0.25, 0.25))
     visible(bf, rules, (0.25, 0.25), (3.75, 3.75))
-    cost_field(np.ones((4, 4)), (0, 0), radius=1)
-    GridRouter(np.ones((4, 4)), radius=1).route((0, 0), (3, 3))
+    cost_field(np.ones((4, 4)), (0, 0), directions=8)
+    GridRouter(np.ones((4, 4)), directions=8).route((0, 0), (3, 3))
     bs = load_rules("battlesystem")  # ground priced per started quantum
     woods = load_map({
         "type": "FeatureCollection",

@@ -223,36 +223,37 @@ PRICINGS = ("segment", "midpoint", "destination")
 
 def steps(
     cell: float,
-    radius: int = 3,
+    directions: int = 32,
     pricing: str = "segment",
     corner_cutting: bool = False,
     lengths: tuple[float, float] | None = None,
 ) -> Steps:
-    """Build the step tables for a neighbourhood radius (see `grid.neighbourhood`).
+    """Build the step tables of a neighbourhood (see `grid.neighbourhood`).
 
     Parameters
     ----------
     cell : float
-    radius : int
+    directions : int
+        8, 16, 32 or 48.
     pricing : str
         ``"segment"`` (the engine's): the multiplier integrated along the
         straight step through every cell it crosses.  For comparing with
-        other pathfinders on raw grids, radius 1 only: ``"midpoint"``, the mean
+        other pathfinders on raw grids, 8 directions only: ``"midpoint"``, the mean
         of the two cells' multipliers (scikit-image's ``MCP_Geometric``), and
         ``"destination"``, the multiplier of the cell stepped onto (python-tcod,
         pyastar2d).
     corner_cutting : bool
         Let a diagonal step pass between two cells that block.
     lengths : (straight, diagonal), optional
-        Step lengths in table units for radius 1 (tcod's integers 2 and 3,
+        Step lengths in table units for 8 directions (tcod's integers 2 and 3,
         pyastar2d's 1 and 1); default the geometric ``cell`` and
         ``cell * sqrt(2)``.
     """
     if pricing not in PRICINGS:
         raise InputError(f"pricing must be one of {', '.join(PRICINGS)}, got {pricing!r}")
-    if (pricing != "segment" or lengths is not None) and radius != 1:
-        raise InputError("other pricings and step lengths are for radius 1 (8 neighbours) only")
-    offsets = neighbourhood(radius)
+    if (pricing != "segment" or lengths is not None) and directions != 8:
+        raise InputError("other pricings and step lengths are for 8 directions only")
+    offsets = neighbourhood(directions)
     start, pdr, pdc, pw = [0], [], [], []
     for dr, dc in offsets:
         pieces, corners = segment_cells((0.5, 0.5), (0.5 + dc, 0.5 + dr))
@@ -477,7 +478,9 @@ def kernel_args(
                       bucket_count(st, costliest), *priced, *flats)
 
 
-def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int = 3) -> CostGrid:
+def cost_grid(
+    battlefield: Battlefield, rules: Ruleset, unit: Unit, directions: int = 32
+) -> CostGrid:
     """Price a battlefield for one unit; built once per (map, unit) and cached.
 
     Parameters
@@ -486,8 +489,9 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
     rules : Ruleset
     unit : Unit
         From ``rules.unit(...)``.
-    radius : int
-        Search neighbourhood radius: 3 (32 directions, default), 2 or 1.
+    directions : int
+        Steps of the search neighbourhood: 32 (default), 8, 16 or 48
+        (`engine.grid.neighbourhood`).
 
     Returns
     -------
@@ -502,7 +506,7 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
     >>> float(g.base.max())
     2.0
     """
-    key = ("cost", id(rules), unit.key, radius)
+    key = ("cost", id(rules), unit.key, directions)
     cached = battlefield._cache.get(key)
     if cached is not None:
         return cached
@@ -535,7 +539,7 @@ def cost_grid(battlefield: Battlefield, rules: Ruleset, unit: Unit, radius: int 
     gxf, gxb, gyf, gyb = (np.zeros(shape) for _ in range(4))
     gxf[:, :-1] = gxb[:, 1:] = h[:, 1:] - h[:, :-1]
     gyf[:-1, :] = gyb[1:, :] = h[1:, :] - h[:-1, :]
-    st = steps(lay.grid.cell, radius)
+    st = steps(lay.grid.cell, directions)
 
     fp_start, fp_dr, fp_dc, fp_rem = [0], [], [], []
     for ux, uy in zip(st.ux, st.uy, strict=True):

@@ -105,7 +105,7 @@ def test_threat_text_json_and_picture(tmp_path, capsys):
     text = capsys.readouterr().out.splitlines()
     assert text[0].startswith("2 enemies: ") and "up to 2 at once" in text[0]
     assert text[1] == "  (150, 70): 2 can reach it: #0 orcs (margin 9.25), #1 goblins " \
-        "(margin 9.08425)"
+        "(margin 9.25468)"
     assert text[2] == "  (10, 10): 0 can reach it"
     assert png.read_bytes().startswith(PNG)
     assert main([*argv, "--json", "--charge"]) == 0
@@ -120,7 +120,7 @@ def test_flow_text_json_and_picture(tmp_path, capsys):
     argv = ["flow", demo, "--race", "humans", "--goal", "90,30", "--from", "20,20"]
     assert main([*argv, "--png", str(png)]) == 0
     text = capsys.readouterr().out.splitlines()
-    assert text[1] == "  from (20, 20): cost 71.6228 cm, 100 steps, 4 turn(s)"
+    assert text[1] == "  from (20, 20): cost 71.2311 cm, 80 steps, 4 turn(s)"
     assert png.read_bytes().startswith(PNG)
     assert main([*argv, "--json", "--limit", "20"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -50,7 +50,7 @@ def reference_costs(g, source):
         for c in range(cols):
             if math.isinf(g.base[r, c]):
                 continue
-            for dr, dc in neighbourhood(3):
+            for dr, dc in neighbourhood():
                 rr, cc = r + dr, c + dc
                 if 0 <= rr < rows and 0 <= cc < cols and not math.isinf(g.base[rr, cc]):
                     w = engine.price_path(g, [g.grid.rc_to_xy((r, c)), g.grid.rc_to_xy((rr, cc))])
@@ -81,7 +81,7 @@ def test_reach_matches_networkx(rules, seed):
 
 def test_flat_cells_price_every_step_as_the_table_does(rules):
     """A cell whose steps all cross one multiplier skips the table (`step_table`'s ``flat``)."""
-    bf = engine.load_map(battlefield([feature("woods", rect(4, 3, 14, 11))], 18, 14, cell=1.0))
+    bf = engine.load_map(battlefield([feature("woods", rect(3, 2, 15, 12))], 18, 14, cell=1.0))
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
     a = g.kernel_args
     flat = a.table_flat.reshape(g.grid.shape)
@@ -90,7 +90,7 @@ def test_flat_cells_price_every_step_as_the_table_does(rules):
     assert flat[edge] == 0.0 and flat[0, 0] == 0.0  # steps leave the wood, or the table
     table = a.table_cost.reshape(a.table_flat.size, -1)
     f = a.table_flat[a.table_flat > 0]
-    assert f.size == 8  # the wood's cells 3 or more from its edge
+    assert f.size == 8  # the wood's cells 4 or more from its edge (the (4, 1) steps)
     assert np.array_equal(table[a.table_flat > 0], f[:, None] * a.step_len)
     source = g.grid.xy_to_rc((2.5, 2.5))
     source = source[0] * g.grid.shape[1] + source[1]
@@ -225,15 +225,15 @@ def test_reach_many_names_a_bad_start(rules):
 
 
 def test_raw_grids_take_the_plain_kernel_without_a_table():
-    raw = engine.GridRouter(np.ones((8, 8)), radius=1)._raw
+    raw = engine.GridRouter(np.ones((8, 8)), directions=8)._raw
     assert raw.kernel_args.plain and raw.kernel_args.table_cost.size == 0
 
 
-def raw_reference(m, source, radius, pricing, corner_cutting, lengths):
+def raw_reference(m, source, directions, pricing, corner_cutting, lengths):
     """networkx Dijkstra on a raw grid, each step priced from `segment_cells` directly."""
     rows, cols = m.shape
     graph = nx.DiGraph()
-    for dr, dc in neighbourhood(radius):
+    for dr, dc in neighbourhood(directions):
         pieces, corners = segment_cells((0.5, 0.5), (0.5 + dc, 0.5 + dr))
         hyp = math.hypot(dr, dc)
         length = hyp if lengths is None else lengths[hyp > 1]
@@ -256,26 +256,27 @@ def raw_reference(m, source, radius, pricing, corner_cutting, lengths):
     return graph, nx.single_source_dijkstra_path_length(graph, source[0] * cols + source[1])
 
 
-@pytest.mark.parametrize(("seed", "radius", "convention"), [
-    (0, 1, {}),
-    (1, 2, {}),
-    (2, 3, {}),
-    (3, 1, {"pricing": "destination", "corner_cutting": True, "lengths": (1, 1.41)}),
-    (4, 1, {"pricing": "destination", "corner_cutting": True, "lengths": (1, 1)}),
-    (5, 1, {"pricing": "midpoint", "corner_cutting": True}),
-    (6, 1, {"pricing": "destination", "lengths": (2, 3)}),
+@pytest.mark.parametrize(("seed", "directions", "convention"), [
+    (0, 8, {}),
+    (1, 16, {}),
+    (2, 32, {}),
+    (7, 48, {}),
+    (3, 8, {"pricing": "destination", "corner_cutting": True, "lengths": (1, 1.41)}),
+    (4, 8, {"pricing": "destination", "corner_cutting": True, "lengths": (1, 1)}),
+    (5, 8, {"pricing": "midpoint", "corner_cutting": True}),
+    (6, 8, {"pricing": "destination", "lengths": (2, 3)}),
 ])
-def test_plain_kernel_matches_networkx(seed, radius, convention):
+def test_plain_kernel_matches_networkx(seed, directions, convention):
     """`cost_field` (Dijkstra) and `GridRouter.route` (A*) on raw grids, every cell."""
     rng = np.random.default_rng(seed)
     m = rng.integers(1, 5, (13, 17)).astype(float)
     m[rng.random(m.shape) < 0.2] = np.inf
     m[6, 8] = 1.0
-    graph, expected = raw_reference(m, (6, 8), radius, convention.get("pricing", "segment"),
+    graph, expected = raw_reference(m, (6, 8), directions, convention.get("pricing", "segment"),
                              convention.get("corner_cutting", False), convention.get("lengths"))
-    field = engine.cost_field(m, (6, 8), radius=radius, **convention)
+    field = engine.cost_field(m, (6, 8), directions=directions, **convention)
     assert {int(i) for i in np.flatnonzero(np.isfinite(field))} == expected.keys()
-    router = engine.GridRouter(m, radius=radius, **convention)
+    router = engine.GridRouter(m, directions=directions, **convention)
     cols = m.shape[1]
     for cell, cost in expected.items():
         assert field.flat[cell] == pytest.approx(cost, rel=1e-12)

@@ -34,13 +34,13 @@ def test_map_and_classes(tmp_path):
 
 def test_no_corner_cutting():
     m = np.ones((2, 2))
-    assert GridRouter(m, radius=1).route((0, 0), (1, 1))[0] == pytest.approx(math.sqrt(2))
+    assert GridRouter(m, directions=8).route((0, 0), (1, 1))[0] == pytest.approx(math.sqrt(2))
     m[0, 1] = np.inf  # one cell the diagonal cuts past is blocked: go round
-    cost, cells = GridRouter(m, radius=1).route((0, 0), (1, 1))
+    cost, cells = GridRouter(m, directions=8).route((0, 0), (1, 1))
     assert cost == pytest.approx(2.0) and cells == [(0, 0), (1, 0), (1, 1)]
     m[1, 0] = np.inf  # both blocked: no way through the corner
     with pytest.raises(NoRouteError):
-        GridRouter(m, radius=1).route((0, 0), (1, 1))
+        GridRouter(m, directions=8).route((0, 0), (1, 1))
 
 
 @pytest.mark.parametrize(("text", "words"), [

@@ -3,6 +3,7 @@
 import math
 from importlib import resources
 
+import numpy as np
 import pytest
 
 import engine
@@ -185,3 +186,24 @@ def test_impassable_kinds_and_multipliers_block(tmp_path):
     woods = [feature("woods", rect(10, 0, 12, 20))]
     assert math.isinf(cost(grid_for(rules, woods, "wood elves"), (0, Y), (20, Y)))
     assert cost(grid_for(rules, woods, "humans"), (0, Y), (20, Y)) == pytest.approx(22.0)
+
+
+@pytest.mark.parametrize(("directions", "gap"), [(8, (1, 1)), (16, (2, 1)), (32, (4, 1)),
+                                                 (48, (4, 1))])
+def test_routes_on_open_ground_stay_near_the_straight_line(directions, gap):
+    """At most ``1 / cos(gap / 2) - 1`` longer (`engine.grid.neighbourhood`), where ``gap``
+    is the widest angle between steps: here between (1, 0) and the step given."""
+    worst = 1 / math.cos(math.atan2(gap[1], gap[0]) / 2) - 1 + 1e-12
+    router = engine.GridRouter(np.ones((121, 121)), directions=directions)
+    excess = []
+    for tenth in range(0, 450, 3):  # one octant; the others are its mirror images
+        a = math.radians(tenth / 10)
+        goal = (round(60 + 60 * math.sin(a)), round(60 + 60 * math.cos(a)))
+        excess.append(router.route((60, 60), goal)[0] / math.dist((60, 60), goal) - 1)
+    assert worst * 0.8 < max(excess) <= worst
+
+
+@pytest.mark.parametrize("directions", [0, 12, 64, "32"])
+def test_unknown_neighbourhoods_are_refused(directions):
+    with pytest.raises(engine.InputError, match="8, 16, 32, 48 directions"):
+        engine.GridRouter(np.ones((4, 4)), directions=directions)
