@@ -244,7 +244,7 @@ def step_table(
             cost[slot] = total
             if not (same and flat_cost and first == fa and total != np.inf):
                 fa = 0.0
-        flat[a] = fa if fa != np.inf else 0.0
+        flat[a] = fa
 
 
 @njit(cache=True, error_model="numpy")
@@ -524,8 +524,8 @@ def search_plain(
 
     No footprint: a step costs its entry in ``table_cost`` (`step_table`:
     inf off the grid; from a cell with a ``table_flat`` multiplier, that
-    times the step's length, the same number) or, with an empty table, its pieces' multipliers (no
-    slopes), in a kernel small enough to compile tight.  Without a table the
+    times the step's length, the same number) or, with an empty table, its
+    pieces' multipliers (no slopes), in a kernel small enough to compile tight.  Without a table the
     grid has a border of blocked cells at least as wide as the longest step,
     so no step leaves it and nothing is bounds-checked.  Pieces are priced
     branch-free: a corner piece (length 0) over a blocked cell gives NaN,
