@@ -8,7 +8,8 @@ not notice an edit to a callee in another module).
 
 Sentinels: an impassable multiplier is ``inf``; an unreached cell has cost
 ``inf``; in `search`, ``pos`` is -1 for a cell never queued, -2 once it is
-settled; `search_plain` marks an expanded cell with ``CLOSED`` in ``parent``.
+settled; `search_plain` and `search_trail` mark an expanded cell with ``CLOSED`` in
+``parent``.
 
 The trail (Fantasy Warlord: "the terrain effect continues to apply until the
 last rank has cleared it") is a monotone deque per path: entries
@@ -27,7 +28,7 @@ UPHILL_TOL = 1e-9
 ASTAR_SPLIT = 2  # A* buckets are half the shortest step wide: fewer cells expanded twice
 # A* reopens an expanded cell only for a path cheaper by more than rounding.
 REOPEN = 1.0 - 1e-10
-CLOSED = 64  # flag in search_plain's parent (a step index, below 64): cell expanded
+CLOSED = 64  # flag in parent (a step index, below 64): cell expanded (search_plain, search_trail)
 TRAIL = 4  # deque capacity; distinct multiplier levels a footprint can hold exactly
 
 
@@ -687,18 +688,23 @@ def search_trail(
     behind the front outweighs the ground it crosses, else piece by piece
     with the trail of the path that reached the cell (at the source, the
     footprint ``fp_*``); each cell keeps the cheapest path found and its
-    trail (``dq_*``).  The queue is `search_plain`'s: a ring of ``nb``
-    buckets as wide as the shortest step, each a stack; an improved cell is
-    pushed again and its older entries are skipped once it is expanded
-    (``CLOSED`` in ``parent``).  Cells pop in the order `search`'s linked
-    buckets give them (last in, first out, a cell moved to its new bucket
-    when improved), so ties between paths with different trails are broken
-    the same way and every cost within ``budget`` equals `search`'s.  Cells
+    trail (``dq_*``).  A step whose table price (the trail can only add to
+    it) already reaches the neighbour's cost, beyond rounding, is not priced.
+
+    The queue is `search_plain`'s: a ring of ``nb`` buckets as wide as the
+    shortest step, each a stack (row of ``stack``, the caller's, so the
+    loop holds no array it may replace); an improved cell is pushed again
+    and its older entries are skipped once it is expanded (``CLOSED`` in
+    ``parent``).  Cells pop in the order `search`'s linked buckets give
+    them (last in, first out, a cell moved to its new bucket when
+    improved), so ties between paths with different trails are broken the
+    same way and every cost within ``budget`` equals `search`'s.  Cells
     costing more than ``budget`` are never queued.
 
-    Returns the number of cells written to ``touched``; ``parent`` holds the
-    step index that reached a cell (-1 at the source), with ``CLOSED`` set
-    once it is expanded.
+    Returns the number of cells written to ``touched``, or minus it if a
+    bucket outgrew its row of ``stack`` (the caller resets them and calls
+    again with a wider one).  ``parent`` holds the step index that reached a
+    cell (-1 at the source), with ``CLOSED`` set once it is expanded.
     """
     ncell = dist.shape[0]
     rows = ncell // cols
@@ -885,8 +891,8 @@ def search_many(
     out_cells, out_cost, out_n,
 ):
     """`search` (Dijkstra; with a step table, `search_plain` at depth 0 and
-    `search_trail` deeper) from each of
-    ``sources``, the threads' rows of the workspace each serving every T-th source.
+    `search_trail` deeper) from each of ``sources``, the threads' rows of the
+    workspace each serving every T-th source.
     Unit u's cells within ``budget`` go to ``out_cells[u, :out_n[u]]`` and
     ``out_cost``; ``out_n[u]`` is -1 if they overflow the row (the caller sizes
     rows to the disc of radius ``budget``, so they do not).

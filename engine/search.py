@@ -49,6 +49,7 @@ class _Workspace:
     touched: np.ndarray
     link: np.ndarray
     trail: tuple = ()
+    # `_kernels.search_trail`'s buckets (a row each), widened when one overflows.
     stack: np.ndarray = field(default_factory=lambda: np.empty((0, 256), dtype=np.int32))
 
     @classmethod
@@ -262,7 +263,7 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
     try:
         idx = ws.touched[:n].astype(np.int64)
         cost = ws.dist[idx]
-        step = (ws.parent[idx] & (_kernels.CLOSED - 1)).astype(np.int64)  # search_plain flags
+        step = (ws.parent[idx] & (_kernels.CLOSED - 1)).astype(np.int64)  # expanded: | CLOSED
     finally:
         ws.reset(n)
     order = np.argsort(cost, kind="stable")
@@ -462,7 +463,7 @@ def _trace(g: CostGrid, parent: np.ndarray, source: int, target: int) -> list[in
     st = g.steps
     cells = [target]
     while cells[-1] != source:
-        k = parent[cells[-1]] & (_kernels.CLOSED - 1)  # search_plain flags expanded cells
+        k = parent[cells[-1]] & (_kernels.CLOSED - 1)  # expanded cells carry CLOSED
         cells.append(cells[-1] - int(st.dr[k]) * cols - int(st.dc[k]))
     cells.reverse()
     return cells
