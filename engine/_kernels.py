@@ -757,12 +757,11 @@ def search_trail(
                 if total == np.inf:
                     continue
             b = a + step_off[k]
-            if parent[b] >= CLOSED:
-                continue
             # The table's price is the trail's without the ranks behind, which only
             # add: a step it already shows no cheaper (beyond rounding) is not priced.
+            # (Expanded cells mostly fail this first: it saves reading their flag.)
             floor = (da + total) * (1.0 - 1e-12)
-            if floor >= dist[b] or floor > budget:
+            if floor >= dist[b] or floor > budget or parent[b] >= CLOSED:
                 continue
             # The step's cost: from the table where nothing behind the front can
             # outweigh the ground it crosses, else its pieces in order with the trail.
