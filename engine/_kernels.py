@@ -8,7 +8,8 @@ not notice an edit to a callee in another module).
 
 Sentinels: an impassable multiplier is ``inf``; an unreached cell has cost
 ``inf``; in `search`, ``pos`` is -1 for a cell never queued, -2 once it is
-settled; `search_plain` marks an expanded cell with ``CLOSED`` in ``parent``.
+settled; `search_plain` and `search_trail` mark an expanded cell with ``CLOSED`` in
+``parent``.
 
 The trail (Fantasy Warlord: "the terrain effect continues to apply until the
 last rank has cleared it") is a monotone deque per path: entries
@@ -27,7 +28,7 @@ UPHILL_TOL = 1e-9
 ASTAR_SPLIT = 2  # A* buckets are half the shortest step wide: fewer cells expanded twice
 # A* reopens an expanded cell only for a path cheaper by more than rounding.
 REOPEN = 1.0 - 1e-10
-CLOSED = 64  # flag in search_plain's parent (a step index, below 64): cell expanded
+CLOSED = 64  # flag in parent (a step index, below 64): cell expanded (search_plain, search_trail)
 TRAIL = 4  # deque capacity; distinct multiplier levels a footprint can hold exactly
 
 
@@ -674,6 +675,178 @@ def _search_plain(
     return n_touched
 
 
+@njit(cache=True, error_model="numpy")
+def search_trail(
+    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, table_flat, enter,
+    narrow, source, budget, dist, parent, touched, dq_lv, dq_rem, dq_org, dq_n, stack,
+):
+    """`search`'s Dijkstra for a unit with rear ranks (``depth > 0``) and a step table.
+
+    Steps are priced as `search` prices them: from the table where nothing
+    behind the front outweighs the ground it crosses, else piece by piece
+    with the trail of the path that reached the cell (at the source, the
+    footprint ``fp_*``); each cell keeps the cheapest path found and its
+    trail (``dq_*``).  A step whose table price (the trail can only add to
+    it) already reaches the neighbour's cost, beyond rounding, is not priced.
+
+    The queue is `search_plain`'s: a ring of ``nb`` buckets as wide as the
+    shortest step, each a stack (row of ``stack``, the caller's, so the
+    loop holds no array it may replace); an improved cell is pushed again
+    and its older entries are skipped once it is expanded (``CLOSED`` in
+    ``parent``).  Cells pop in the order `search`'s linked buckets give
+    them (last in, first out, a cell moved to its new bucket when
+    improved), so ties between paths with different trails are broken the
+    same way and every cost within ``budget`` equals `search`'s.  Cells
+    costing more than ``budget`` are never queued.
+
+    Returns the number of cells written to ``touched``, or minus it if a
+    bucket outgrew its row of ``stack`` (the caller resets them and calls
+    again with a wider one).  ``parent`` holds the step index that reached a
+    cell (-1 at the source), with ``CLOSED`` set once it is expanded.
+    """
+    ncell = dist.shape[0]
+    rows = ncell // cols
+    nsteps = step_dr.shape[0]
+    entering = enter.shape[0] > 0
+    s_lv = np.empty(TRAIL)
+    s_rem = np.empty(TRAIL)
+    s_org = np.empty(TRAIL, dtype=np.int64)
+    no_f = np.empty(0)
+    no_i = np.empty(0, dtype=np.int64)
+    step_off = step_dr * cols + step_dc
+    width = step_len.min()
+    per_width = (1.0 / width) * (1.0 + 1e-12)
+    ring = nb - 1
+    size = np.zeros(nb, dtype=np.int64)
+    dist[source] = 0.0
+    parent[source] = -1
+    dq_n[source] = 0
+    touched[0] = source
+    n_touched = 1
+    current = 0
+    stack[0, 0] = source
+    size[0] = 1
+    queued = 1
+    while queued > 0:
+        while size[current & ring] == 0:
+            current += 1
+        if current * width > budget:
+            break
+        slot = current & ring
+        size[slot] -= 1
+        a = stack[slot, size[slot]]
+        queued -= 1
+        if parent[a] >= CLOSED:  # expanded since this entry was pushed
+            continue
+        if a != source:  # the source's -1 has every bit set already
+            parent[a] |= CLOSED
+        da = dist[a]
+        ar = a // cols
+        ac = a - ar * cols
+        fa = table_flat[a]
+        # Behind the front of a flat cell, nothing heavier than its ground (every
+        # direction's, there): all its steps take the table's price.
+        light = a != source and fa > 0.0 and (dq_n[a] == 0 or dq_lv[a * TRAIL] <= fa)
+        for k in range(nsteps):
+            if fa > 0.0:  # the table's number, without reading it
+                total = fa * step_len[k]
+            else:  # the table says inf for steps off the grid
+                total = table_cost[a * nsteps + k]
+                if total == np.inf:
+                    continue
+            b = a + step_off[k]
+            # The table's price is the trail's without the ranks behind, which only
+            # add: a step it already shows no cheaper (beyond rounding) is not priced.
+            # (Expanded cells mostly fail this first: it saves reading their flag.)
+            floor = (da + total) * (1.0 - 1e-12)
+            if floor >= dist[b] or floor > budget or parent[b] >= CLOSED:
+                continue
+            # The step's cost: from the table where nothing behind the front can
+            # outweigh the ground it crosses, else its pieces in order with the trail.
+            n = 0
+            done = light
+            if light:
+                n = 1
+                s_lv[0] = fa
+                s_rem[0] = depth
+                s_org[0] = a
+            elif fa == 0.0 and a != source and table_uniform[a * nsteps + k]:
+                g = base[a]
+                if not plain and steep[a] != 1.0:
+                    g *= climb(steep[a], gxf[a], gxb[a], gyf[a], gyb[a], ux[k], uy[k])
+                if dq_n[a] == 0 or dq_lv[a * TRAIL] <= g:
+                    n = 1
+                    s_lv[0] = g
+                    s_rem[0] = depth
+                    s_org[0] = a
+                    done = True
+            if not done:
+                if a == source:
+                    for j in range(fp_start[k], fp_start[k + 1]):
+                        rr = ar + fp_dr[j]
+                        cc = ac + fp_dc[j]
+                        if rr < 0 or rr >= rows or cc < 0 or cc >= cols:
+                            continue
+                        i = rr * cols + cc
+                        g = ground(base, steep, gxf, gxb, gyf, gyb, i, ux[k], uy[k])
+                        if g != np.inf:
+                            n = push(s_lv, s_rem, s_org, n, g, fp_rem[j], i)
+                else:
+                    n = dq_n[a]
+                    for j in range(n):
+                        s_lv[j] = dq_lv[a * TRAIL + j]
+                        s_rem[j] = dq_rem[a * TRAIL + j]
+                        s_org[j] = dq_org[a * TRAIL + j]
+                total = 0.0
+                prev = a
+                for j in range(piece_start[k], piece_start[k + 1]):
+                    i = a + piece_dr[j] * cols + piece_dc[j]
+                    if piece_w[j] == 0.0:
+                        if base[i] == np.inf:
+                            total = np.inf
+                            break
+                        continue
+                    g = base[i]
+                    if not plain and steep[i] != 1.0:
+                        g *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux[k], uy[k])
+                    if g == np.inf:
+                        total = np.inf
+                        break
+                    # Always true here, but without the test numba counts references to
+                    # the inlined advance's arrays on every piece (a fifth of the time).
+                    if depth > 0.0:
+                        c, n, _ = advance(
+                            s_lv, s_rem, s_org, n, g, i, piece_w[j] * step_len[k], depth,
+                            no_f, no_f, no_i, False,
+                        )
+                        total += c
+                    if entering:
+                        total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
+                    prev = i
+            nd = da + total
+            if not nd < dist[b] or nd > budget:  # inf fails the first test
+                continue
+            if dist[b] == np.inf:
+                touched[n_touched] = b
+                n_touched += 1
+            dist[b] = nd
+            parent[b] = k
+            dq_n[b] = n
+            for j in range(n):
+                dq_lv[b * TRAIL + j] = s_lv[j]
+                dq_rem[b * TRAIL + j] = s_rem[j]
+                dq_org[b * TRAIL + j] = s_org[j]
+            slot = max(int(nd * per_width), current) & ring
+            if size[slot] == stack.shape[1]:
+                return -n_touched
+            stack[slot, size[slot]] = b
+            size[slot] += 1
+            queued += 1
+    return n_touched
+
+
 @njit(cache=True)
 def trace(parent, step_off, source, target, cols, pad, rows_out, cols_out):
     """The cells from ``source`` to ``target`` following ``parent`` (``CLOSED``
@@ -715,8 +888,9 @@ def search_many(
     dist, parent, pos, touched, link, dq_lv, dq_rem, dq_org, dq_n,
     out_cells, out_cost, out_n,
 ):
-    """`search` (Dijkstra; `search_plain` at depth 0 with a step table) from each of
-    ``sources``, the threads' rows of the workspace each serving every T-th source.
+    """`search` (Dijkstra; with a step table, `search_plain` at depth 0 and
+    `search_trail` deeper) from each of ``sources``, the threads' rows of the
+    workspace each serving every T-th source.
     Unit u's cells within ``budget`` go to ``out_cells[u, :out_n[u]]`` and
     ``out_cost``; ``out_n[u]`` is -1 if they overflow the row (the caller sizes
     rows to the disc of radius ``budget``, so they do not).
@@ -727,15 +901,35 @@ def search_many(
     no_i = np.empty(0, dtype=np.int32)
     no_lm = np.empty((0, 0), dtype=np.float32)
     no_lm_goal = np.empty((2, 0), dtype=np.float32)
-    simple = depth == 0.0 and table_cost.shape[0] > 0
+    tabled = table_cost.shape[0] > 0
     for t in prange(threads):
+        stack = np.empty((nb, 256), dtype=np.int32)
         for u in range(t, sources.shape[0], threads):
-            if simple:
+            if tabled and depth == 0.0:
                 n = search_plain(
                     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc,
                     piece_w, nb, table_cost, table_flat, sources[u], -1, cell, budget,
                     dist[t], parent[t], touched[t],
                 )
+            elif tabled:
+                n = search_trail(
+                    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+                    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+                    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
+                    table_flat, enter, narrow, sources[u], budget,
+                    dist[t], parent[t], touched[t], dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], stack,
+                )
+                while n < 0:  # a bucket outgrew the stack: again, with room
+                    reset(touched[t], -n, dist[t], parent[t], pos[t])
+                    stack = np.empty((nb, 2 * stack.shape[1]), dtype=np.int32)
+                    n = search_trail(
+                        base, steep, gxf, gxb, gyf, gyb, cols, plain,
+                        step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc,
+                        piece_w, depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost,
+                        table_uniform, table_flat, enter, narrow, sources[u], budget,
+                        dist[t], parent[t], touched[t], dq_lv[t], dq_rem[t], dq_org[t], dq_n[t],
+                        stack,
+                    )
             else:
                 n = search(
                     base, steep, gxf, gxb, gyf, gyb, cols, plain,

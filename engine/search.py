@@ -49,6 +49,8 @@ class _Workspace:
     touched: np.ndarray
     link: np.ndarray
     trail: tuple = ()
+    # `_kernels.search_trail`'s buckets (a row each), widened when one overflows.
+    stack: np.ndarray = field(default_factory=lambda: np.empty((0, 256), dtype=np.int32))
 
     @classmethod
     def for_cells(cls, n: int, plain: bool = False) -> _Workspace:
@@ -83,6 +85,18 @@ class _Workspace:
                 a.piece_dc, a.piece_w, a.nb, a.table_cost, a.table_flat, source, goal, g.cell,
                 budget, self.dist, self.parent, self.touched,
             )
+        if g.depth > 0 and goal < 0 and a.table_cost.size:
+            if self.stack.shape[0] < a.nb:
+                self.stack = np.empty((a.nb, self.stack.shape[1]), dtype=np.int32)
+            while True:
+                n = _kernels.search_trail(
+                    *a, source, budget, self.dist, self.parent, self.touched, *self.trail,
+                    self.stack,
+                )
+                if n > 0:
+                    return n
+                self.reset(-n)  # a bucket outgrew its stack: again, with room
+                self.stack = np.empty((a.nb, 2 * self.stack.shape[1]), dtype=np.int32)
         if goal >= 0 and self.hkey.size == 0:  # A*'s heap, only when asked for
             self.hkey = np.empty(self.dist.size)
             self.hidx = np.empty(self.dist.size, dtype=np.int32)
@@ -249,7 +263,7 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
     try:
         idx = ws.touched[:n].astype(np.int64)
         cost = ws.dist[idx]
-        step = (ws.parent[idx] & (_kernels.CLOSED - 1)).astype(np.int64)  # search_plain flags
+        step = (ws.parent[idx] & (_kernels.CLOSED - 1)).astype(np.int64)  # expanded: | CLOSED
     finally:
         ws.reset(n)
     order = np.argsort(cost, kind="stable")
@@ -449,7 +463,7 @@ def _trace(g: CostGrid, parent: np.ndarray, source: int, target: int) -> list[in
     st = g.steps
     cells = [target]
     while cells[-1] != source:
-        k = parent[cells[-1]] & (_kernels.CLOSED - 1)  # search_plain flags expanded cells
+        k = parent[cells[-1]] & (_kernels.CLOSED - 1)  # expanded cells carry CLOSED
         cells.append(cells[-1] - int(st.dr[k]) * cols - int(st.dc[k]))
     cells.reverse()
     return cells

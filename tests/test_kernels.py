@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import engine
+from engine import _kernels
 from engine import search as S
 from engine.grid import neighbourhood, segment_cells
 
@@ -290,3 +291,49 @@ def test_plain_kernel_matches_networkx(seed, directions, convention):
     for rc in blocked[:3]:
         with pytest.raises(engine.NoRouteError):
             router.route((6, 8), tuple(rc))
+
+
+def search_costs(g, source, budget):
+    """Costs within ``budget`` from `_kernels.search` (linked buckets, decrease-key)."""
+    a, n = g.kernel_args, g.base.size
+    ws = S._Workspace.for_cells(n)
+    trail = (np.empty(n * _kernels.TRAIL), np.empty(n * _kernels.TRAIL),
+             np.empty(n * _kernels.TRAIL, dtype=np.int64), np.zeros(n, dtype=np.int8))
+    m = _kernels.search(*a, source, -1, g.cell, budget, ws.dist, ws.parent, ws.pos, ws.hkey,
+                        ws.hidx, ws.touched, ws.link, *trail, *S._NO_LANDMARKS)
+    cells = ws.touched[:m]
+    return {int(c): float(ws.dist[c]) for c in cells if ws.dist[c] <= budget}
+
+
+@pytest.mark.parametrize(("seed", "depth", "hills"), [(0, 2.0, False), (1, 3.5, True),
+                                                      (2, 1.0, True), (3, 5.0, True)])
+def test_trail_kernel_equals_search(rules, seed, depth, hills):
+    """`search_trail` (stack buckets, lazy deletion) breaks ties as `search` does: equal costs."""
+    g = engine.cost_grid(random_map(seed, hills=hills), rules, rules.unit("humans", depth=depth))
+    assert g.kernel_args.table_cost.size
+    ws = S._Workspace.for_cells(g.base.size)
+    ws.stack = np.empty((0, 1), dtype=np.int32)  # outgrown at once: the retry is exercised
+    rng = np.random.default_rng(seed)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    for source, budget in itertools.product(rng.choice(open_cells, 4), (math.inf, 6.0)):
+        n = ws.run(g, int(source), -1, budget)
+        got = {int(c): float(ws.dist[c]) for c in ws.touched[:n]}
+        ws.reset(n)
+        assert got == search_costs(g, int(source), budget)
+    assert ws.stack.shape[1] > 1 and np.isinf(ws.dist).all() and (ws.parent == -1).all()
+
+
+def test_trail_kernel_on_the_demo_map(rules):
+    """Walls, a narrow bridge and hills: `reach`, `reach_many` and `search` agree exactly."""
+    bf = engine.load_map("maps/demo.geojson")
+    g = engine.cost_grid(bf, rules, rules.unit("humans", move=24, depth=4.0))
+    assert g.kernel_args.enter.size and (g.steep != 1.0).any()
+    rng = np.random.default_rng(3)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    sources = rng.choice(open_cells, 6)
+    many = engine.reach_many(g, [centre(g, c) for c in sources])
+    for source, got in zip(sources, many, strict=True):
+        one = engine.reach(g, centre(g, source))
+        assert np.array_equal(got.cells, one.cells) and np.array_equal(got.cost, one.cost)
+        expected = search_costs(g, int(source), 24.0 + S._SLACK)
+        assert dict(zip(one.cells.tolist(), one.cost.tolist(), strict=True)) == expected
