@@ -32,6 +32,7 @@ from .maps import Battlefield
 from .rules import COVERS, Ruleset, Unit
 from .search import (
     _SLACK,
+    MAX_TURNS,
     Reach,
     _allowance,
     _start_cell,
@@ -163,7 +164,7 @@ def reach_turns(
     grid : CostGrid
     at : (x, y)
     horizon : int
-        Count turns up to this many (>= 0); cells farther are -1.
+        Count turns up to this many (0 to 32767); cells farther are -1.
     allowance : float, optional
         Per turn, > 0; defaults to the unit's move.
 
@@ -187,8 +188,10 @@ def reach_turns(
     >>> [int(t[g.grid.xy_to_rc((x, 3.25))]) for x in (0.25, 13.25, 24.25, 30.25, 39.75)]
     [0, 1, 2, 3, -1]
     """
-    if not isinstance(horizon, int | np.integer) or isinstance(horizon, bool) or horizon < 0:
-        raise InputError(f"horizon must be a whole number of turns >= 0, got {horizon!r}")
+    if (not isinstance(horizon, int | np.integer) or isinstance(horizon, bool) or horizon < 0
+            or horizon > MAX_TURNS):
+        raise InputError(f"horizon must be a whole number of turns from 0 to {MAX_TURNS}, "
+                         f"got {horizon!r}")
     per_turn = _allowance(grid, allowance)
     if per_turn <= 0:
         raise InputError(f"allowance must be > 0 to count turns, got {per_turn:g}")

@@ -452,9 +452,10 @@ def _cmd_flow(args) -> None:
         if p["cost"] is None:
             print(f"  from ({x:g}, {y:g}): no goal within reach")
         else:
+            turns = (f"{math.ceil(p['cost'] / g.unit.move - 1e-9)} turn(s)" if g.unit.move
+                     else "never at move 0" if p["cost"] > 0 else "0 turn(s)")
             print(f"  from ({x:g}, {y:g}): cost {p['cost']:g} {units}, {len(p['path']) - 1} "
-                  f"steps, {math.ceil(p['cost'] / g.unit.move - 1e-9) if g.unit.move else 0} "
-                  "turn(s)")
+                  f"steps, {turns}")
 
 
 def _cmd_movingai(args) -> None:

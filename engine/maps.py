@@ -180,6 +180,8 @@ def load_map(source: str | Path | dict) -> Battlefield:
     """
     if isinstance(source, dict):
         data, name = source, "<memory>"
+    elif not isinstance(source, str | os.PathLike):
+        raise MapError(f"a map is a path or a parsed GeoJSON dict, got {source!r:.80}")
     else:
         name = str(source)
         try:
@@ -313,8 +315,8 @@ def _shaped(index: int, fid, terrain: str, props: dict, gtype: str, g, table, ba
 
     elevation = props.get("elevation", 0.0)
     ok = isinstance(elevation, int | float) and not isinstance(elevation, bool)
-    if not ok or not math.isfinite(elevation) or elevation < 0:
-        raise bad(f"elevation must be a finite number >= 0, got {elevation!r}")
+    if not ok or not math.isfinite(elevation) or elevation < 0 or elevation > _MAX_COORD:
+        raise bad(f"elevation must be a number >= 0 and <= {_MAX_COORD:g}, got {elevation!r}")
     steep = props.get("steep", False)
     if not isinstance(steep, bool):
         raise bad(f"steep must be true or false, got {steep!r}")

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _kernels
 from .errors import InputError
-from .grid import segment_cells
+from .grid import _finite_point, segment_cells
 from .terrain import CostGrid, trail_behind
 
 __all__ = ["Leg", "Pricing", "price_path"]
@@ -135,9 +135,13 @@ def price_path(grid: CostGrid, path) -> Pricing:
     [(1.0, 1.0, ['clear']), (5.0, 2.0, ['broken ground']),
      (4.0, 2.0, ['broken ground (rear ranks)']), (1.0, 1.0, ['clear'])]
     """
-    points = [tuple(float(v) for v in p) for p in _points(path)]
-    for p in points:
-        grid.grid.xy_to_rc(p)
+    points = _points(path)
+    for i, p in enumerate(points):
+        try:
+            points[i] = _finite_point(p)
+        except InputError as exc:
+            raise InputError(f"path point {i}: {exc}") from None
+        grid.grid.xy_to_rc(points[i])
     pricer = _Pricer(grid)
     moves = [(p, q) for p, q in itertools.pairwise(points) if p != q]
     if moves:

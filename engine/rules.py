@@ -294,7 +294,7 @@ class Ruleset:
         >>> rules.unit("wood elves").multipliers["woods"]
         1.25
         """
-        if race not in self.races:
+        if not isinstance(race, str) or race not in self.races:
             known = ", ".join(sorted(self.races))
             raise RulesError(f"unknown race {race!r} in {self.name}; known races: {known}")
         if march is not False and march is not True:

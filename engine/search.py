@@ -33,6 +33,8 @@ __all__ = [
 
 # Costs are sums of float products; a cell exactly at the allowance must count.
 _SLACK = 1e-9
+# Most turns a route or `engine.ai.reach_turns` counts (they fit an int16).
+MAX_TURNS = 2**15 - 1
 # No landmark bounds for A* (`engine.highway` passes its own).
 _NO_LANDMARKS = (np.empty((0, 0), dtype=np.float32), np.empty((2, 0), dtype=np.float32))
 
@@ -329,7 +331,7 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
     # Every reachable cell's centre lies within `budget` of the start's (no step is cheaper
     # than its length), so a row the size of that disc holds any one reach.
     radius = budget / float(grid.steps.length.min()) + 2.0
-    cap = min(grid.base.size, int(math.pi * radius * radius) + 16)
+    cap = int(min(grid.base.size, math.pi * radius * radius + 16))
     out_cells = np.empty((len(sources), cap), dtype=np.int32)
     out_cost = np.empty((len(sources), cap))
     out_n = np.empty(len(sources), dtype=np.int64)
@@ -515,6 +517,9 @@ def _turns(pieces: list[Leg], cost: float, per_turn: float):
     if per_turn <= 0:
         raise InputError("allowance must be > 0 to count the turns of a route")
     turns = max(1, math.ceil(cost / per_turn - _SLACK))
+    if turns > MAX_TURNS:
+        raise InputError(f"allowance {per_turn:g} is too small: the route costs {cost:g}, "
+                         f"more than {MAX_TURNS} turns")
     stops = []
     spent = 0.0
     for leg in pieces:
@@ -682,8 +687,13 @@ class GridRouter:
 
 
 def _check_multipliers(multipliers, cell) -> np.ndarray:
-    m = np.asarray(multipliers)
-    if m.ndim != 2 or m.size == 0 or not np.issubdtype(m.dtype, np.number):
+    try:
+        m = np.asarray(multipliers)
+    except ValueError:  # ragged rows
+        raise InputError("multipliers must be a non-empty 2-D numeric array, got ragged "
+                         "rows") from None
+    if (m.ndim != 2 or m.size == 0 or not np.issubdtype(m.dtype, np.number)
+            or np.issubdtype(m.dtype, np.complexfloating)):
         raise InputError(f"multipliers must be a non-empty 2-D numeric array, got shape {m.shape}")
     m = m.astype(np.float64, copy=False)
     if np.isnan(m).any() or (m < 1).any():
@@ -727,10 +737,13 @@ class _RawGrid:
     def index(self, rc, what: str = "source") -> int:
         rows, cols = self.shape
         try:
-            r, c = rc
-            r, c = int(r), int(c)
-        except (TypeError, ValueError):
-            raise InputError(f"{what} must be (row, col), got {rc!r}") from None
+            r0, c0 = rc
+            r, c = int(r0), int(c0)
+            whole = r == r0 and c == c0
+        except (TypeError, ValueError, OverflowError):
+            whole = False
+        if not whole:
+            raise InputError(f"{what} must be (row, col), two whole numbers, got {rc!r}")
         if not (0 <= r < rows and 0 <= c < cols):
             raise InputError(f"{what} {(r, c)} is off the {rows} x {cols} grid")
         if self.m[r + self.pad, c + self.pad] == math.inf:

@@ -29,7 +29,7 @@ import shapely
 
 from . import _kernels
 from .errors import InputError, MapError
-from .grid import GridSpec, neighbourhood, segment_cells
+from .grid import DIRECTIONS, GridSpec, neighbourhood, segment_cells
 from .maps import Battlefield
 from .rules import Ruleset, TerrainKind, Unit
 
@@ -38,6 +38,9 @@ __all__ = ["CostGrid", "Layers", "cost_grid", "layers"]
 _MAX_KINDS = 64
 # Largest per-grid table of precomputed step costs; bigger grids price steps as they go.
 _TABLE_BYTES = 128 * 2**20
+# Most buckets a search's queue may have (a power of two): A* on a raw grid takes
+# 1 KiB a bucket, so this is 1 GiB of address space, touched only where costs fall.
+_MAX_BUCKETS = 2**20
 
 
 @dataclass(frozen=True, eq=False)
@@ -276,7 +279,10 @@ def steps(
     hyp = np.hypot(dr, dc)
     length = hyp * cell
     if lengths is not None:
-        straight, diagonal = (float(v) for v in lengths)
+        try:
+            straight, diagonal = (float(v) for v in lengths)
+        except (TypeError, ValueError):
+            straight = diagonal = math.nan
         if not (0 < straight <= diagonal < math.inf):
             raise InputError(f"lengths must be 0 < straight <= diagonal, got {lengths!r}")
         length = np.where(hyp > 1, diagonal, straight)
@@ -297,8 +303,23 @@ def bucket_count(st: Steps, costliest: float) -> int:
     """Buckets as wide as the shortest step that outspan a step costing ``costliest``.
 
     A power of two, so the kernel picks a bucket with a mask.
+
+    Raises
+    ------
+    InputError
+        The costliest step would need more than ``_MAX_BUCKETS`` buckets: a
+        multiplier or flat cost so large (yet finite) that the search's queue
+        would not fit in memory.
     """
-    return 1 << (int(costliest / float(st.length.min())) + 2).bit_length()
+    ratio = costliest / float(st.length.min())
+    if not ratio < _MAX_BUCKETS - 2:  # also NaN and inf
+        raise InputError(
+            f"the costliest step costs {costliest:.3g} table units, {ratio:.3g} times the "
+            f"shortest step; at most {_MAX_BUCKETS - 2:g} times is supported: a "
+            "multiplier or flat crossing cost is too large (use inf or \"impassable\" for "
+            "ground nobody enters)"
+        )
+    return 1 << (int(ratio) + 2).bit_length()
 
 
 def trail_behind(p: tuple[float, float], u: tuple[float, float], depth_cells: float) -> list:
@@ -469,7 +490,8 @@ def kernel_args(
     # it crosses; with a table, the dearest step in it (flat costs included), plus what
     # a rear-rank trail can add to a step (its length at `top`).
     flat = sum(float(a.max(initial=0.0)) for a in flats)
-    costliest = float(np.max(st.length * top + np.diff(st.piece_start) * flat))
+    with np.errstate(over="ignore"):  # inf: refused by bucket_count
+        costliest = float(np.max(st.length * top + np.diff(st.piece_start) * flat))
     if priced[0].size:
         finite = priced[0][np.isfinite(priced[0])]
         trail = float(st.length.max()) * top if depth > 0 else 0.0
@@ -497,6 +519,14 @@ def cost_grid(
     -------
     CostGrid
 
+    Raises
+    ------
+    InputError
+        A unit that is not one of these rules' profiles, a unit deeper than
+        the table's diagonal, or a neighbourhood that does not exist.
+    MapError
+        A feature names a terrain kind the rules do not define.
+
     Examples
     --------
     >>> from engine import load_map, load_rules
@@ -506,6 +536,18 @@ def cost_grid(
     >>> float(g.base.max())
     2.0
     """
+    if not isinstance(unit, Unit) or set(unit.multipliers) != set(rules.layers):
+        raise InputError(f"{getattr(unit, 'race', unit)!r} is not a unit of {rules.name}: "
+                         "make it with that ruleset's unit()")
+    if isinstance(directions, bool) or directions not in DIRECTIONS:
+        raise InputError(f"a neighbourhood has {', '.join(map(str, DIRECTIONS))} directions, "
+                         f"got {directions!r}")
+    diagonal = math.hypot(battlefield.width, battlefield.height)
+    if unit.depth > diagonal:
+        raise InputError(
+            f"{unit.race} are {unit.depth:g} {battlefield.units} deep, deeper than the "
+            f"{battlefield.width:g} x {battlefield.height:g} table's diagonal ({diagonal:.4g})"
+        )
     key = ("cost", id(rules), unit.key, directions)
     cached = battlefield._cache.get(key)
     if cached is not None:

@@ -311,3 +311,11 @@ def test_readme_example_prints_what_its_comments_say(monkeypatch, capsys):
 def test_reach_army_rejects_a_malformed_position(rules, demo):
     with pytest.raises(InputError, match="unit 0: expected"):
         reach_army(demo, rules, [(rules.unit("humans"), ("a", 1))])
+
+
+def test_reach_turns_refuses_a_horizon_beyond_int16():
+    rules = engine.load_rules("fantasy-warlord")
+    g = engine.cost_grid(engine.load_map(MAPS / "examples" / "goblins.geojson"), rules,
+                         rules.unit("goblins"))
+    with pytest.raises(InputError, match="from 0 to 32767"):
+        reach_turns(g, (0.25, 3.25), 10**6, 0.0005)  # turn counts wrapped round to negatives

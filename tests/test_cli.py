@@ -8,7 +8,7 @@ import pytest
 
 from engine.cli import main
 
-from .conftest import EXAMPLES, MAPS, ROOT, battlefield, feature, rect
+from .conftest import EXAMPLES, MAPS, ROOT, battlefield, feature, line, rect
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -76,11 +76,17 @@ def test_price_json(capsys):
     (["flow", "{demo}", "--race", "humans", "--goal", "90,300"], "goal 0: point"),
     (["flow", "{demo}", "--race", "humans", "--goal", "108.5,30"], "impassable ground"),
     (["flow", "{demo}", "--race", "humans", "--goal", "90,30", "--limit", "-1"], "--limit"),
+    (["reach", "{demo}", "--race", "humans", "--at", "15,60", "--depth", "1e6"],
+     "deeper than the 180 x 120 table"),  # hung building the footprint
+    (["reach", "{dear}", "--race", "humans", "--at", "1,1"], "too large"),  # OverflowError
 ])
 def test_errors_are_one_line_exit_2(capsys, tmp_path, argv, words):
     walled = tmp_path / "walled.geojson"
     walled.write_text(json.dumps(battlefield([feature("building", rect(10, -1, 11, 7))], 30, 6)))
-    argv = [a.format(demo=MAPS / "demo.geojson", walled=walled) for a in argv]
+    dear = tmp_path / "dear.geojson"
+    dear.write_text(json.dumps(battlefield([feature("hedge", line((5, 0), (5, 20)), width=1,
+                                                    cost=1e308)])))
+    argv = [a.format(demo=MAPS / "demo.geojson", walled=walled, dear=dear) for a in argv]
     with pytest.raises(SystemExit) as exit_info:
         sys.exit(main(argv))
     assert exit_info.value.code == 2
@@ -128,3 +134,10 @@ def test_flow_text_json_and_picture(tmp_path, capsys):
     assert main([*argv, "--json"]) == 0
     path = json.loads(capsys.readouterr().out)["probes"][0]["path"]
     assert path[0] == [20.25, 20.25] and path[-1] == [90.25, 30.25]
+
+
+def test_flow_at_move_0_counts_no_turns(capsys):
+    argv = ["flow", str(MAPS / "demo.geojson"), "--race", "humans", "--goal", "90,30",
+            "--from", "20,20", "--move", "0"]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.splitlines()[1].endswith("80 steps, never at move 0")  # was 0

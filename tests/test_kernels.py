@@ -185,10 +185,49 @@ def test_bad_allowances_are_refused(rules, allowance):
     (np.full((3, 3), np.nan), (0, 0), "NaN"),
     (np.ones((3, 3)), (3, 0), "off the 3 x 3 grid"),
     (np.array([[np.inf, 1.0]]), (0, 0), "blocked"),
+    (np.ones((3, 3)), (0.5, 1), "two whole numbers"),  # was silently cell (0, 1)
+    (np.ones((3, 3)), (math.inf, 0), "two whole numbers"),  # was an OverflowError
+    ([[1.0, 1.0], [1.0]], (0, 0), "ragged"),  # was numpy's ValueError
+    (np.array([[1 + 1j, 1.0]]), (0, 0), "numeric"),  # was a warning, imaginary part dropped
+    (np.array([[1.0, 1e7]]), (0, 0), "too large"),  # was a MemoryError in the kernel
+    (np.array([[1.0, 1e300]]), (0, 0), "too large"),  # was a numba TypingError
 ])
 def test_cost_field_refuses_bad_input(grid, source, words):
     with pytest.raises(engine.InputError, match=words):
         engine.cost_field(grid, source)
+
+
+@pytest.mark.parametrize("lengths", [(1,), "ab", (math.nan, 1)])
+def test_malformed_step_lengths_are_refused(lengths):
+    with pytest.raises(engine.InputError, match="lengths must be"):
+        engine.grid_route(np.ones((3, 3)), (0, 0), (2, 2), directions=8, lengths=lengths)
+
+
+def test_huge_multiplier_route_is_refused_not_a_kernel_crash():
+    with pytest.raises(engine.InputError, match="multiplier or flat crossing cost is too large"):
+        engine.grid_route(np.array([[1.0, 1e6, 1.0]]), (0, 0), (0, 2), directions=8)
+
+
+@pytest.mark.parametrize(("path", "words"), [
+    ([(5, 5), "a"], "path point 1: a point must be two numbers"),
+    ([(5, 5), (math.nan, 1)], "path point 1: point"),
+])
+def test_price_path_names_a_bad_point(rules, path, words):
+    g = engine.cost_grid(engine.load_map(battlefield([], 40, 20)), rules, rules.unit("humans"))
+    with pytest.raises(engine.InputError, match=words):
+        engine.price_path(g, path)
+
+
+def test_route_with_an_absurdly_small_allowance_is_refused(rules):
+    g = engine.cost_grid(engine.load_map(battlefield([], 40, 20)), rules, rules.unit("humans"))
+    with pytest.raises(engine.InputError, match="allowance 1e-10 is too small"):
+        engine.route(g, (1, 1), (30, 1), 1e-10)  # was a MemoryError building 3e11 stops
+
+
+def test_reach_many_takes_a_huge_allowance(rules):
+    g = engine.cost_grid(engine.load_map(battlefield([], 40, 20)), rules, rules.unit("humans"))
+    (r,) = engine.reach_many(g, [(1, 1)], 1e300)  # was an OverflowError sizing its rows
+    assert len(r.cells) == g.base.size
 
 
 def test_cost_field_matches_reach_on_open_ground(rules):

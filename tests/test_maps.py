@@ -182,8 +182,8 @@ def test_zero_length_line_refused():
 
 
 @pytest.mark.parametrize(("props", "problem"), [
-    ({"elevation": -2}, "elevation must be a finite number >= 0, got -2"),
-    ({"elevation": "high"}, "elevation must be a finite number >= 0, got 'high'"),
+    ({"elevation": -2}, "elevation must be a number >= 0 and <= 1e+09, got -2"),
+    ({"elevation": "high"}, "elevation must be a number >= 0 and <= 1e+09, got 'high'"),
     ({"elevation": 3, "steep": "yes"}, "steep must be true or false, got 'yes'"),
 ], ids=["negative-elevation", "text-elevation", "steep-not-bool"])
 def test_bad_hill_refused(props, problem):
@@ -306,3 +306,14 @@ def test_huge_coordinates_are_refused():
 
 def test_terrain_name_with_newline_stays_one_line():
     bad_feature(feature("dirt\nroad", line((1, 1), (5, 1))), "needs a width")
+
+
+def test_huge_elevation_is_refused():
+    # 1e308 loaded, then overflowed the slopes to NaN and printed 300-digit heights
+    bad_feature(feature("hill", rect(2, 2, 8, 8), fid="alp", elevation=1e308), "(id 'alp')",
+                "elevation must be a number >= 0 and <= 1e+09")
+
+
+@pytest.mark.parametrize("source", [None, 5, ["x.geojson"]])
+def test_a_map_that_is_neither_a_path_nor_a_dict_is_refused(source):
+    refused(source, "a map is a path or a parsed GeoJSON dict")

@@ -207,3 +207,26 @@ def test_routes_on_open_ground_stay_near_the_straight_line(directions, gap):
 def test_unknown_neighbourhoods_are_refused(directions):
     with pytest.raises(engine.InputError, match="8, 16, 32, 48 directions"):
         engine.GridRouter(np.ones((4, 4)), directions=directions)
+
+
+@pytest.mark.parametrize(("features", "unit", "words"), [
+    ([feature("hedge", line((5, 0), (5, 20)), width=1, cost=1e308)], {},
+     "flat crossing cost is too large"),  # was an OverflowError sizing the search's queue
+    ([feature("hill", rect(5, 5, 10, 10), elevation=1, climb=1e308)], {},
+     "flat crossing cost is too large"),
+    ([], {"depth": 1e6}, r"humans are 1e\+06 cm deep, deeper than the 40 x 20 table"),  # hung
+    ([], {"ranks": 10**9, "depth": None}, "deeper than the 40 x 20 table"),  # MemoryError
+])
+def test_absurd_costs_and_depths_are_refused(rules, features, unit, words):
+    with pytest.raises(engine.InputError, match=words):
+        engine.reach(grid_for(rules, features, **unit), (1, 1))
+
+
+def test_unit_of_another_ruleset_is_refused(rules):
+    bf = engine.load_map({"type": "FeatureCollection", "features": [],
+                          "battlefield": {"width": 4, "height": 4, "units": "cm"}})
+    infantry = engine.load_rules("battlesystem").unit("infantry")
+    with pytest.raises(engine.InputError, match="'infantry' is not a unit of Fantasy Warlord"):
+        engine.cost_grid(bf, rules, infantry)  # was KeyError: 'marsh'
+    with pytest.raises(engine.InputError, match="8, 16, 32, 48 directions, got \\[8\\]"):
+        engine.cost_grid(bf, rules, rules.unit("humans"), directions=[8])
