@@ -101,6 +101,16 @@ _OCTANT = {
 DIRECTIONS = tuple(_OCTANT)
 
 
+def check_directions(directions) -> None:
+    """Refuse a neighbourhood that `neighbourhood` does not have (one line, `InputError`)."""
+    if isinstance(directions, bool) or not isinstance(directions, int | np.integer) or (
+        directions not in _OCTANT
+    ):
+        raise InputError(
+            f"a neighbourhood has {', '.join(map(str, DIRECTIONS))} directions, got {directions!r}"
+        )
+
+
 def neighbourhood(directions: int = 32) -> np.ndarray:
     """Step offsets ``(drow, dcol)`` of the search neighbourhood.
 
@@ -118,10 +128,7 @@ def neighbourhood(directions: int = 32) -> np.ndarray:
     >>> [len(neighbourhood(d)) for d in (8, 16, 32, 48)]
     [8, 16, 32, 48]
     """
-    if directions not in _OCTANT:
-        raise InputError(
-            f"a neighbourhood has {', '.join(map(str, DIRECTIONS))} directions, got {directions!r}"
-        )
+    check_directions(directions)
     steps = {
         (sr * a, sc * b)
         for dr, dc in _OCTANT[directions]

@@ -29,7 +29,7 @@ import shapely
 
 from . import _kernels
 from .errors import InputError, MapError
-from .grid import DIRECTIONS, GridSpec, neighbourhood, segment_cells
+from .grid import GridSpec, check_directions, neighbourhood, segment_cells
 from .maps import Battlefield
 from .rules import Ruleset, TerrainKind, Unit
 
@@ -539,9 +539,7 @@ def cost_grid(
     if not isinstance(unit, Unit) or set(unit.multipliers) != set(rules.layers):
         raise InputError(f"{getattr(unit, 'race', unit)!r} is not a unit of {rules.name}: "
                          "make it with that ruleset's unit()")
-    if isinstance(directions, bool) or directions not in DIRECTIONS:
-        raise InputError(f"a neighbourhood has {', '.join(map(str, DIRECTIONS))} directions, "
-                         f"got {directions!r}")
+    check_directions(directions)
     diagonal = math.hypot(battlefield.width, battlefield.height)
     if unit.depth > diagonal:
         raise InputError(
