@@ -516,19 +516,39 @@ def _to_go(dr, dc, nsteps, shortest, diagonal, cell):
     return cell * math.hypot(dr, dc)
 
 
+@njit(cache=True)
+def stack_width(ncell):
+    """A first width for a stack of buckets on a grid of ``ncell`` cells: a power of
+    two of about four times its side, room for most fronts (a bucket that outgrows
+    it makes the caller widen it and search again)."""
+    width = 256
+    while width * width < 16 * ncell:
+        width *= 2
+    return width
+
+
+@njit(cache=True)
+def stack_rows(nb, astar):
+    """Buckets `search_plain` needs (its ``stack``'s rows): ``nb`` for Dijkstra;
+    for A*, whose keys rise by a step's cost plus at most its length in buckets
+    ``ASTAR_SPLIT`` times narrower, ``2 * ASTAR_SPLIT * nb``."""
+    return 2 * nb * ASTAR_SPLIT if astar else nb
+
+
 @njit(cache=True, error_model="numpy")
 def search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    table_cost, table_flat, source, goal, cell, budget, dist, parent, touched,
+    table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, stack,
 ):
     """`search` where a step's cost depends on nothing behind the front.
 
     No footprint: a step costs its entry in ``table_cost`` (`step_table`:
     inf off the grid; from a cell with a ``table_flat`` multiplier, that
     times the step's length, the same number) or, with an empty table, its
-    pieces' multipliers (no slopes), in a kernel small enough to compile tight.  Without a table the
-    grid has a border of blocked cells at least as wide as the longest step,
-    so no step leaves it and nothing is bounds-checked.  Pieces are priced
+    pieces' multipliers (no slopes), in a kernel small enough to compile
+    tight.  Without a table the grid has a border of blocked cells at least
+    as wide as the longest step, so no step leaves it and nothing is
+    bounds-checked.  Pieces are priced
     branch-free: a corner piece (length 0) over a blocked cell gives NaN,
     which blocks like inf.
 
@@ -545,36 +565,42 @@ def search_plain(
     search stops once the cheapest bucket starts at or beyond the goal's
     cost: no open path can then be cheaper.  Cells costing more than
     ``budget`` are never queued.
+
+    The buckets are rows of ``stack``, the caller's (`stack_rows` of them),
+    so the loop holds no array it may replace.  Returns the number of cells
+    written to ``touched``, or minus it if a bucket outgrew its row (the
+    caller resets them and calls again with a wider stack).
     """
     if goal >= 0:
         if table_cost.shape[0] > 0:
             return _search_plain(
                 base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-                nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, True,
-                True,
+                nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched,
+                stack, True, True,
             )
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-            nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, True,
-            False,
+            nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, stack,
+            True, False,
         )
     if table_cost.shape[0] > 0:
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-            nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, False,
-            True,
+            nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, stack,
+            False, True,
         )
     return _search_plain(
         base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-        nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, False,
-        False,
+        nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, stack,
+        False, False,
     )
 
 
 @njit(cache=True, error_model="numpy")
 def _search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, astar, tabled,
+    table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, stack, astar,
+    tabled,
 ):
     """`search_plain` compiled for each value of ``astar`` (``goal >= 0``) and ``tabled``.
 
@@ -598,10 +624,8 @@ def _search_plain(
     diagonal = min(step_len.max(), 2.0 * shortest)
     width = shortest / ASTAR_SPLIT if astar else shortest
     per_width = (1.0 / width) * (1.0 + 1e-12)
-    # A* keys rise by a step's cost plus at most its length: twice the span.
-    span = 2 * nb * ASTAR_SPLIT if astar else nb
+    span = stack_rows(nb, astar)
     ring = span - 1
-    stack = np.empty((span, 64), dtype=np.int32)
     size = np.zeros(span, dtype=np.int64)
     dist[source] = 0.0
     parent[source] = -1
@@ -666,9 +690,7 @@ def _search_plain(
                               shortest, diagonal, cell)
             slot = max(int(key * per_width), current) & ring
             if size[slot] == stack.shape[1]:
-                grown = np.empty((span, 2 * stack.shape[1]), dtype=np.int32)
-                grown[:, : stack.shape[1]] = stack
-                stack = grown
+                return -n_touched
             stack[slot, size[slot]] = b
             size[slot] += 1
             queued += 1
@@ -903,33 +925,28 @@ def search_many(
     no_lm_goal = np.empty((2, 0), dtype=np.float32)
     tabled = table_cost.shape[0] > 0
     for t in prange(threads):
-        stack = np.empty((nb, 256), dtype=np.int32)
+        stack = np.empty((nb, stack_width(dist.shape[1])), dtype=np.int32)
         for u in range(t, sources.shape[0], threads):
-            if tabled and depth == 0.0:
-                n = search_plain(
-                    base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc,
-                    piece_w, nb, table_cost, table_flat, sources[u], -1, cell, budget,
-                    dist[t], parent[t], touched[t],
-                )
-            elif tabled:
-                n = search_trail(
-                    base, steep, gxf, gxb, gyf, gyb, cols, plain,
-                    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-                    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
-                    table_flat, enter, narrow, sources[u], budget,
-                    dist[t], parent[t], touched[t], dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], stack,
-                )
-                while n < 0:  # a bucket outgrew the stack: again, with room
-                    reset(touched[t], -n, dist[t], parent[t], pos[t])
-                    stack = np.empty((nb, 2 * stack.shape[1]), dtype=np.int32)
-                    n = search_trail(
-                        base, steep, gxf, gxb, gyf, gyb, cols, plain,
-                        step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc,
-                        piece_w, depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost,
-                        table_uniform, table_flat, enter, narrow, sources[u], budget,
-                        dist[t], parent[t], touched[t], dq_lv[t], dq_rem[t], dq_org[t], dq_n[t],
-                        stack,
-                    )
+            if tabled:
+                n = -1
+                while n < 0:
+                    if depth == 0.0:
+                        n = search_plain(
+                            base, cols, step_dr, step_dc, step_len, piece_start, piece_dr,
+                            piece_dc, piece_w, nb, table_cost, table_flat, sources[u], -1, cell,
+                            budget, dist[t], parent[t], touched[t], stack,
+                        )
+                    else:
+                        n = search_trail(
+                            base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc,
+                            step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth,
+                            fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
+                            table_flat, enter, narrow, sources[u], budget, dist[t], parent[t],
+                            touched[t], dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], stack,
+                        )
+                    if n < 0:  # a bucket outgrew the stack: again, with room
+                        reset(touched[t], -n, dist[t], parent[t], pos[t])
+                        stack = np.empty((nb, 2 * stack.shape[1]), dtype=np.int32)
             else:
                 n = search(
                     base, steep, gxf, gxb, gyf, gyb, cols, plain,

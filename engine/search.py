@@ -51,8 +51,9 @@ class _Workspace:
     touched: np.ndarray
     link: np.ndarray
     trail: tuple = ()
-    # `_kernels.search_trail`'s buckets (a row each), widened when one overflows.
-    stack: np.ndarray = field(default_factory=lambda: np.empty((0, 256), dtype=np.int32))
+    # `_kernels.search_plain`'s and `search_trail`'s buckets (a row each), widened when
+    # one overflows.
+    stack: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.int32))
 
     @classmethod
     def for_cells(cls, n: int, plain: bool = False) -> _Workspace:
@@ -82,23 +83,17 @@ class _Workspace:
         if isinstance(g, _RawGrid) or (
             g.depth == 0 and a.table_cost.size and not landmarks[1].size
         ):
-            return _kernels.search_plain(
-                a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
-                a.piece_dc, a.piece_w, a.nb, a.table_cost, a.table_flat, source, goal, g.cell,
-                budget, self.dist, self.parent, self.touched,
-            )
-        if g.depth > 0 and goal < 0 and a.table_cost.size:
-            if self.stack.shape[0] < a.nb:
-                self.stack = np.empty((a.nb, self.stack.shape[1]), dtype=np.int32)
-            while True:
-                n = _kernels.search_trail(
-                    *a, source, budget, self.dist, self.parent, self.touched, *self.trail,
-                    self.stack,
+            return self._stacked(_kernels.stack_rows(a.nb, goal >= 0), lambda stack: (
+                _kernels.search_plain(
+                    a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
+                    a.piece_dc, a.piece_w, a.nb, a.table_cost, a.table_flat, source, goal,
+                    g.cell, budget, self.dist, self.parent, self.touched, stack,
                 )
-                if n > 0:
-                    return n
-                self.reset(-n)  # a bucket outgrew its stack: again, with room
-                self.stack = np.empty((a.nb, 2 * self.stack.shape[1]), dtype=np.int32)
+            ))
+        if g.depth > 0 and goal < 0 and a.table_cost.size:
+            return self._stacked(a.nb, lambda stack: _kernels.search_trail(
+                *a, source, budget, self.dist, self.parent, self.touched, *self.trail, stack,
+            ))
         if goal >= 0 and self.hkey.size == 0:  # A*'s heap, only when asked for
             self.hkey = np.empty(self.dist.size)
             self.hidx = np.empty(self.dist.size, dtype=np.int32)
@@ -110,6 +105,17 @@ class _Workspace:
             self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, self.link,
             *trail, *landmarks,
         )
+
+    def _stacked(self, rows: int, kernel) -> int:
+        """Run a kernel on stack buckets (``kernel(stack)``), widening ``stack`` until
+        no bucket outgrows its row; returns the cells it touched."""
+        if self.stack.shape[0] < rows:
+            width = self.stack.shape[1] or _kernels.stack_width(self.dist.size)
+            self.stack = np.empty((rows, width), dtype=np.int32)
+        while (n := kernel(self.stack)) < 0:
+            self.reset(-n)  # a bucket outgrew its row: again, with room
+            self.stack = np.empty((self.stack.shape[0], 2 * self.stack.shape[1]), dtype=np.int32)
+        return n
 
     def within(self, g: CostGrid | _RawGrid, source: int, budget: float):
         """Flat indices and costs of the cells within ``budget`` of ``source``.

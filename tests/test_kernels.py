@@ -317,6 +317,7 @@ def test_plain_kernel_matches_networkx(seed, directions, convention):
     field = engine.cost_field(m, (6, 8), directions=directions, **convention)
     assert {int(i) for i in np.flatnonzero(np.isfinite(field))} == expected.keys()
     router = engine.GridRouter(m, directions=directions, **convention)
+    router._ws.stack = np.empty((0, 1), dtype=np.int32)  # outgrown at once: the retry runs
     cols = m.shape[1]
     for cell, cost in expected.items():
         assert field.flat[cell] == pytest.approx(cost, rel=1e-12)
@@ -326,6 +327,7 @@ def test_plain_kernel_matches_networkx(seed, directions, convention):
         assert flat[0] == 6 * cols + 8 and flat[-1] == cell
         assert sum(graph[a][b]["weight"] for a, b in itertools.pairwise(flat)) == pytest.approx(
             cost, rel=1e-12)
+    assert router._ws.stack.shape[1] > 1 and np.isinf(router._ws.dist).all()
     blocked = np.argwhere(np.isfinite(m) & np.isinf(field))
     for rc in blocked[:3]:
         with pytest.raises(engine.NoRouteError):
