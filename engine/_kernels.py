@@ -908,17 +908,18 @@ def search_many(
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, table_flat, enter,
     narrow, sources, cell, budget,
     dist, parent, pos, touched, link, dq_lv, dq_rem, dq_org, dq_n,
-    out_cells, out_cost, out_n,
+    cap, out_cells, out_cost, out_start, out_n,
 ):
     """`search` (Dijkstra; with a step table, `search_plain` at depth 0 and
     `search_trail` deeper) from each of ``sources``, the threads' rows of the
     workspace each serving every T-th source.
-    Unit u's cells within ``budget`` go to ``out_cells[u, :out_n[u]]`` and
-    ``out_cost``; ``out_n[u]`` is -1 if they overflow the row (the caller sizes
-    rows to the disc of radius ``budget``, so they do not).
+    Unit u's cells within ``budget`` go to thread t's row of ``out_cells`` and
+    ``out_cost`` (t = u mod T), at ``out_start[u]``, ``out_n[u]`` of them,
+    each thread's units one after another.  ``out_n[u]`` is -1 if they are
+    more than ``cap`` (the caller makes it the disc of radius ``budget``, so
+    they are not, and gives each row ``cap`` for each of its units).
     """
     threads = dist.shape[0]
-    cap = out_cells.shape[1]
     no_f = np.empty(0)
     no_i = np.empty(0, dtype=np.int32)
     no_lm = np.empty((0, 0), dtype=np.float32)
@@ -926,6 +927,7 @@ def search_many(
     tabled = table_cost.shape[0] > 0
     for t in prange(threads):
         stack = np.empty((nb, stack_width(dist.shape[1])), dtype=np.int32)
+        at = 0
         for u in range(t, sources.shape[0], threads):
             if tabled:
                 n = -1
@@ -962,13 +964,15 @@ def search_many(
                 d = dist[t, c]
                 if d <= budget:
                     if m < cap:
-                        out_cells[u, m] = c
-                        out_cost[u, m] = d
+                        out_cells[t, at + m] = c
+                        out_cost[t, at + m] = d
                     m += 1
                 dist[t, c] = np.inf
                 parent[t, c] = -1
                 pos[t, c] = -1
+            out_start[u] = at
             out_n[u] = m if m <= cap else -1
+            at += min(m, cap)
 
 
 @njit(cache=True, error_model="numpy")

@@ -338,18 +338,24 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
     # than its length), so a row the size of that disc holds any one reach.
     radius = budget / float(grid.steps.length.min()) + 2.0
     cap = int(min(grid.base.size, math.pi * radius * radius + 16))
-    out_cells = np.empty((len(sources), cap), dtype=np.int32)
-    out_cost = np.empty((len(sources), cap))
+    # Each thread packs its reaches one after another in its row; the answers are views
+    # of these two arrays (no copies: they are most of the time a call takes outside the
+    # kernels).  Pages past the last reach are never written, so never resident.
+    per_thread = -(-len(sources) // threads) * cap
+    out_cells = np.empty((threads, per_thread), dtype=np.int64)
+    out_cost = np.empty((threads, per_thread))
+    out_start = np.empty(len(sources), dtype=np.int64)
     out_n = np.empty(len(sources), dtype=np.int64)
     _kernels.search_many(
         *grid.kernel_args, np.array(sources, dtype=np.int64), grid.cell, budget + _SLACK,
-        *ws, out_cells, out_cost, out_n,
+        *ws, cap, out_cells, out_cost, out_start, out_n,
     )
     if (out_n < 0).any():  # cannot happen: the disc bounds every reach
-        raise AssertionError("reach_many: a reach overflowed its row")
+        raise AssertionError("reach_many: a reach outgrew the disc of its allowance")
     return [
         Reach(grid, (float(xy[0]), float(xy[1])), budget,
-              out_cells[u, : out_n[u]].astype(np.int64), out_cost[u, : out_n[u]].copy())
+              out_cells[u % threads, out_start[u]: out_start[u] + out_n[u]],
+              out_cost[u % threads, out_start[u]: out_start[u] + out_n[u]])
         for u, xy in enumerate(points)
     ]
 
