@@ -11,6 +11,7 @@ and the path pricer share, so that the two price a step identically.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from dataclasses import dataclass
@@ -54,7 +55,7 @@ class GridSpec:
     height: float
     cell: float
 
-    @property
+    @functools.cached_property
     def shape(self) -> tuple[int, int]:
         """``(rows, cols)``; a partial cell at the far edge counts as a whole one."""
         return (_cells(self.height, self.cell), _cells(self.width, self.cell))
