@@ -16,7 +16,7 @@ from ._kernels import climb, entry
 def reverse_search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    nb, table_cost, enter, narrow, goals, limit, dist, step, pos, link,
+    nb, table_cost, flat, enter, narrow, goals, limit, dist, step, pos, link,
 ):
     """Cost from every cell to the nearest of ``goals``, travelling toward it.
 
@@ -29,7 +29,9 @@ def reverse_search(
 
     ``table_cost`` (from `_kernels.step_table`, or empty) holds every step's
     price; without it steps are priced from their pieces, slopes and flat
-    entry costs ``enter`` and ``narrow`` as `_kernels.step_table` does.  Dial's buckets
+    entry costs ``enter`` and ``narrow`` as `_kernels.step_table` does, except
+    out of a ``flat`` cell (`_kernels.flat_cells`): its multiplier times the
+    step's length, the same number.  Dial's buckets
     (``nb`` of them, as wide as the shortest step) as in `_kernels.search`:
     no step costs less than its length.  Cells whose cost exceeds ``limit``
     stay unreached.  ``dist`` must come in ``inf``, ``step`` and ``pos``
@@ -39,6 +41,7 @@ def reverse_search(
     rows = ncell // cols
     nsteps = step_dr.shape[0]
     tabled = table_cost.shape[0] > 0
+    has_flat = flat.shape[0] > 0
     entering = enter.shape[0] > 0
     heads = np.full(nb, -1, dtype=np.int64)
     ring = nb - 1
@@ -85,7 +88,9 @@ def reverse_search(
             a = ar * cols + ac
             if pos[a] == -2:
                 continue
-            if tabled:
+            if has_flat and flat[a] > 0.0:
+                total = flat[a] * step_len[k]
+            elif tabled:
                 total = table_cost[a * nsteps + k]
             else:
                 total = 0.0

@@ -177,7 +177,7 @@ def _sift_down(i, n, hkey, hidx, pos):
 def step_table(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
-    narrow, cost, uniform, flat,
+    narrow, cost, uniform,
 ):
     """Price every step of every cell once, without the trail.
 
@@ -185,11 +185,9 @@ def step_table(
     (``inf`` if it leaves the grid or is blocked); ``uniform`` is 1 where all
     its pieces have one multiplier (the trail then needs a single update).
     Flat entry costs (``enter``, ``narrow``: `entry`) are included.  A uniform
-    step without them costs its multiplier times its length, and ``flat[a]``
-    is cell a's multiplier where every step out of it is such a step at that
-    multiplier (else 0): the searches then price a step from a without the
-    table (it is the same number, and a cell's 32 steps are 256 bytes of it
-    to read).  The piece walk
+    step without them costs its multiplier times its length: the number the
+    searches compute, without the table, for a step out of a `flat_cells`
+    cell.  The piece walk
     is the one in `search`, written out in both: a shared helper taking the
     arrays made the search twice as slow.
     """
@@ -200,7 +198,6 @@ def step_table(
     for a in range(ncell):
         ar = a // cols
         ac = a - ar * cols
-        fa = base[a]
         for k in range(nsteps):
             slot = a * nsteps + k
             cost[slot] = np.inf
@@ -208,7 +205,6 @@ def step_table(
             br = ar + step_dr[k]
             bc = ac + step_dc[k]
             if br < 0 or br >= rows or bc < 0 or bc >= cols:
-                fa = 0.0
                 continue
             total = 0.0
             first = -1.0
@@ -243,16 +239,77 @@ def step_table(
                 if flat_cost:
                     total = first * step_len[k]
             cost[slot] = total
-            if not (same and flat_cost and first == fa and total != np.inf):
-                fa = 0.0
-        flat[a] = fa
+
+
+@njit(cache=True, inline="always")
+def _alike(base, steep, enter, narrow, i, j, has_steep, entering):
+    """Whether cells i and j have the same multiplier, steep multiplier and flat costs."""
+    if base[i] != base[j]:
+        return False
+    if has_steep and steep[i] != steep[j]:
+        return False
+    return not entering or (enter[i] == enter[j] and narrow[i] == narrow[j])
+
+
+@njit(cache=True)
+def flat_cells(base, steep, enter, narrow, cols, reach, out):
+    """``out[a]``: cell a's multiplier where every step out of a costs that times its length.
+
+    That holds where every cell within ``reach`` (the longest step's, in rows
+    or columns) of a is on the grid, has a's finite multiplier, no steep
+    multiplier, and a's flat entry costs (so `entry` charges nothing); else
+    ``out[a]`` is 0.  Runs of alike cells along each row, then runs down each
+    column of cells whose row is alike, make it one pass each way.  The
+    searches price such a cell's steps without the table or the pieces
+    (``step_table`` holds the same numbers); ``steep`` and ``enter`` may be
+    empty (none).
+    """
+    n = base.shape[0]
+    rows = n // cols
+    has_steep = steep.shape[0] > 0
+    entering = enter.shape[0] > 0
+    # Runs of alike cells ending at each cell: leftward, then rightward (a row's
+    # `reach` on both sides alike: `row_ok`); then upward and downward over cells
+    # whose rows are alike, per column.
+    run = np.zeros(cols, dtype=np.int64)
+    row_ok = np.zeros(n, dtype=np.bool_)
+    for r in range(rows):
+        o = r * cols
+        for c in range(cols):
+            i = o + c
+            alike = c > 0 and _alike(base, steep, enter, narrow, i, i - 1, has_steep, entering)
+            run[c] = run[c - 1] + 1 if alike else 1
+        right = 0
+        for c in range(cols - 1, -1, -1):
+            i = o + c
+            alike = c < cols - 1 and _alike(base, steep, enter, narrow, i, i + 1, has_steep,
+                                            entering)
+            right = right + 1 if alike else 1
+            row_ok[i] = run[c] > reach and right > reach
+    run[:] = 0
+    for i in range(n):  # kept in `out` for the way back
+        c = i % cols
+        alike = i >= cols and row_ok[i - cols] and _alike(base, steep, enter, narrow, i,
+                                                          i - cols, has_steep, entering)
+        run[c] = (run[c] + 1 if alike else 1) if row_ok[i] else 0
+        out[i] = run[c]
+    run[:] = 0
+    for i in range(n - 1, -1, -1):
+        c = i % cols
+        alike = i + cols < n and row_ok[i + cols] and _alike(base, steep, enter, narrow, i,
+                                                             i + cols, has_steep, entering)
+        run[c] = (run[c] + 1 if alike else 1) if row_ok[i] else 0
+        ok = out[i] > reach and run[c] > reach and base[i] != np.inf
+        if ok and has_steep:
+            ok = steep[i] == 1.0
+        out[i] = base[i] if ok else 0.0
 
 
 @njit(cache=True, error_model="numpy")
 def search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, table_flat, enter,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, enter,
     narrow, source, goal, cell, budget,
     dist, parent, pos, hkey, hidx, touched, link, dq_lv, dq_rem, dq_org, dq_n, lm, lm_goal,
 ):
@@ -268,8 +325,9 @@ def search(
     trail.
 
     ``table_*`` (from `step_table`, or empty to price steps as it goes)
-    hold every step's cost without the trail (``table_flat``: the multiplier
-    of a cell whose steps all cost it times their length).
+    hold every step's cost without the trail.  ``flat`` (`flat_cells`, or
+    empty) is the multiplier of a cell whose steps all cost it times their
+    length, table or not.
 
     ``enter`` and ``narrow`` (both empty for none) are flat costs per cell,
     paid as the step's front goes into a cell (`entry`): crossing a wall, a
@@ -367,9 +425,13 @@ def search(
             continue
         ar = a // cols
         ac = a - ar * cols
-        fa = table_flat[a] if tabled else 0.0
+        fa = flat[a] if flat.shape[0] > 0 else 0.0
+        # Behind the front of a flat cell, nothing heavier than its ground (every
+        # direction's, there): all its steps cost their length at that multiplier.
+        light = fa > 0.0 and (depth == 0.0 or (
+            a != source and (dq_n[a] == 0 or dq_lv[a * TRAIL] <= fa)))
         for k in range(nsteps):
-            if fa > 0.0:  # the table's number, without reading it
+            if fa > 0.0:  # the table's number, without reading it or the pieces
                 total = fa * step_len[k]
                 b = a + step_off[k]
             elif tabled:  # the table says inf for steps off the grid
@@ -388,8 +450,13 @@ def search(
             # The step's cost: from the table where nothing behind the front can
             # outweigh the ground it crosses, else its pieces in order with the trail.
             n = 0
-            done = False
-            if tabled:
+            done = light
+            if light and depth > 0.0:
+                n = 1
+                s_lv[0] = fa
+                s_rem[0] = depth
+                s_org[0] = a
+            elif tabled and not light:
                 if depth == 0.0:
                     done = True
                 elif table_uniform[a * nsteps + k] and a != source:
@@ -538,13 +605,13 @@ def stack_rows(nb, astar):
 @njit(cache=True, error_model="numpy")
 def search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, stack,
+    table_cost, flat, source, goal, cell, budget, dist, parent, touched, stack,
 ):
     """`search` where a step's cost depends on nothing behind the front.
 
     No footprint: a step costs its entry in ``table_cost`` (`step_table`:
-    inf off the grid; from a cell with a ``table_flat`` multiplier, that
-    times the step's length, the same number) or, with an empty table, its
+    inf off the grid; from a cell with a ``flat`` multiplier, `flat_cells`,
+    that times the step's length, the same number) or, with an empty table, its
     pieces' multipliers (no slopes), in a kernel small enough to compile
     tight.  Without a table the grid has a border of blocked cells at least
     as wide as the longest step, so no step leaves it and nothing is
@@ -575,23 +642,23 @@ def search_plain(
         if table_cost.shape[0] > 0:
             return _search_plain(
                 base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-                nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched,
+                nb, table_cost, flat, source, goal, cell, budget, dist, parent, touched,
                 stack, True, True,
             )
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-            nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, stack,
+            nb, table_cost, flat, source, goal, cell, budget, dist, parent, touched, stack,
             True, False,
         )
     if table_cost.shape[0] > 0:
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-            nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, stack,
+            nb, table_cost, flat, source, goal, cell, budget, dist, parent, touched, stack,
             False, True,
         )
     return _search_plain(
         base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-        nb, table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, stack,
+        nb, table_cost, flat, source, goal, cell, budget, dist, parent, touched, stack,
         False, False,
     )
 
@@ -599,7 +666,7 @@ def search_plain(
 @njit(cache=True, error_model="numpy")
 def _search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    table_cost, table_flat, source, goal, cell, budget, dist, parent, touched, stack, astar,
+    table_cost, flat, source, goal, cell, budget, dist, parent, touched, stack, astar,
     tabled,
 ):
     """`search_plain` compiled for each value of ``astar`` (``goal >= 0``) and ``tabled``.
@@ -660,7 +727,7 @@ def _search_plain(
         if astar and da + _to_go(ar - goal_r, ac - goal_c, nsteps, shortest, diagonal,
                                  cell) >= dist[goal]:
             continue  # no path through a beats the goal's (in the last buckets: many ties)
-        fa = table_flat[a] if tabled else 0.0
+        fa = flat[a] if tabled else 0.0
         for k in range(nsteps):
             if fa > 0.0:  # the table's number, without reading it
                 total = fa * step_len[k]
@@ -701,7 +768,7 @@ def _search_plain(
 def search_trail(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, table_flat, enter,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, enter,
     narrow, source, budget, dist, parent, touched, dq_lv, dq_rem, dq_org, dq_n, stack,
 ):
     """`search`'s Dijkstra for a unit with rear ranks (``depth > 0``) and a step table.
@@ -767,7 +834,7 @@ def search_trail(
         da = dist[a]
         ar = a // cols
         ac = a - ar * cols
-        fa = table_flat[a]
+        fa = flat[a]
         # Behind the front of a flat cell, nothing heavier than its ground (every
         # direction's, there): all its steps take the table's price.
         light = a != source and fa > 0.0 and (dq_n[a] == 0 or dq_lv[a * TRAIL] <= fa)
@@ -905,7 +972,7 @@ def reset(touched, n, dist, parent, pos):
 def search_many(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, table_flat, enter,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, enter,
     narrow, sources, cell, budget,
     dist, parent, pos, touched, link, dq_lv, dq_rem, dq_org, dq_n,
     cap, out_cells, out_cost, out_start, out_n,
@@ -935,7 +1002,7 @@ def search_many(
                     if depth == 0.0:
                         n = search_plain(
                             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr,
-                            piece_dc, piece_w, nb, table_cost, table_flat, sources[u], -1, cell,
+                            piece_dc, piece_w, nb, table_cost, flat, sources[u], -1, cell,
                             budget, dist[t], parent[t], touched[t], stack,
                         )
                     else:
@@ -943,7 +1010,7 @@ def search_many(
                             base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc,
                             step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth,
                             fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
-                            table_flat, enter, narrow, sources[u], budget, dist[t], parent[t],
+                            flat, enter, narrow, sources[u], budget, dist[t], parent[t],
                             touched[t], dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], stack,
                         )
                     if n < 0:  # a bucket outgrew the stack: again, with room
@@ -954,7 +1021,7 @@ def search_many(
                     base, steep, gxf, gxb, gyf, gyb, cols, plain,
                     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
                     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
-                    table_flat, enter, narrow, sources[u], -1, cell, budget,
+                    flat, enter, narrow, sources[u], -1, cell, budget,
                     dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
                     dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], no_lm, no_lm_goal,
                 )

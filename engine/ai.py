@@ -411,9 +411,9 @@ def flow_field(
     _flow.reverse_search(
         a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols, a.plain,
         a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start, a.piece_dr, a.piece_dc,
-        a.piece_w, a.nb, a.table_cost, a.enter, a.narrow, np.array(cells, dtype=np.int64),
-        float(limit) + _SLACK, dist, step, np.full(n, -1, dtype=np.int32),
-        np.empty(2 * n, dtype=np.int32),
+        a.piece_w, a.nb, a.table_cost, a.flat, a.enter, a.narrow,
+        np.array(cells, dtype=np.int64), float(limit) + _SLACK, dist, step,
+        np.full(n, -1, dtype=np.int32), np.empty(2 * n, dtype=np.int32),
     )
     dist[dist > limit + _SLACK] = np.inf
     step[np.isinf(dist)] = -1

@@ -86,7 +86,7 @@ class _Workspace:
             return self._stacked(_kernels.stack_rows(a.nb, goal >= 0), lambda stack: (
                 _kernels.search_plain(
                     a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
-                    a.piece_dc, a.piece_w, a.nb, a.table_cost, a.table_flat, source, goal,
+                    a.piece_dc, a.piece_w, a.nb, a.table_cost, a.flat, source, goal,
                     g.cell, budget, self.dist, self.parent, self.touched, stack,
                 )
             ))
@@ -743,7 +743,7 @@ class _RawGrid:
         p = int(np.abs(st.dr).max())
         padded = np.full((m.shape[0] + 2 * p, m.shape[1] + 2 * p), np.inf)
         padded[p:-p, p:-p] = m
-        return cls(padded, p, float(cell), st, kernel_args(padded, st, table=False),
+        return cls(padded, p, float(cell), st, kernel_args(padded, st, table=False, flat=False),
                    st.dr * padded.shape[1] + st.dc)
 
     def index(self, rc, what: str = "source") -> int:

@@ -440,7 +440,7 @@ class KernelArgs(NamedTuple):
     nb: int
     table_cost: np.ndarray
     table_uniform: np.ndarray
-    table_flat: np.ndarray
+    flat: np.ndarray
     enter: np.ndarray
     narrow: np.ndarray
 
@@ -455,15 +455,19 @@ def kernel_args(
     table: bool = True,
     enter: np.ndarray | None = None,
     narrow: np.ndarray | None = None,
+    flat: bool = True,
 ) -> KernelArgs:
     """Flatten a grid's multipliers (and slopes, footprint) into the kernels' arguments.
 
     With ``table``, every step is priced once (9 bytes a step) unless that
     would take more than ``_TABLE_BYTES``: it halves a reach on a battle map.
-    Raw grids (`engine.search`) build none: they go to
-    `_kernels.search_plain`, the fastest on big grids, where a table's memory
-    traffic costs more than it saves.  A cost grid without a table goes to
-    `_kernels.search`, which prices slopes, footprints and entry costs as it goes.
+    With ``flat``, `_kernels.flat_cells` marks the cells whose steps all cost
+    their length times the cell's multiplier (8 bytes a cell; table or not):
+    the searches price those without the table or the pieces.  Raw grids
+    (`engine.search`) build neither: they go to `_kernels.search_plain`, the
+    fastest on big grids, where a table's memory traffic costs more than it
+    saves.  A cost grid without a table goes to `_kernels.search`, which
+    prices slopes, footprints and entry costs as it goes.
     """
     f, i = np.empty(0), np.empty(0, dtype=np.int64)
     flat_steep = f if steep is None else steep.ravel()
@@ -481,23 +485,28 @@ def kernel_args(
     flats = (f, f)
     if any(a is not None and a.any() for a in (enter, narrow)):
         flats = tuple(np.zeros(base.size) if a is None else a.ravel() for a in (enter, narrow))
-    priced = (f, np.empty(0, dtype=np.int8), f)
+    priced = (f, np.empty(0, dtype=np.int8))
     n = base.size * len(st.dr)
     if table and n * 9 <= _TABLE_BYTES:
-        priced = (np.empty(n), np.empty(n, dtype=np.int8), np.empty(base.size))
+        priced = (np.empty(n), np.empty(n, dtype=np.int8))
         _kernels.step_table(*cells, *flats, *priced)
+    flat_cells = f
+    if flat:
+        flat_cells = np.empty(base.size)
+        reach = int(max(np.abs(st.dr).max(), np.abs(st.dc).max()))
+        _kernels.flat_cells(base.ravel(), flat_steep, *flats, base.shape[1], reach, flat_cells)
     # The costliest step: its length at multiplier `top` plus the flat costs of each cell
     # it crosses; with a table, the dearest step in it (flat costs included), plus what
     # a rear-rank trail can add to a step (its length at `top`).
-    flat = sum(float(a.max(initial=0.0)) for a in flats)
+    most = sum(float(a.max(initial=0.0)) for a in flats)
     with np.errstate(over="ignore"):  # inf: refused by bucket_count
-        costliest = float(np.max(st.length * top + np.diff(st.piece_start) * flat))
+        costliest = float(np.max(st.length * top + np.diff(st.piece_start) * most))
     if priced[0].size:
         finite = priced[0][np.isfinite(priced[0])]
         trail = float(st.length.max()) * top if depth > 0 else 0.0
         costliest = min(costliest, float(finite.max(initial=0.0)) + trail)
     return KernelArgs(*cells, float(depth), *(footprint or (i, i, i, f)),
-                      bucket_count(st, costliest), *priced, *flats)
+                      bucket_count(st, costliest), *priced, flat_cells, *flats)
 
 
 def cost_grid(

@@ -81,18 +81,18 @@ def test_reach_matches_networkx(rules, seed):
 
 
 def test_flat_cells_price_every_step_as_the_table_does(rules):
-    """A cell whose steps all cross one multiplier skips the table (`step_table`'s ``flat``)."""
+    """A cell whose steps all cross one multiplier skips the table (`_kernels.flat_cells`)."""
     bf = engine.load_map(battlefield([feature("woods", rect(3, 2, 15, 12))], 18, 14, cell=1.0))
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
     a = g.kernel_args
-    flat = a.table_flat.reshape(g.grid.shape)
+    flat = a.flat.reshape(g.grid.shape)
     inside, edge = g.grid.xy_to_rc((9.5, 7.5)), g.grid.xy_to_rc((4.5, 7.5))
     assert flat[inside] == g.base[inside] > 1.0
     assert flat[edge] == 0.0 and flat[0, 0] == 0.0  # steps leave the wood, or the table
-    table = a.table_cost.reshape(a.table_flat.size, -1)
-    f = a.table_flat[a.table_flat > 0]
+    table = a.table_cost.reshape(a.flat.size, -1)
+    f = a.flat[a.flat > 0]
     assert f.size == 8  # the wood's cells 4 or more from its edge (the (4, 1) steps)
-    assert np.array_equal(table[a.table_flat > 0], f[:, None] * a.step_len)
+    assert np.array_equal(table[a.flat > 0], f[:, None] * a.step_len)
     source = g.grid.xy_to_rc((2.5, 2.5))
     source = source[0] * g.grid.shape[1] + source[1]
     expected = reference_costs(g, source)
@@ -101,6 +101,52 @@ def test_flat_cells_price_every_step_as_the_table_does(rules):
     assert got.keys() == expected.keys()
     for cell, cost in expected.items():
         assert got[cell] == pytest.approx(cost, rel=1e-12, abs=1e-9)
+
+
+def flat_by_definition(g):
+    """`_kernels.flat_cells` written out: a cell's box of the longest step, all alike."""
+    a = g.kernel_args
+    reach = int(np.abs(a.step_dr).max())
+    rows, cols = g.grid.shape
+    layers = [g.base, g.steep, *(x.reshape(rows, cols) for x in (a.enter, a.narrow) if x.size)]
+    out = np.zeros((rows, cols))
+    for r in range(reach, rows - reach):
+        for c in range(reach, cols - reach):
+            box = (slice(r - reach, r + reach + 1), slice(c - reach, c + reach + 1))
+            if (np.isfinite(g.base[r, c]) and g.steep[r, c] == 1.0
+                    and all((x[box] == x[r, c]).all() for x in layers)):
+                out[r, c] = g.base[r, c]
+    return out
+
+
+@pytest.mark.parametrize(("path", "directions"), [
+    ("maps/demo.geojson", 32), ("maps/demo.geojson", 8), ("maps/crossings.geojson", 16),
+])
+def test_flat_cells_are_the_cells_of_a_uniform_box(rules, path, directions):
+    bf = engine.load_map(path)
+    g = engine.cost_grid(bf, rules, rules.unit("humans", frontage=6), directions=directions)
+    got = g.kernel_args.flat.reshape(g.grid.shape)
+    assert np.array_equal(got, flat_by_definition(g))
+    assert 0.3 < (got > 0).mean() < 0.99
+
+
+@pytest.mark.parametrize(("seed", "depth"), [(0, 0.0), (1, 3.0), (2, 5.0)])
+def test_flat_cells_without_a_table_price_as_the_table_does(rules, seed, depth):
+    """Big grids have no table: their flat cells are priced from ``flat`` alone."""
+    feats = [feature("woods", rect(2, 2, 12, 10)), feature("hill", rect(10, 6, 17, 13),
+                                                           elevation=3, steep=True)]
+    bf = engine.load_map(battlefield(feats, 18, 14, cell=0.5))
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth))
+    source = first_open(g, seed)
+    tabled = engine.reach(g, centre(g, source), 12.0)
+    a = g.kernel_args
+    assert (a.flat > 0).any() and a.table_cost.size
+    g.__dict__["kernel_args"] = engine.terrain.kernel_args(  # the cached property, replaced
+        g.base, g.steps, g.steep, g.slope, depth, g.footprint, table=False)
+    untabled = engine.reach(g, centre(g, source), 12.0)
+    got = dict(zip(untabled.cells.tolist(), untabled.cost.tolist(), strict=True))
+    assert got == pytest.approx(dict(zip(tabled.cells.tolist(), tabled.cost.tolist(),
+                                         strict=True)), rel=1e-12, abs=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(3))
