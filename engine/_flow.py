@@ -9,21 +9,23 @@ not notice an edit to it, so after changing ``climb`` clear the cache
 import numpy as np
 from numba import njit
 
-from ._kernels import climb, entry
+from ._kernels import CLOSED, climb, entry
+
+CLOSED_GOAL = -2  # in ``step``: a goal, expanded
 
 
 @njit(cache=True, error_model="numpy")
 def reverse_search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    nb, table_cost, flat, enter, narrow, goals, limit, dist, step, pos, link,
+    nb, table_cost, flat, enter, narrow, goals, limit, dist, step, stack,
 ):
     """Cost from every cell to the nearest of ``goals``, travelling toward it.
 
     A cell a's cost is the cheapest, over steps k out of a, of what step k
     costs leaving a (priced in its own direction, as `_kernels.search` prices
     it, without the rear-rank trail) plus the cost of the cell it lands on.
-    The search runs from the goals over the steps reversed: settling a cell
+    The search runs from the goals over the steps reversed: expanding a cell
     b, it offers every a with ``a + step k == b`` the price of step k from a.
     ``step[a]`` is that k (-1 at a goal and where unreached).
 
@@ -31,11 +33,14 @@ def reverse_search(
     price; without it steps are priced from their pieces, slopes and flat
     entry costs ``enter`` and ``narrow`` as `_kernels.step_table` does, except
     out of a ``flat`` cell (`_kernels.flat_cells`): its multiplier times the
-    step's length, the same number.  Dial's buckets
-    (``nb`` of them, as wide as the shortest step) as in `_kernels.search`:
-    no step costs less than its length.  Cells whose cost exceeds ``limit``
-    stay unreached.  ``dist`` must come in ``inf``, ``step`` and ``pos``
-    ``-1``; returns the number of cells settled.
+    step's length, the same number.  The queue is `_kernels.search_plain`'s:
+    ``nb`` buckets as wide as the shortest step (no step costs less than its
+    length), each a row of ``stack``; an improved cell is pushed again and
+    its older entries are skipped once it is expanded (``CLOSED`` in
+    ``step``).  Cells whose cost exceeds ``limit`` stay unreached.  ``dist``
+    must come in ``inf`` and ``step`` ``-1``; returns the number of cells
+    expanded, or -1 if a bucket outgrew its row of ``stack`` (the caller
+    starts again with a wider one).
     """
     ncell = dist.shape[0]
     rows = ncell // cols
@@ -43,7 +48,7 @@ def reverse_search(
     tabled = table_cost.shape[0] > 0
     has_flat = flat.shape[0] > 0
     entering = enter.shape[0] > 0
-    heads = np.full(nb, -1, dtype=np.int64)
+    size = np.zeros(nb, dtype=np.int64)
     ring = nb - 1
     width = step_len.min()
     per_width = (1.0 / width) * (1.0 + 1e-12)
@@ -51,33 +56,28 @@ def reverse_search(
     for g in goals:
         if dist[g] == 0.0:
             continue
+        if size[0] == stack.shape[1]:
+            return -1
         dist[g] = 0.0
-        link[2 * g] = heads[0]
-        link[2 * g + 1] = -1
-        if heads[0] >= 0:
-            link[2 * heads[0] + 1] = g
-        heads[0] = g
-        pos[g] = 0
+        stack[0, size[0]] = g
+        size[0] += 1
         queued += 1
     current = 0
     settled = 0
     while queued > 0:
-        while heads[current & ring] < 0:
+        while size[current & ring] == 0:
             current += 1
         if current * width > limit:
             break
         slot = current & ring
-        b = heads[slot]
-        nxt = link[2 * b]
-        heads[slot] = nxt
-        if nxt >= 0:
-            link[2 * nxt + 1] = -1
+        size[slot] -= 1
+        b = stack[slot, size[slot]]
         queued -= 1
-        pos[b] = -2
+        if step[b] >= CLOSED or step[b] == CLOSED_GOAL:  # expanded since pushed
+            continue
+        step[b] = CLOSED_GOAL if step[b] < 0 else step[b] | CLOSED
         settled += 1
         db = dist[b]
-        if db > limit:
-            continue
         br = b // cols
         bc = b - br * cols
         for k in range(nsteps):
@@ -86,7 +86,7 @@ def reverse_search(
             if ar < 0 or ar >= rows or ac < 0 or ac >= cols:
                 continue
             a = ar * cols + ac
-            if pos[a] == -2:
+            if step[a] >= CLOSED or step[a] == CLOSED_GOAL:
                 continue
             if has_flat and flat[a] > 0.0:
                 total = flat[a] * step_len[k]
@@ -112,30 +112,20 @@ def reverse_search(
                     if entering:
                         total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
                     prev = i
-            if total == np.inf:
-                continue
             nd = db + total
-            if nd >= dist[a]:
+            if not nd < dist[a] or nd > limit:  # inf fails the first test
                 continue
             dist[a] = nd
             step[a] = k
-            if pos[a] >= 0:  # unlink from its old bucket
-                prv = link[2 * a + 1]
-                nx = link[2 * a]
-                if prv >= 0:
-                    link[2 * prv] = nx
-                else:
-                    heads[pos[a]] = nx
-                if nx >= 0:
-                    link[2 * nx + 1] = prv
-                queued -= 1
             slot = int(nd * per_width) & ring
-            head = heads[slot]
-            link[2 * a] = head
-            link[2 * a + 1] = -1
-            if head >= 0:
-                link[2 * head + 1] = a
-            heads[slot] = a
-            pos[a] = slot
+            if size[slot] == stack.shape[1]:
+                return -1
+            stack[slot, size[slot]] = a
+            size[slot] += 1
             queued += 1
+    for i in range(ncell):  # the flags off: a step index, or -1 at a goal
+        if step[i] == CLOSED_GOAL:
+            step[i] = -1
+        elif step[i] >= CLOSED:
+            step[i] &= CLOSED - 1
     return settled

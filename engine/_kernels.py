@@ -586,10 +586,11 @@ def _to_go(dr, dc, nsteps, shortest, diagonal, cell):
 @njit(cache=True)
 def stack_width(ncell):
     """A first width for a stack of buckets on a grid of ``ncell`` cells: a power of
-    two of about four times its side, room for most fronts (a bucket that outgrows
-    it makes the caller widen it and search again)."""
+    two of at least eight times its side, room for the fronts of whole-grid searches
+    in 32 directions (a bucket that outgrows it makes the caller widen it and search
+    again, from the start)."""
     width = 256
-    while width * width < 16 * ncell:
+    while width * width < 64 * ncell:
         width *= 2
     return width
 

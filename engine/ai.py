@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _flow
+from . import _flow, _kernels
 from .errors import InputError, NoRouteError
 from .maps import Battlefield
 from .rules import COVERS, Ruleset, Unit
@@ -406,15 +406,19 @@ def flow_field(
             raise InputError(f"goal {i}: {exc}") from None
     a = grid.kernel_args
     n = grid.base.size
-    dist = np.full(n, np.inf)
-    step = np.full(n, -1, dtype=np.int8)
-    _flow.reverse_search(
-        a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols, a.plain,
-        a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start, a.piece_dr, a.piece_dc,
-        a.piece_w, a.nb, a.table_cost, a.flat, a.enter, a.narrow,
-        np.array(cells, dtype=np.int64), float(limit) + _SLACK, dist, step,
-        np.full(n, -1, dtype=np.int32), np.empty(2 * n, dtype=np.int32),
-    )
+    width = _kernels.stack_width(n)
+    while True:  # a bucket that outgrows its row of the stack: again, with room
+        dist = np.full(n, np.inf)
+        step = np.full(n, -1, dtype=np.int8)
+        if _flow.reverse_search(
+            a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols, a.plain,
+            a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start, a.piece_dr, a.piece_dc,
+            a.piece_w, a.nb, a.table_cost, a.flat, a.enter, a.narrow,
+            np.array(cells, dtype=np.int64), float(limit) + _SLACK, dist, step,
+            np.empty((a.nb, width), dtype=np.int32),
+        ) >= 0:
+            break
+        width *= 2
     dist[dist > limit + _SLACK] = np.inf
     step[np.isinf(dist)] = -1
     shape = grid.grid.shape

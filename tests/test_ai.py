@@ -212,6 +212,16 @@ def test_flow_field_without_a_step_table_is_the_same(rules, monkeypatch):
                                rtol=1e-12)
 
 
+def test_flow_field_outgrowing_its_queue_starts_again(rules, demo, monkeypatch):
+    g = engine.cost_grid(demo, rules, rules.unit("humans", depth=0))
+    goals = [(90.25, 30.25), (20.25, 100.25)]
+    expected = flow_field(g, goals)
+    monkeypatch.setattr(engine.ai._kernels, "stack_width", lambda n: 1)  # every bucket overflows
+    got = flow_field(g, goals)
+    np.testing.assert_array_equal(got.cost, expected.cost)
+    assert (got.step[np.isfinite(got.cost)] >= -1).all() and (got.step < 64).all()
+
+
 def test_flow_field_with_rear_ranks_is_a_lower_bound(rules, demo):
     g = engine.cost_grid(demo, rules, rules.unit("humans", ranks=3))
     goal = (90.25, 30.25)
