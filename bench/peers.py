@@ -144,7 +144,7 @@ def full_field(t: Table, n: int, rounds: int) -> None:
           median_ms(lambda: MCP_Geometric(m, fully_connected=True).find_costs([s]), r))
     t.add(f"{name}, 32 directions", "(engine only: its default accuracy)",
           median_ms(lambda: engine.cost_field(m, s, directions=32), r), None,
-          "worst angle error 1.3% against 8.2%")
+          "accuracy: see the table below")
 
 
 def bounded_reach(t: Table, budget: int, rounds: int) -> None:
