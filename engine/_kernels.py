@@ -29,6 +29,10 @@ ASTAR_SPLIT = 2  # A* buckets are half the shortest step wide: fewer cells expan
 # A* reopens an expanded cell only for a path cheaper by more than rounding.
 REOPEN = 1.0 - 1e-10
 CLOSED = 64  # flag in parent (a step index, below 64): cell expanded (search_plain, search_trail)
+STACK_ENTRIES = 2**22  # most entries a first stack of buckets gets (16 MiB)
+# Most entries a stack of buckets grows to (128 MiB); a search that needs more (a bucket
+# with very many cells, times very many buckets) runs `search`'s linked buckets instead.
+STACK_LIMIT = 2**25
 TRAIL = 4  # deque capacity; distinct multiplier levels a footprint can hold exactly
 
 
@@ -584,14 +588,20 @@ def _to_go(dr, dc, nsteps, shortest, diagonal, cell):
 
 
 @njit(cache=True)
-def stack_width(ncell):
-    """A first width for a stack of buckets on a grid of ``ncell`` cells: a power of
-    two of at least eight times its side, room for the fronts of whole-grid searches
-    in 32 directions (a bucket that outgrows it makes the caller widen it and search
-    again, from the start)."""
+def stack_width(ncell, rows):
+    """A first width for a stack of ``rows`` buckets on a grid of ``ncell`` cells.
+
+    A power of two of at least eight times the grid's side, room for the fronts
+    of whole-grid searches in 32 directions, but no more than ``STACK_ENTRIES``
+    in all (down to 16 a row): many buckets (a very dear step) each hold few
+    cells.  A bucket that outgrows it makes the caller widen it and search
+    again, from the start.
+    """
     width = 256
     while width * width < 64 * ncell:
         width *= 2
+    while width > 16 and rows * width > STACK_ENTRIES:
+        width //= 2
     return width
 
 
@@ -692,6 +702,7 @@ def _search_plain(
     diagonal = min(step_len.max(), 2.0 * shortest)
     width = shortest / ASTAR_SPLIT if astar else shortest
     per_width = (1.0 / width) * (1.0 + 1e-12)
+    has_flat = tabled and flat.shape[0] > 0
     span = stack_rows(nb, astar)
     ring = span - 1
     size = np.zeros(span, dtype=np.int64)
@@ -728,7 +739,7 @@ def _search_plain(
         if astar and da + _to_go(ar - goal_r, ac - goal_c, nsteps, shortest, diagonal,
                                  cell) >= dist[goal]:
             continue  # no path through a beats the goal's (in the last buckets: many ties)
-        fa = flat[a] if tabled else 0.0
+        fa = flat[a] if has_flat else 0.0
         for k in range(nsteps):
             if fa > 0.0:  # the table's number, without reading it
                 total = fa * step_len[k]
@@ -796,6 +807,7 @@ def search_trail(
     again with a wider one).  ``parent`` holds the step index that reached a
     cell (-1 at the source), with ``CLOSED`` set once it is expanded.
     """
+    has_flat = flat.shape[0] > 0
     ncell = dist.shape[0]
     rows = ncell // cols
     nsteps = step_dr.shape[0]
@@ -835,7 +847,7 @@ def search_trail(
         da = dist[a]
         ar = a // cols
         ac = a - ar * cols
-        fa = flat[a]
+        fa = flat[a] if has_flat else 0.0
         # Behind the front of a flat cell, nothing heavier than its ground (every
         # direction's, there): all its steps take the table's price.
         light = a != source and fa > 0.0 and (dq_n[a] == 0 or dq_lv[a * TRAIL] <= fa)
@@ -976,11 +988,13 @@ def search_many(
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, enter,
     narrow, sources, cell, budget,
     dist, parent, pos, touched, link, dq_lv, dq_rem, dq_org, dq_n,
-    cap, out_cells, out_cost, out_start, out_n,
+    width, stack_limit, cap, out_cells, out_cost, out_start, out_n,
 ):
     """`search` (Dijkstra; with a step table, `search_plain` at depth 0 and
-    `search_trail` deeper) from each of ``sources``, the threads' rows of the
-    workspace each serving every T-th source.
+    `search_trail` deeper, on a stack of buckets ``width`` wide at first,
+    unless it would outgrow ``stack_limit`` entries)
+    from each of ``sources``, the threads' rows of the workspace each serving
+    every T-th source.
     Unit u's cells within ``budget`` go to thread t's row of ``out_cells`` and
     ``out_cost`` (t = u mod T), at ``out_start[u]``, ``out_n[u]`` of them,
     each thread's units one after another.  ``out_n[u]`` is -1 if they are
@@ -994,11 +1008,11 @@ def search_many(
     no_lm_goal = np.empty((2, 0), dtype=np.float32)
     tabled = table_cost.shape[0] > 0
     for t in prange(threads):
-        stack = np.empty((nb, stack_width(dist.shape[1])), dtype=np.int32)
+        stack = np.empty((nb, width), dtype=np.int32)
         at = 0
         for u in range(t, sources.shape[0], threads):
+            n = -1
             if tabled:
-                n = -1
                 while n < 0:
                     if depth == 0.0:
                         n = search_plain(
@@ -1016,8 +1030,10 @@ def search_many(
                         )
                     if n < 0:  # a bucket outgrew the stack: again, with room
                         reset(touched[t], -n, dist[t], parent[t], pos[t])
+                        if 2 * stack.size > stack_limit:
+                            break
                         stack = np.empty((nb, 2 * stack.shape[1]), dtype=np.int32)
-            else:
+            if not tabled or n < 0:
                 n = search(
                     base, steep, gxf, gxb, gyf, gyb, cols, plain,
                     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,

@@ -406,7 +406,7 @@ def flow_field(
             raise InputError(f"goal {i}: {exc}") from None
     a = grid.kernel_args
     n = grid.base.size
-    width = _kernels.stack_width(n)
+    width = _kernels.stack_width(n, a.nb)
     while True:  # a bucket that outgrows its row of the stack: again, with room
         dist = np.full(n, np.inf)
         step = np.full(n, -1, dtype=np.int8)
@@ -419,6 +419,10 @@ def flow_field(
         ) >= 0:
             break
         width *= 2
+        if a.nb * width > _kernels.STACK_LIMIT:
+            raise InputError(f"the flow field's queue would outgrow {_kernels.STACK_LIMIT:,} "
+                             f"entries: its {a.nb:,} buckets (the dearest step against the "
+                             "shortest) are too many; use inf for ground nobody enters")
     dist[dist > limit + _SLACK] = np.inf
     step[np.isinf(dist)] = -1
     shape = grid.grid.shape

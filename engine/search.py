@@ -54,6 +54,9 @@ class _Workspace:
     # `_kernels.search_plain`'s and `search_trail`'s buckets (a row each), widened when
     # one overflows.
     stack: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.int32))
+    # Grids (their `KernelArgs`' ids) whose stack outgrew `_kernels.STACK_LIMIT`: they
+    # take `_kernels.search` from then on.
+    linked: set = field(default_factory=set)
 
     @classmethod
     def for_cells(cls, n: int, plain: bool = False) -> _Workspace:
@@ -80,20 +83,30 @@ class _Workspace:
                 np.zeros(n, dtype=np.int8),
             )
         a = g.kernel_args
-        if isinstance(g, _RawGrid) or (
+        n = -1
+        if id(a) in self.linked:
+            pass
+        elif isinstance(g, _RawGrid) or (
             g.depth == 0 and a.table_cost.size and not landmarks[1].size
         ):
-            return self._stacked(_kernels.stack_rows(a.nb, goal >= 0), lambda stack: (
+            n = self._stacked(_kernels.stack_rows(a.nb, goal >= 0), lambda stack: (
                 _kernels.search_plain(
                     a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
                     a.piece_dc, a.piece_w, a.nb, a.table_cost, a.flat, source, goal,
                     g.cell, budget, self.dist, self.parent, self.touched, stack,
                 )
             ))
-        if g.depth > 0 and goal < 0 and a.table_cost.size:
-            return self._stacked(a.nb, lambda stack: _kernels.search_trail(
+        elif g.depth > 0 and goal < 0 and a.table_cost.size:
+            n = self._stacked(a.nb, lambda stack: _kernels.search_trail(
                 *a, source, budget, self.dist, self.parent, self.touched, *self.trail, stack,
             ))
+        if n >= 0:
+            return n
+        if n == -2:
+            self.linked.add(id(a))
+        if self.pos.size == 0:  # a raw grid's workspace, whose stack outgrew its limit
+            self.pos = np.full(self.dist.size, -1, dtype=np.int32)
+            self.link = np.empty(2 * self.dist.size, dtype=np.int32)
         if goal >= 0 and self.hkey.size == 0:  # A*'s heap, only when asked for
             self.hkey = np.empty(self.dist.size)
             self.hidx = np.empty(self.dist.size, dtype=np.int32)
@@ -108,12 +121,16 @@ class _Workspace:
 
     def _stacked(self, rows: int, kernel) -> int:
         """Run a kernel on stack buckets (``kernel(stack)``), widening ``stack`` until
-        no bucket outgrows its row; returns the cells it touched."""
+        no bucket outgrows its row; returns the cells it touched, or -2 (nothing
+        touched) if the stack would outgrow ``_kernels.STACK_LIMIT``."""
         if self.stack.shape[0] < rows:
-            width = self.stack.shape[1] or _kernels.stack_width(self.dist.size)
+            width = self.stack.shape[1] or _kernels.stack_width(self.dist.size, rows)
             self.stack = np.empty((rows, width), dtype=np.int32)
         while (n := kernel(self.stack)) < 0:
             self.reset(-n)  # a bucket outgrew its row: again, with room
+            if 2 * self.stack.size > _kernels.STACK_LIMIT:
+                self.stack = np.empty((0, 0), dtype=np.int32)
+                return -2
             self.stack = np.empty((self.stack.shape[0], 2 * self.stack.shape[1]), dtype=np.int32)
         return n
 
@@ -293,7 +310,9 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
     """`reach` from many starting points in one call, on every core.
 
     Each thread keeps its own workspace (cached on the battlefield); the
-    answers equal one `reach` per start.
+    answers equal one `reach` per start.  The reaches' arrays are views of
+    two buffers the call shares out (no copies), so keeping any one of them
+    keeps the whole call's results in memory; copy one to keep it alone.
 
     Parameters
     ----------
@@ -348,7 +367,8 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
     out_n = np.empty(len(sources), dtype=np.int64)
     _kernels.search_many(
         *grid.kernel_args, np.array(sources, dtype=np.int64), grid.cell, budget + _SLACK,
-        *ws, cap, out_cells, out_cost, out_start, out_n,
+        *ws, _kernels.stack_width(grid.base.size, grid.kernel_args.nb), _kernels.STACK_LIMIT,
+        cap, out_cells, out_cost, out_start, out_n,
     )
     if (out_n < 0).any():  # cannot happen: the disc bounds every reach
         raise AssertionError("reach_many: a reach outgrew the disc of its allowance")

@@ -38,9 +38,10 @@ __all__ = ["CostGrid", "Layers", "cost_grid", "layers"]
 _MAX_KINDS = 64
 # Largest per-grid table of precomputed step costs; bigger grids price steps as they go.
 _TABLE_BYTES = 128 * 2**20
-# Most buckets a search's queue may have (a power of two): A* on a raw grid takes
-# 1 KiB a bucket, so this is 1 GiB of address space, touched only where costs fall.
-_MAX_BUCKETS = 2**20
+# Most buckets a search's queue may have (a power of two): A* on a raw grid keeps four
+# times as many rows of stack, at least 64 bytes each (`_kernels.stack_width`), so the
+# first stack is at most 16 MiB; its sizes (8 bytes a row) are 2 MiB.
+_MAX_BUCKETS = 2**16
 
 
 @dataclass(frozen=True, eq=False)

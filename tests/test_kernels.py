@@ -254,6 +254,59 @@ def test_huge_multiplier_route_is_refused_not_a_kernel_crash():
         engine.grid_route(np.array([[1.0, 1e6, 1.0]]), (0, 0), (0, 2), directions=8)
 
 
+def test_dear_but_accepted_steps_keep_the_queue_small():
+    """A wall of multiplier 1e4 (about 14,000 buckets) is searched within
+    `_kernels.STACK_LIMIT`; 2e5 is refused (the review found it asking for 32 GiB)."""
+    m = np.ones((300, 300))
+    m[150, :] = 1e4
+    m[150, 0] = 1.0  # a gap
+    router = engine.GridRouter(m, directions=8)
+    cost, cells = router.route((0, 0), (299, 299))
+    assert (150, 0) in cells and cost == pytest.approx(
+        engine.cost_field(m, (0, 0), directions=8)[299, 299])
+    # A*'s ties on open ground fill one bucket of 65,536: past the limit it took `search`.
+    assert router._ws.linked and router._ws.stack.size <= engine._kernels.STACK_LIMIT
+    assert router.route((0, 0), (299, 299)) == (cost, cells)
+    m[150, 1:] = 2e5
+    with pytest.raises(engine.InputError, match="too large"):
+        engine.GridRouter(m, directions=8)
+
+
+@pytest.mark.parametrize("depth", [0.0, 4.0])
+def test_stacks_past_their_limit_take_the_linked_buckets(rules, monkeypatch, depth):
+    """`reach` and `reach_many` fall back to `_kernels.search` alike (limit made tiny)."""
+    g = engine.cost_grid(engine.load_map("maps/demo.geojson"), rules,
+                         rules.unit("humans", move=24, depth=depth))
+    starts = [(20.25, 60.25), (90.25, 30.25), (150.25, 100.25)]
+    expected = [engine.reach(g, xy) for xy in starts]
+    monkeypatch.setattr(engine._kernels, "stack_width", lambda n, rows: 1)
+    monkeypatch.setattr(engine._kernels, "STACK_LIMIT", 1)
+    S._workspace(g).stack = np.empty((0, 0), dtype=np.int32)
+    for xy, one, many in zip(starts, expected, engine.reach_many(g, starts), strict=True):
+        got = engine.reach(g, xy)
+        for r in (got, many):
+            assert dict(zip(r.cells.tolist(), r.cost.tolist(), strict=True)) == pytest.approx(
+                dict(zip(one.cells.tolist(), one.cost.tolist(), strict=True)), rel=1e-12)
+    assert id(g.kernel_args) in S._workspace(g).linked
+    with pytest.raises(engine.InputError, match="flow field's queue"):
+        engine.flow_field(g, [(90.25, 30.25)])
+
+
+@pytest.mark.parametrize("depth", [0.0, 2.0])
+def test_a_table_without_flat_cells_is_priced_piece_by_piece(rules, depth):
+    """``kernel_args(flat=False)`` leaves ``flat`` empty; no kernel may read it then."""
+    bf = engine.load_map(battlefield([feature("woods", rect(3, 2, 15, 12))], 18, 14, cell=1.0))
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth))
+    expected = engine.reach(g, (1.5, 1.5), 10.0)
+    g.__dict__["kernel_args"] = engine.terrain.kernel_args(  # the cached property, replaced
+        g.base, g.steps, g.steep, g.slope, depth, g.footprint, enter=g.enter, narrow=g.narrow,
+        flat=False)
+    assert g.kernel_args.flat.size == 0 and g.kernel_args.table_cost.size
+    got = engine.reach(g, (1.5, 1.5), 10.0)
+    assert dict(zip(got.cells.tolist(), got.cost.tolist(), strict=True)) == pytest.approx(
+        dict(zip(expected.cells.tolist(), expected.cost.tolist(), strict=True)), rel=1e-12)
+
+
 @pytest.mark.parametrize(("path", "words"), [
     ([(5, 5), "a"], "path point 1: a point must be two numbers"),
     ([(5, 5), (math.nan, 1)], "path point 1: point"),
