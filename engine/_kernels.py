@@ -740,6 +740,26 @@ def _search_plain(
                                  cell) >= dist[goal]:
             continue  # no path through a beats the goal's (in the last buckets: many ties)
         fa = flat[a] if has_flat else 0.0
+        if fa > 0.0 and not astar:
+            # A flat cell's steps, in a loop of their own: its number without the
+            # table, and no branch per step on how to price it (13% on demo reaches).
+            for k in range(nsteps):
+                nd = da + fa * step_len[k]
+                b = a + step_off[k]
+                db = dist[b]
+                if nd < db and nd <= budget and (parent[b] < CLOSED or nd <= db * REOPEN):
+                    if db == np.inf:
+                        touched[n_touched] = b
+                        n_touched += 1
+                    dist[b] = nd
+                    parent[b] = k
+                    slot = max(int(nd * per_width), current) & ring
+                    if size[slot] == stack.shape[1]:
+                        return -n_touched
+                    stack[slot, size[slot]] = b
+                    size[slot] += 1
+                    queued += 1
+            continue
         for k in range(nsteps):
             if fa > 0.0:  # the table's number, without reading it
                 total = fa * step_len[k]
@@ -851,6 +871,31 @@ def search_trail(
         # Behind the front of a flat cell, nothing heavier than its ground (every
         # direction's, there): all its steps take the table's price.
         light = a != source and fa > 0.0 and (dq_n[a] == 0 or dq_lv[a * TRAIL] <= fa)
+        if light:
+            # Its steps in a loop of their own: each costs the multiplier times its
+            # length and leaves a trail of that ground alone (as the general loop
+            # below would find, without its branches).
+            for k in range(nsteps):
+                nd = da + fa * step_len[k]
+                b = a + step_off[k]
+                if not nd < dist[b] or nd > budget or parent[b] >= CLOSED:
+                    continue
+                if dist[b] == np.inf:
+                    touched[n_touched] = b
+                    n_touched += 1
+                dist[b] = nd
+                parent[b] = k
+                dq_n[b] = 1
+                dq_lv[b * TRAIL] = fa
+                dq_rem[b * TRAIL] = depth
+                dq_org[b * TRAIL] = a
+                slot = max(int(nd * per_width), current) & ring
+                if size[slot] == stack.shape[1]:
+                    return -n_touched
+                stack[slot, size[slot]] = b
+                size[slot] += 1
+                queued += 1
+            continue
         for k in range(nsteps):
             if fa > 0.0:  # the table's number, without reading it
                 total = fa * step_len[k]
