@@ -113,19 +113,7 @@ def march(elev, conceal, free, lip, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1
         if m >= 1:
             if abs(r1 - r) <= m and abs(c1 - c) <= m:
                 break  # the rest of the line lies in free cells
-            cl, rl = c + sx * m, r + sy * m
-            txl = _face(cl, sx, px, ix)
-            tyl = _face(rl, sy, py, iy)
-            tj = min(txl, tyl)
-            if txl <= tyl:
-                nc = cl + sx
-            else:
-                nc = _landing(c, cl, sx, px, dx, ix, tj)
-            if tyl <= txl:
-                nr = rl + sy
-            else:
-                nr = _landing(r, rl, sy, py, dy, iy, tj)
-            r, c, t_in = nr, nc, tj
+            r, c, t_in = _jump(r, c, m, sx, sy, px, py, dx, dy, ix, iy)
         elif txo < tyo:
             c += sx
             t_in = txo
@@ -137,6 +125,19 @@ def march(elev, conceal, free, lip, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1
             r += sy
             t_in = txo
     return wr, wc, hr, hc
+
+
+@njit(cache=True, inline="always")
+def _jump(r, c, m, sx, sy, px, py, dx, dy, ix, iy):
+    """Past the ``m`` free cells around ``(r, c)``: the cell the line enters on leaving
+    that square, and the ``t`` where (scalars only: no reference counts in the walk)."""
+    cl, rl = c + sx * m, r + sy * m
+    txl = _face(cl, sx, px, ix)
+    tyl = _face(rl, sy, py, iy)
+    t = min(txl, tyl)
+    nc = cl + sx if txl <= tyl else _landing(c, cl, sx, px, dx, ix, t)
+    nr = rl + sy if tyl <= txl else _landing(r, rl, sy, py, dy, iy, t)
+    return nr, nc, t
 
 
 @njit(cache=True, inline="always")
@@ -179,15 +180,9 @@ def _clear(free, px, py, qx, qy, r0, c0, r1, c1, half):
         m = int(room / grow)
         if abs(r1 - r) <= m and abs(c1 - c) <= m:
             return True
-        cl, rl = c + sx * m, r + sy * m
-        txl = _face(cl, sx, px, ix)
-        tyl = _face(rl, sy, py, iy)
-        t = min(txl, tyl)
+        r, c, t = _jump(r, c, m, sx, sy, px, py, dx, dy, ix, iy)
         if t >= 1.0:
             return False  # lost the segment's end to rounding: say no
-        nc = cl + sx if txl <= tyl else _landing(c, cl, sx, px, dx, ix, t)
-        nr = rl + sy if tyl <= txl else _landing(r, rl, sy, py, dy, iy, t)
-        r, c = nr, nc
     return False
 
 
@@ -233,15 +228,9 @@ def _screened(free, low, px, py, r0, c0, ra, rb, ca, cb, cell, reach, z0, ztop):
                     return True
         if abs(r1 - r) <= m and abs(c1 - c) <= m:
             return False
-        cl, rl = c + sx * m, r + sy * m
-        txl = _face(cl, sx, px, ix)
-        tyl = _face(rl, sy, py, iy)
-        t = min(txl, tyl)
+        r, c, t = _jump(r, c, m, sx, sy, px, py, dx, dy, ix, iy)
         if t >= 1.0:
             return False
-        nc = cl + sx if txl <= tyl else _landing(c, cl, sx, px, dx, ix, t)
-        nr = rl + sy if tyl <= txl else _landing(r, rl, sy, py, dy, iy, t)
-        r, c = nr, nc
     return False
 
 

@@ -159,30 +159,18 @@ def render_png(
     """
     path = _writable(path)
 
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import to_rgb
-    from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
     from matplotlib.transforms import offset_copy
 
     spec, lay, units = grid.grid, grid.layers, grid.battlefield.units
-    rows, cols = spec.shape
-    extent = (0.0, cols * spec.cell, rows * spec.cell, 0.0)
-    xc, yc = (np.arange(cols) + 0.5) * spec.cell, (np.arange(rows) + 0.5) * spec.cell
 
     # Terrain raster, most specific kind on top; impassable cells darkened.
     image, covers, handles = _terrain(lay)
     blocked = np.isinf(grid.base)
     image[blocked] *= 0.6
-
-    # Equal aspect, but the short side of a table over 6 times longer than wide is stretched.
-    box = float(np.clip(spec.height / spec.width, 1 / 6, 6))
-    width = min(12.0, 13.0 / box)
-    fig = Figure(figsize=(width, width * box), dpi=110)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot()
-    ax.imshow(image, origin="upper", extent=extent, interpolation="nearest")
+    fig, ax, width, extent = _canvas(lay, image, handles)
 
     def outline(cells: np.ndarray, colour, lw: float) -> None:
         ax.contour(*_corners(cells, spec.cell), levels=[0.5], colors=[colour], linewidths=lw,
@@ -201,11 +189,6 @@ def render_png(
 
     hatch(lay.steep != 0, "////", _HILL, "steep slope")
     hatch(blocked, "xxx", "0.1", f"impassable for {grid.unit.race}")
-    top = float(lay.elevation.max())
-    if top > 0:
-        levels = np.linspace(0.0, top, 6)[:-1] + 1e-6 * top
-        ax.contour(xc, yc, lay.elevation, levels=levels, colors=_HILL, linewidths=0.7, zorder=4)
-        key("hill contours", ls="-", color=_HILL, lw=0.7)
 
     starts = []
     if reach is not None:
@@ -241,6 +224,7 @@ def render_png(
     if starts:
         key("start", marker="*", ms=12, mfc="white", mec="black")
 
+    box = float(np.clip(spec.height / spec.width, 1 / 6, 6))
     ax.set(xlim=(0, spec.width), ylim=(spec.height, 0), aspect=box * spec.width / spec.height,
            xlabel=f"x ({units})", ylabel=f"y ({units})")
     ax.set_title(title if title is not None else _title(grid, reach, route))
@@ -343,12 +327,10 @@ def render_viewshed_png(
     from matplotlib.patches import Patch
 
     spec = lay.grid
-    rows, cols = spec.shape
-    extent = (0.0, cols * spec.cell, rows * spec.cell, 0.0)
     image, _, handles = _terrain(lay)
     image[~seen] *= 0.45
     handles.append(Patch(facecolor="0.3", edgecolor="0.35", label="not seen (shaded)"))
-    fig, ax, width = _canvas(lay, image, extent, handles)
+    fig, ax, width, _ = _canvas(lay, image, handles)
     if seen.any() and not seen.all():
         ax.contour(*_corners(seen, spec.cell), levels=[0.5], colors=["black"], linewidths=1.0,
                    zorder=4)
@@ -409,9 +391,8 @@ def render_ai_png(
 
     spec = lay.grid
     rows, cols = spec.shape
-    extent = (0.0, cols * spec.cell, rows * spec.cell, 0.0)
     image, _, handles = _terrain(lay)
-    fig, ax, width = _canvas(lay, image, extent, handles)
+    fig, ax, width, extent = _canvas(lay, image, handles)
     xc, yc = (np.arange(cols) + 0.5) * spec.cell, (np.arange(rows) + 0.5) * spec.cell
     if threat is not None:
         most = max(int(threat.count.max()), 1)
@@ -459,15 +440,20 @@ def render_ai_png(
     _finish(fig, ax, lay, width, title, handles, path)
 
 
-def _canvas(lay: Layers, image: np.ndarray, extent: tuple, handles: list):
+def _canvas(lay: Layers, image: np.ndarray, handles: list):
     """A figure sized to the table with the terrain ``image`` and hill contours:
-    ``(fig, ax, width)``."""
+    ``(fig, ax, width, extent)``, ``extent`` the image's in table units.
+
+    Equal aspect, but the short side of a table over 6 times longer than wide
+    is stretched.
+    """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
     spec = lay.grid
     rows, cols = spec.shape
+    extent = (0.0, cols * spec.cell, rows * spec.cell, 0.0)
     box = float(np.clip(spec.height / spec.width, 1 / 6, 6))
     width = min(12.0, 13.0 / box)
     fig = Figure(figsize=(width, width * box), dpi=110)
@@ -480,7 +466,7 @@ def _canvas(lay: Layers, image: np.ndarray, extent: tuple, handles: list):
         levels = np.linspace(0.0, top, 6)[:-1] + 1e-6 * top
         ax.contour(xc, yc, lay.elevation, levels=levels, colors=_HILL, linewidths=0.7, zorder=4)
         handles.append(Line2D([], [], color=_HILL, lw=0.7, label="hill contours"))
-    return fig, ax, width
+    return fig, ax, width, extent
 
 
 def _finish(fig, ax, lay: Layers, width: float, title: str, handles: list, path: str) -> None:

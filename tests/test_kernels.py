@@ -60,6 +60,21 @@ def reference_costs(g, source):
     return nx.single_source_dijkstra_path_length(graph, source)
 
 
+def by_cell(r):
+    """A reach's costs keyed by cell."""
+    return dict(zip(r.cells.tolist(), r.cost.tolist(), strict=True))
+
+
+def assert_reach_is_reference(g, source):
+    """`reach` from flat cell ``source`` costs every cell as networkx does (`reference_costs`)."""
+    expected = reference_costs(g, source)
+    got = by_cell(engine.reach(g, centre(g, source), 1e9))
+    assert got.keys() == expected.keys()
+    for cell, cost in expected.items():
+        assert got[cell] == pytest.approx(cost, rel=1e-12, abs=1e-9)
+    return expected
+
+
 def first_open(g, seed):
     rng = np.random.default_rng(seed)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
@@ -71,13 +86,7 @@ def test_reach_matches_networkx(rules, seed):
     bf = random_map(seed)
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
     assert g.kernel_args.plain
-    source = first_open(g, seed)
-    expected = reference_costs(g, source)
-    r = engine.reach(g, centre(g, source), 1e9)
-    got = dict(zip(r.cells.tolist(), r.cost.tolist(), strict=True))
-    assert got.keys() == expected.keys()
-    for cell, cost in expected.items():
-        assert got[cell] == pytest.approx(cost, rel=1e-12, abs=1e-9)
+    assert_reach_is_reference(g, first_open(g, seed))
 
 
 def test_flat_cells_price_every_step_as_the_table_does(rules):
@@ -93,14 +102,8 @@ def test_flat_cells_price_every_step_as_the_table_does(rules):
     f = a.flat[a.flat > 0]
     assert f.size == 8  # the wood's cells 4 or more from its edge (the (4, 1) steps)
     assert np.array_equal(table[a.flat > 0], f[:, None] * a.step_len)
-    source = g.grid.xy_to_rc((2.5, 2.5))
-    source = source[0] * g.grid.shape[1] + source[1]
-    expected = reference_costs(g, source)
-    r = engine.reach(g, centre(g, source), 1e9)
-    got = dict(zip(r.cells.tolist(), r.cost.tolist(), strict=True))
-    assert got.keys() == expected.keys()
-    for cell, cost in expected.items():
-        assert got[cell] == pytest.approx(cost, rel=1e-12, abs=1e-9)
+    r, c = g.grid.xy_to_rc((2.5, 2.5))
+    assert_reach_is_reference(g, r * g.grid.shape[1] + c)
 
 
 def flat_by_definition(g):
@@ -144,9 +147,8 @@ def test_flat_cells_without_a_table_price_as_the_table_does(rules, seed, depth):
     g.__dict__["kernel_args"] = engine.terrain.kernel_args(  # the cached property, replaced
         g.base, g.steps, g.steep, g.slope, depth, g.footprint, table=False)
     untabled = engine.reach(g, centre(g, source), 12.0)
-    got = dict(zip(untabled.cells.tolist(), untabled.cost.tolist(), strict=True))
-    assert got == pytest.approx(dict(zip(tabled.cells.tolist(), tabled.cost.tolist(),
-                                         strict=True)), rel=1e-12, abs=1e-12)
+    got = by_cell(untabled)
+    assert got == pytest.approx(by_cell(tabled), rel=1e-12, abs=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -285,8 +287,8 @@ def test_stacks_past_their_limit_take_the_linked_buckets(rules, monkeypatch, dep
     for xy, one, many in zip(starts, expected, engine.reach_many(g, starts), strict=True):
         got = engine.reach(g, xy)
         for r in (got, many):
-            assert dict(zip(r.cells.tolist(), r.cost.tolist(), strict=True)) == pytest.approx(
-                dict(zip(one.cells.tolist(), one.cost.tolist(), strict=True)), rel=1e-12)
+            assert by_cell(r) == pytest.approx(
+                by_cell(one), rel=1e-12)
     assert id(g.kernel_args) in S._workspace(g).linked
     with pytest.raises(engine.InputError, match="flow field's queue"):
         engine.flow_field(g, [(90.25, 30.25)])
@@ -303,8 +305,8 @@ def test_a_table_without_flat_cells_is_priced_piece_by_piece(rules, depth):
         flat=False)
     assert g.kernel_args.flat.size == 0 and g.kernel_args.table_cost.size
     got = engine.reach(g, (1.5, 1.5), 10.0)
-    assert dict(zip(got.cells.tolist(), got.cost.tolist(), strict=True)) == pytest.approx(
-        dict(zip(expected.cells.tolist(), expected.cost.tolist(), strict=True)), rel=1e-12)
+    assert by_cell(got) == pytest.approx(
+        by_cell(expected), rel=1e-12)
 
 
 @pytest.mark.parametrize(("path", "words"), [
@@ -350,8 +352,8 @@ def test_reach_many_equals_one_reach_per_start(rules, depth):
     for start, got in zip(starts, many, strict=True):
         one = engine.reach(g, start, 7)
         assert got.start == one.start
-        assert dict(zip(got.cells.tolist(), got.cost.tolist(), strict=True)) == pytest.approx(
-            dict(zip(one.cells.tolist(), one.cost.tolist(), strict=True)))
+        assert by_cell(got) == pytest.approx(
+            by_cell(one))
     assert engine.reach_many(g, []) == []
     ws = g.battlefield._cache[("workspace_many", numba.get_num_threads(), depth > 0)]
     assert np.isinf(ws[0]).all() and (ws[2] == -1).all()  # every thread's workspace reset
@@ -476,4 +478,4 @@ def test_trail_kernel_on_the_demo_map(rules):
         one = engine.reach(g, centre(g, source))
         assert np.array_equal(got.cells, one.cells) and np.array_equal(got.cost, one.cost)
         expected = search_costs(g, int(source), 24.0 + S._SLACK)
-        assert dict(zip(one.cells.tolist(), one.cost.tolist(), strict=True)) == expected
+        assert by_cell(one) == expected

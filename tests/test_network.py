@@ -14,7 +14,7 @@ from engine.cli import main
 from engine.network import chokepoints, describe, network
 
 from .conftest import MAPS, ROOT, battlefield, feature, grid_for, line, rect
-from .test_kernels import centre, reference_costs
+from .test_kernels import assert_reach_is_reference, by_cell, centre
 
 Y = 10.25  # a row of cell centres (cell 0.5)
 CROSSINGS = MAPS / "crossings.geojson"
@@ -158,17 +158,13 @@ def test_formation_change_costs_in_the_search_match_the_reference(rules):
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0, frontage=4))
     assert g.narrow.any() and g.kernel_args.table_cost.size
     source = int(np.flatnonzero(np.isfinite(g.base.ravel()))[0])
-    expected = reference_costs(g, source)
-    r = engine.reach(g, centre(g, source), 1e9)
-    got = dict(zip(r.cells.tolist(), r.cost.tolist(), strict=True))
-    assert got.keys() == expected.keys()
-    assert got == pytest.approx(expected, rel=1e-12, abs=1e-9)
+    expected = assert_reach_is_reference(g, source)
     untabled = engine.terrain.kernel_args(g.base, g.steps, g.steep, g.slope, 0.0, g.footprint,
                                           table=False, enter=g.enter, narrow=g.narrow)
     assert untabled.table_cost.size == 0
     g.__dict__["kernel_args"] = untabled  # the cached property, replaced
     r2 = engine.reach(g, centre(g, source), 1e9)
-    assert dict(zip(r2.cells.tolist(), r2.cost.tolist(), strict=True)) == pytest.approx(expected)
+    assert by_cell(r2) == pytest.approx(expected)
 
 
 # --- the graph -------------------------------------------------------------------------
