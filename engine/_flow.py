@@ -9,9 +9,7 @@ not notice an edit to it, so after changing ``climb`` clear the cache
 import numpy as np
 from numba import njit
 
-from ._kernels import CLOSED, climb, entry
-
-CLOSED_GOAL = -2  # in ``step``: a goal, expanded
+from ._kernels import climb, entry
 
 
 @njit(cache=True, error_model="numpy")
@@ -36,8 +34,9 @@ def reverse_search(
     step's length, the same number.  The queue is `_kernels.search_plain`'s:
     ``nb`` buckets as wide as the shortest step (no step costs less than its
     length), each a row of ``stack``; an improved cell is pushed again and
-    its older entries are skipped once it is expanded (``CLOSED`` in
-    ``step``).  Cells whose cost exceeds ``limit`` stay unreached.  ``dist``
+    its older entries are skipped once it is expanded (its cost negated in
+    ``dist`` until the end: no cost beats a negative one, so a relaxation
+    needs no other test).  Cells whose cost exceeds ``limit`` stay unreached.  ``dist``
     must come in ``inf`` and ``step`` ``-1``; returns the number of cells
     expanded, or -1 if a bucket outgrew its row of ``stack`` (the caller
     starts again with a wider one).
@@ -48,6 +47,7 @@ def reverse_search(
     tabled = table_cost.shape[0] > 0
     has_flat = flat.shape[0] > 0
     entering = enter.shape[0] > 0
+    step_off = step_dr * cols + step_dc
     size = np.zeros(nb, dtype=np.int64)
     ring = nb - 1
     width = step_len.min()
@@ -73,11 +73,28 @@ def reverse_search(
         size[slot] -= 1
         b = stack[slot, size[slot]]
         queued -= 1
-        if step[b] >= CLOSED or step[b] == CLOSED_GOAL:  # expanded since pushed
-            continue
-        step[b] = CLOSED_GOAL if step[b] < 0 else step[b] | CLOSED
-        settled += 1
         db = dist[b]
+        if db < 0.0:  # expanded since pushed
+            continue
+        dist[b] = -db
+        settled += 1
+        fb = flat[b] if has_flat else 0.0
+        if fb > 0.0:
+            # Every step into a flat cell lies inside its box: on the grid, over
+            # one multiplier, at that times its length.  A loop of its own.
+            for k in range(nsteps):
+                a = b - step_off[k]
+                nd = db + fb * step_len[k]
+                if nd < dist[a] and nd <= limit:
+                    dist[a] = nd
+                    step[a] = k
+                    slot = int(nd * per_width) & ring
+                    if size[slot] == stack.shape[1]:
+                        return -1
+                    stack[slot, size[slot]] = a
+                    size[slot] += 1
+                    queued += 1
+            continue
         br = b // cols
         bc = b - br * cols
         for k in range(nsteps):
@@ -86,7 +103,7 @@ def reverse_search(
             if ar < 0 or ar >= rows or ac < 0 or ac >= cols:
                 continue
             a = ar * cols + ac
-            if step[a] >= CLOSED or step[a] == CLOSED_GOAL:
+            if dist[a] < 0.0:  # expanded
                 continue
             if has_flat and flat[a] > 0.0:
                 total = flat[a] * step_len[k]
@@ -123,9 +140,6 @@ def reverse_search(
             stack[slot, size[slot]] = a
             size[slot] += 1
             queued += 1
-    for i in range(ncell):  # the flags off: a step index, or -1 at a goal
-        if step[i] == CLOSED_GOAL:
-            step[i] = -1
-        elif step[i] >= CLOSED:
-            step[i] &= CLOSED - 1
+    for i in range(ncell):  # the marks off
+        dist[i] = abs(dist[i])
     return settled
