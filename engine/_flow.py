@@ -1,4 +1,4 @@
-"""numba kernel: cost to a goal over reversed steps (flow fields).
+"""numba kernels: cost to a goal over reversed steps (flow fields).
 
 Private; `engine.ai` validates everything first.  The kernel calls
 `engine._kernels.climb`, a callee in another module: numba's disk cache does
@@ -7,39 +7,122 @@ not notice an edit to it, so after changing ``climb`` clear the cache
 """
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ._kernels import climb, entry
+
+
+@njit(cache=True, parallel=True, error_model="numpy")
+def reverse_field(
+    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+    nb, table_cost, flat, enter, narrow, goals, limit, bounds, dist, step, stacks,
+):
+    """Cost from every cell to the nearest of ``goals``, one band of rows per thread.
+
+    Band r holds cells ``bounds[r]`` to ``bounds[r + 1]`` (whole rows) and
+    ``stacks[r]`` its queue; each thread runs `reverse_search` on its own
+    band, from every goal, writing only its band's cells.  A step into a cell
+    of another band is posted instead: the next round, that band takes every
+    posted offer that beats its cell's cost as a seed and searches on from
+    there.  When a round posts nothing, no step anywhere can lower a cost (the
+    Bellman condition holds inside every band and across every border), so
+    the costs are the single search's, up to the order of equal sums.  On
+    open ground the second round has little to do.  ``dist`` must come in
+    ``inf`` and ``step`` ``-1`` (``goals`` without repeats); returns the
+    number of cells expanded, or -1 if a bucket outgrew its row of a stack
+    (the caller starts again with wider ones).
+    """
+    nreg = bounds.shape[0] - 1
+    nsteps = step_dr.shape[0]
+    reach = max(np.abs(step_dr).max(), np.abs(step_dc).max())
+    cap = (2 * reach * cols + goals.shape[0]) * nsteps  # cells near a border, or goals
+    post_cell = np.empty((2, nreg, cap), dtype=np.int64)
+    post_step = np.empty((2, nreg, cap), dtype=np.int8)
+    post_cost = np.empty((2, nreg, cap))
+    posted = np.zeros((2, nreg), dtype=np.int64)
+    settled = np.zeros(nreg, dtype=np.int64)
+    for g in goals:
+        dist[g] = 0.0
+    rnd = 0
+    while True:
+        now = rnd & 1
+        for r in prange(nreg):
+            lo = bounds[r]
+            hi = bounds[r + 1]
+            if rnd == 0:
+                seeds = goals.copy()
+            else:  # the offers into this band that beat its costs
+                got = 0
+                for o in range(nreg):
+                    if o != r:
+                        got += posted[1 - now, o]
+                seeds = np.empty(got, dtype=np.int64)
+                got = 0
+                for o in range(nreg):
+                    if o == r:
+                        continue
+                    for j in range(posted[1 - now, o]):
+                        a = post_cell[1 - now, o, j]
+                        nd = post_cost[1 - now, o, j]
+                        if lo <= a < hi and nd < dist[a]:
+                            dist[a] = nd
+                            step[a] = post_step[1 - now, o, j]
+                            seeds[got] = a
+                            got += 1
+                seeds = seeds[:got]
+                seeds = seeds[np.argsort(dist[seeds], kind="mergesort")]
+            n, m = reverse_search(
+                base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
+                ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, table_cost, flat,
+                enter, narrow, seeds, limit, lo, hi, dist, step, stacks[r],
+                post_cell[now, r], post_step[now, r], post_cost[now, r],
+            )
+            settled[r] = -1 if n < 0 or settled[r] < 0 else settled[r] + n
+            posted[now, r] = m
+            for i in range(lo, hi):  # the marks off, for the next round
+                dist[i] = abs(dist[i])
+        if (settled < 0).any():
+            return -1
+        if posted[now].sum() == 0:
+            return settled.sum()
+        rnd += 1
 
 
 @njit(cache=True, error_model="numpy")
 def reverse_search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    nb, table_cost, flat, enter, narrow, goals, limit, dist, step, stack,
+    nb, table_cost, flat, enter, narrow, seeds, limit, lo, hi, dist, step, stack,
+    post_cell, post_step, post_cost,
 ):
-    """Cost from every cell to the nearest of ``goals``, travelling toward it.
+    """Costs to the goal over the cells ``lo`` to ``hi - 1``, from ``seeds`` on.
 
     A cell a's cost is the cheapest, over steps k out of a, of what step k
     costs leaving a (priced in its own direction, as `_kernels.search` prices
     it, without the rear-rank trail) plus the cost of the cell it lands on.
-    The search runs from the goals over the steps reversed: expanding a cell
+    The search runs from the seeds over the steps reversed: expanding a cell
     b, it offers every a with ``a + step k == b`` the price of step k from a.
-    ``step[a]`` is that k (-1 at a goal and where unreached).
+    ``step[a]`` is that k (-1 at a goal and where unreached).  A seed's cost
+    is its ``dist`` (``seeds`` sorted by it), except a seed outside the band,
+    a goal, which costs 0 and is only expanded; an offer to a cell outside
+    the band goes to ``post_cell``, ``post_step`` and ``post_cost`` instead
+    (`reverse_field` takes it on).
 
     ``table_cost`` (from `_kernels.step_table`, or empty) holds every step's
     price; without it steps are priced from their pieces, slopes and flat
     entry costs ``enter`` and ``narrow`` as `_kernels.step_table` does, except
-    out of a ``flat`` cell (`_kernels.flat_cells`): its multiplier times the
-    step's length, the same number.  The queue is `_kernels.search_plain`'s:
-    ``nb`` buckets as wide as the shortest step (no step costs less than its
-    length), each a row of ``stack``; an improved cell is pushed again and
+    into or out of a ``flat`` cell (`_kernels.flat_cells`): its multiplier
+    times the step's length, the same number.  The queue is
+    `_kernels.search_plain`'s: ``nb`` buckets as wide as the shortest step (no
+    step costs less than its length), each a row of ``stack``, the seeds
+    joining as it reaches their costs; an improved cell is pushed again and
     its older entries are skipped once it is expanded (its cost negated in
-    ``dist`` until the end: no cost beats a negative one, so a relaxation
-    needs no other test).  Cells whose cost exceeds ``limit`` stay unreached.  ``dist``
-    must come in ``inf`` and ``step`` ``-1``; returns the number of cells
-    expanded, or -1 if a bucket outgrew its row of ``stack`` (the caller
-    starts again with a wider one).
+    ``dist``, which the caller undoes: no cost beats a negative one, so a
+    relaxation needs no other test).  Cells whose cost exceeds ``limit`` stay
+    unreached.  Returns the number of cells expanded (-1 if a bucket outgrew
+    its row of ``stack``: the caller starts again with a wider one) and of
+    offers posted.
     """
     ncell = dist.shape[0]
     rows = ncell // cols
@@ -53,30 +136,46 @@ def reverse_search(
     width = step_len.min()
     per_width = (1.0 / width) * (1.0 + 1e-12)
     queued = 0
-    for g in goals:
-        if dist[g] == 0.0:
-            continue
-        if size[0] == stack.shape[1]:
-            return -1
-        dist[g] = 0.0
-        stack[0, size[0]] = g
-        size[0] += 1
-        queued += 1
+    sent = 0
+    nseed = seeds.shape[0]
+    next_seed = 0
     current = 0
     settled = 0
-    while queued > 0:
-        while size[current & ring] == 0:
+    while True:
+        if queued == 0:
+            if next_seed == nseed:
+                break
+            s = seeds[next_seed]
+            key = int(dist[s] * per_width) if lo <= s < hi else 0
+            current = max(current, key)
+        while next_seed < nseed:  # seeds join as the search reaches their cost
+            s = seeds[next_seed]
+            key = int(dist[s] * per_width) if lo <= s < hi else 0
+            if key > current:
+                break
+            slot = current & ring
+            if size[slot] == stack.shape[1]:
+                return -1, sent
+            stack[slot, size[slot]] = s
+            size[slot] += 1
+            queued += 1
+            next_seed += 1
+        if size[current & ring] == 0:
             current += 1
+            continue
         if current * width > limit:
             break
         slot = current & ring
         size[slot] -= 1
         b = stack[slot, size[slot]]
         queued -= 1
-        db = dist[b]
-        if db < 0.0:  # expanded since pushed
-            continue
-        dist[b] = -db
+        if lo <= b < hi:
+            db = dist[b]
+            if db < 0.0:  # expanded since pushed
+                continue
+            dist[b] = -db
+        else:
+            db = 0.0  # a goal in another band
         settled += 1
         fb = flat[b] if has_flat else 0.0
         if fb > 0.0:
@@ -85,12 +184,19 @@ def reverse_search(
             for k in range(nsteps):
                 a = b - step_off[k]
                 nd = db + fb * step_len[k]
-                if nd < dist[a] and nd <= limit:
+                if nd > limit:
+                    continue
+                if a < lo or a >= hi:
+                    post_cell[sent] = a
+                    post_step[sent] = k
+                    post_cost[sent] = nd
+                    sent += 1
+                elif nd < dist[a]:
                     dist[a] = nd
                     step[a] = k
                     slot = int(nd * per_width) & ring
                     if size[slot] == stack.shape[1]:
-                        return -1
+                        return -1, sent
                     stack[slot, size[slot]] = a
                     size[slot] += 1
                     queued += 1
@@ -103,7 +209,8 @@ def reverse_search(
             if ar < 0 or ar >= rows or ac < 0 or ac >= cols:
                 continue
             a = ar * cols + ac
-            if dist[a] < 0.0:  # expanded
+            inside = lo <= a < hi
+            if inside and dist[a] < 0.0:  # expanded
                 continue
             if has_flat and flat[a] > 0.0:
                 total = flat[a] * step_len[k]
@@ -130,16 +237,22 @@ def reverse_search(
                         total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
                     prev = i
             nd = db + total
-            if not nd < dist[a] or nd > limit:  # inf fails the first test
+            if not nd <= limit:  # inf and NaN too
+                continue
+            if not inside:
+                post_cell[sent] = a
+                post_step[sent] = k
+                post_cost[sent] = nd
+                sent += 1
+                continue
+            if not nd < dist[a]:
                 continue
             dist[a] = nd
             step[a] = k
             slot = int(nd * per_width) & ring
             if size[slot] == stack.shape[1]:
-                return -1
+                return -1, sent
             stack[slot, size[slot]] = a
             size[slot] += 1
             queued += 1
-    for i in range(ncell):  # the marks off
-        dist[i] = abs(dist[i])
-    return settled
+    return settled, sent

@@ -24,6 +24,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
 from . import _flow, _kernels
@@ -356,6 +357,8 @@ def flow_field(
     direction of travel toward the goal (uphill on steep ground, flat entry
     costs), so following it from a cell spends exactly the field's cost
     there, which is `route`'s cost to the goal, for a unit without rear ranks.
+    Each of numba's threads searches a band of rows; the bands then mend each
+    other's costs across their borders until no step can lower one.
 
     A unit with rear ranks (``depth > 0``) pays for ground still under its
     footprint, which depends on the path it came by, not only on the cell;
@@ -406,16 +409,20 @@ def flow_field(
             raise InputError(f"goal {i}: {exc}") from None
     a = grid.kernel_args
     n = grid.base.size
+    rows = grid.grid.shape[0]
+    # One band of rows per thread, each at least four steps tall.
+    bands = max(1, min(numba.get_num_threads(), rows // (4 * int(np.abs(a.step_dr).max()))))
+    bounds = np.linspace(0, rows, bands + 1).astype(np.int64) * a.cols
     width = _kernels.stack_width(n, a.nb)
-    while True:  # a bucket that outgrows its row of the stack: again, with room
+    while True:  # a bucket that outgrows its row of a stack: again, with room
         dist = np.full(n, np.inf)
         step = np.full(n, -1, dtype=np.int8)
-        if _flow.reverse_search(
+        if _flow.reverse_field(
             a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols, a.plain,
             a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start, a.piece_dr, a.piece_dc,
             a.piece_w, a.nb, a.table_cost, a.flat, a.enter, a.narrow,
-            np.array(cells, dtype=np.int64), float(limit) + _SLACK, dist, step,
-            np.empty((a.nb, width), dtype=np.int32),
+            np.unique(np.array(cells, dtype=np.int64)), float(limit) + _SLACK, bounds, dist,
+            step, np.empty((bands, a.nb, width), dtype=np.int32),
         ) >= 0:
             break
         width *= 2

@@ -212,6 +212,43 @@ def test_flow_field_without_a_step_table_is_the_same(rules, monkeypatch):
                                rtol=1e-12)
 
 
+@pytest.mark.parametrize("mapname", ["demo.geojson", "crossings.geojson"])
+@pytest.mark.parametrize("directions", [8, 32])
+def test_flow_field_in_bands_is_the_single_search(rules, monkeypatch, mapname, directions):
+    # Bands of rows searched apart, then mended across their borders, give the
+    # one-band costs; rivers, walls and hills make routes cross the borders.
+    g = engine.cost_grid(engine.load_map(MAPS / mapname), rules, rules.unit("goblins", depth=0),
+                         directions=directions)
+    goals = [g.grid.rc_to_xy((r, c)) for r, c in np.argwhere(np.isfinite(g.base))[::4001][:3]]
+    expanded = []
+    kernel = engine.ai._flow.reverse_field
+
+    def counting(*args):
+        expanded.append(kernel(*args))
+        return expanded[-1]
+
+    monkeypatch.setattr(engine.ai._flow, "reverse_field", counting)
+    fields = {}
+    for threads in (1, 2, 3, 7):
+        monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda t=threads: t)
+        fields[threads] = flow_field(g, goals), flow_field(g, goals, limit=40)
+    one, one_near = fields[1]
+    reached = np.isfinite(one.cost)
+    st = g.steps
+    rows, cols = np.nonzero(reached & (one.step >= 0))
+    for threads, (f, near) in fields.items():
+        np.testing.assert_allclose(f.cost, one.cost, rtol=1e-12, err_msg=str(threads))
+        np.testing.assert_allclose(near.cost, one_near.cost, rtol=1e-12, err_msg=str(threads))
+        # Each cell's step leads to a cell whose cost is less by that step's price.
+        for r, c in list(zip(rows, cols, strict=True))[::97]:
+            k = f.step[r, c]
+            to = (r + st.dr[k], c + st.dc[k])
+            priced = engine.price_path(g, [g.grid.rc_to_xy((r, c)), g.grid.rc_to_xy(to)]).cost
+            assert f.cost[r, c] == pytest.approx(f.cost[to] + priced, rel=1e-9)
+    assert expanded[0] == reached.sum()  # one band: every cell once
+    assert max(expanded) > reached.sum()  # some band mended another's costs
+
+
 def test_flow_field_outgrowing_its_queue_starts_again(rules, demo, monkeypatch):
     g = engine.cost_grid(demo, rules, rules.unit("humans", depth=0))
     goals = [(90.25, 30.25), (20.25, 100.25)]
