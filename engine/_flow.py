@@ -28,10 +28,10 @@ def reverse_field(
     there.  When a round posts nothing, no step anywhere can lower a cost (the
     Bellman condition holds inside every band and across every border), so
     the costs are the single search's, up to the order of equal sums.  On
-    open ground the second round has little to do.  ``dist`` must come in
-    ``inf`` and ``step`` ``-1`` (``goals`` without repeats); returns the
-    number of cells expanded, or -1 if a bucket outgrew its row of a stack
-    (the caller starts again with wider ones).
+    open ground the second round has little to do.  Fills ``dist`` and
+    ``step`` (``goals`` without repeats); returns the number of cells
+    expanded, or -1 if a bucket outgrew its row of a stack (the caller starts
+    again with wider ones).
     """
     nreg = bounds.shape[0] - 1
     nsteps = step_dr.shape[0]
@@ -42,6 +42,9 @@ def reverse_field(
     post_cost = np.empty((2, nreg, cap))
     posted = np.zeros((2, nreg), dtype=np.int64)
     settled = np.zeros(nreg, dtype=np.int64)
+    for r in prange(nreg):  # each band's cells touched first by its own thread
+        dist[bounds[r]:bounds[r + 1]] = np.inf
+        step[bounds[r]:bounds[r + 1]] = -1
     for g in goals:
         dist[g] = 0.0
     rnd = 0

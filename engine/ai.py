@@ -415,8 +415,8 @@ def flow_field(
     bounds = np.linspace(0, rows, bands + 1).astype(np.int64) * a.cols
     width = _kernels.stack_width(n, a.nb)
     while True:  # a bucket that outgrows its row of a stack: again, with room
-        dist = np.full(n, np.inf)
-        step = np.full(n, -1, dtype=np.int8)
+        dist = np.empty(n)
+        step = np.empty(n, dtype=np.int8)
         if _flow.reverse_field(
             a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols, a.plain,
             a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start, a.piece_dr, a.piece_dc,
@@ -430,8 +430,6 @@ def flow_field(
             raise InputError(f"the flow field's queue would outgrow {_kernels.STACK_LIMIT:,} "
                              f"entries: its {a.nb:,} buckets (the dearest step against the "
                              "shortest) are too many; use inf for ground nobody enters")
-    dist[dist > limit + _SLACK] = np.inf
-    step[np.isinf(dist)] = -1
     shape = grid.grid.shape
     return FlowField(grid, tuple((float(x), float(y)) for x, y in points), dist.reshape(shape),
                      step.reshape(shape))
