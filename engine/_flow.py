@@ -16,7 +16,7 @@ from ._kernels import climb, entry
 def reverse_field(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    nb, table_cost, flat, enter, narrow, goals, limit, bounds, dist, step, stacks,
+    nb, table_cost, flat, flat_of, enter, narrow, goals, limit, bounds, dist, step, stacks,
 ):
     """Cost from every cell to the nearest of ``goals``, one band of rows per thread.
 
@@ -77,7 +77,7 @@ def reverse_field(
                 seeds = seeds[np.argsort(dist[seeds], kind="mergesort")]
             n, m = reverse_search(
                 base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
-                ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, table_cost, flat,
+                ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, table_cost, flat, flat_of,
                 enter, narrow, seeds, limit, lo, hi, dist, step, stacks[r],
                 post_cell[now, r], post_step[now, r], post_cost[now, r],
             )
@@ -96,7 +96,7 @@ def reverse_field(
 def reverse_search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    nb, table_cost, flat, enter, narrow, seeds, limit, lo, hi, dist, step, stack,
+    nb, table_cost, flat, flat_of, enter, narrow, seeds, limit, lo, hi, dist, step, stack,
     post_cell, post_step, post_cost,
 ):
     """Costs to the goal over the cells ``lo`` to ``hi - 1``, from ``seeds`` on.
@@ -115,8 +115,8 @@ def reverse_search(
     ``table_cost`` (from `_kernels.step_table`, or empty) holds every step's
     price; without it steps are priced from their pieces, slopes and flat
     entry costs ``enter`` and ``narrow`` as `_kernels.step_table` does, except
-    into or out of a ``flat`` cell (`_kernels.flat_cells`): its multiplier
-    times the step's length, the same number.  The queue is
+    into or out of a cell marked in ``flat`` (`_kernels.flat_cells`): its
+    multiplier ``flat_of[flat[a]]`` times the step's length, the same number.  The queue is
     `_kernels.search_plain`'s: ``nb`` buckets as wide as the shortest step (no
     step costs less than its length), each a row of ``stack``, the seeds
     joining as it reaches their costs; an improved cell is pushed again and
@@ -180,7 +180,7 @@ def reverse_search(
         else:
             db = 0.0  # a goal in another band
         settled += 1
-        fb = flat[b] if has_flat else 0.0
+        fb = flat_of[flat[b]] if has_flat else 0.0
         if fb > 0.0:
             # Every step into a flat cell lies inside its box: on the grid, over
             # one multiplier, at that times its length.  A loop of its own.
@@ -215,8 +215,9 @@ def reverse_search(
             inside = lo <= a < hi
             if inside and dist[a] < 0.0:  # expanded
                 continue
-            if has_flat and flat[a] > 0.0:
-                total = flat[a] * step_len[k]
+            fa = flat_of[flat[a]] if has_flat else 0.0
+            if fa > 0.0:
+                total = fa * step_len[k]
             elif tabled:
                 total = table_cost[a * nsteps + k]
             else:

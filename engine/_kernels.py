@@ -256,17 +256,23 @@ def _alike(base, steep, enter, narrow, i, j, has_steep, entering):
 
 
 @njit(cache=True)
-def flat_cells(base, steep, enter, narrow, cols, reach, out):
-    """``out[a]``: cell a's multiplier where every step out of a costs that times its length.
+def flat_cells(base, steep, enter, narrow, cols, reach, out, multiplier):
+    """Mark the cells every step out of which costs the cell's multiplier times its length.
 
     That holds where every cell within ``reach`` (the longest step's, in rows
     or columns) of a is on the grid, has a's finite multiplier, no steep
-    multiplier, and a's flat entry costs (so `entry` charges nothing); else
-    ``out[a]`` is 0.  Runs of alike cells along each row, then runs down each
-    column of cells whose row is alike, make it one pass each way.  The
-    searches price such a cell's steps without the table or the pieces
-    (``step_table`` holds the same numbers); ``steep`` and ``enter`` may be
-    empty (none).
+    multiplier, and a's flat entry costs (so `entry` charges nothing).
+    ``out[a]`` (uint8) is then the index of a's multiplier in ``multiplier``
+    (whose entry 0 is 0.0, filled here, at most 256 long), else 0; a cell
+    whose multiplier would be the 256th distinct one is left unmarked (the
+    searches price it as any other).  Returns how many entries are used.
+    One byte a cell keeps the mark where the searches read it often: on a
+    2048² grid, 4 MiB against 32 for the multipliers themselves.
+
+    Runs of alike cells along each row, then runs down each column of cells
+    whose row is alike, make it one pass each way.  The searches price a
+    marked cell's steps without the table or the pieces (``step_table`` holds
+    the same numbers); ``steep`` and ``enter`` may be empty (none).
     """
     n = base.shape[0]
     rows = n // cols
@@ -291,29 +297,45 @@ def flat_cells(base, steep, enter, narrow, cols, reach, out):
             right = right + 1 if alike else 1
             row_ok[i] = run[c] > reach and right > reach
     run[:] = 0
-    for i in range(n):  # kept in `out` for the way back
+    for i in range(n):  # whether the run upward is long enough, kept in `out` for the way back
         c = i % cols
         alike = i >= cols and row_ok[i - cols] and _alike(base, steep, enter, narrow, i,
                                                           i - cols, has_steep, entering)
         run[c] = (run[c] + 1 if alike else 1) if row_ok[i] else 0
-        out[i] = run[c]
+        out[i] = 1 if run[c] > reach else 0
     run[:] = 0
+    multiplier[0] = 0.0
+    used = 1
+    last = 0  # the index found last: neighbours mostly share it
     for i in range(n - 1, -1, -1):
         c = i % cols
         alike = i + cols < n and row_ok[i + cols] and _alike(base, steep, enter, narrow, i,
                                                              i + cols, has_steep, entering)
         run[c] = (run[c] + 1 if alike else 1) if row_ok[i] else 0
-        ok = out[i] > reach and run[c] > reach and base[i] != np.inf
+        ok = out[i] == 1 and run[c] > reach and base[i] != np.inf
         if ok and has_steep:
             ok = steep[i] == 1.0
-        out[i] = base[i] if ok else 0.0
+        out[i] = 0
+        if ok:
+            if multiplier[last] != base[i]:
+                last = 0
+                for j in range(1, used):
+                    if multiplier[j] == base[i]:
+                        last = j
+                        break
+                if last == 0 and used < multiplier.shape[0]:
+                    multiplier[used] = base[i]
+                    last = used
+                    used += 1
+            out[i] = last
+    return used
 
 
 @njit(cache=True, error_model="numpy")
 def search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, enter,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, source, goal, cell, budget,
     dist, parent, pos, hkey, hidx, touched, link, dq_lv, dq_rem, dq_org, dq_n, lm, lm_goal,
 ):
@@ -329,9 +351,9 @@ def search(
     trail.
 
     ``table_*`` (from `step_table`, or empty to price steps as it goes)
-    hold every step's cost without the trail.  ``flat`` (`flat_cells`, or
-    empty) is the multiplier of a cell whose steps all cost it times their
-    length, table or not.
+    hold every step's cost without the trail.  ``flat_of[flat[a]]``
+    (`flat_cells`; ``flat`` may be empty) is the multiplier of a cell whose
+    steps all cost it times their length, table or not, else 0.
 
     ``enter`` and ``narrow`` (both empty for none) are flat costs per cell,
     paid as the step's front goes into a cell (`entry`): crossing a wall, a
@@ -429,7 +451,7 @@ def search(
             continue
         ar = a // cols
         ac = a - ar * cols
-        fa = flat[a] if flat.shape[0] > 0 else 0.0
+        fa = flat_of[flat[a]] if flat.shape[0] > 0 else 0.0
         # Behind the front of a flat cell, nothing heavier than its ground (every
         # direction's, there): all its steps cost their length at that multiplier.
         light = fa > 0.0 and (depth == 0.0 or (
@@ -616,13 +638,14 @@ def stack_rows(nb, astar):
 @njit(cache=True, error_model="numpy")
 def search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    table_cost, flat, source, goal, cell, budget, dist, parent, touched, stack,
+    table_cost, flat, flat_of, source, goal, cell, budget, dist, parent, touched, stack,
 ):
     """`search` where a step's cost depends on nothing behind the front.
 
     No footprint: a step costs its entry in ``table_cost`` (`step_table`:
-    inf off the grid; from a cell with a ``flat`` multiplier, `flat_cells`,
-    that times the step's length, the same number) or, with an empty table, its
+    inf off the grid; from a cell marked in ``flat`` (`flat_cells`), its
+    multiplier ``flat_of[flat[a]]`` times the step's length, the same number)
+    or, with an empty table, its
     pieces' multipliers (no slopes), in a kernel small enough to compile
     tight.  Without a table the grid has a border of blocked cells at least
     as wide as the longest step, so no step leaves it and nothing is
@@ -653,23 +676,23 @@ def search_plain(
         if table_cost.shape[0] > 0:
             return _search_plain(
                 base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-                nb, table_cost, flat, source, goal, cell, budget, dist, parent, touched,
+                nb, table_cost, flat, flat_of, source, goal, cell, budget, dist, parent, touched,
                 stack, True, True,
             )
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-            nb, table_cost, flat, source, goal, cell, budget, dist, parent, touched, stack,
+            nb, table_cost, flat, flat_of, source, goal, cell, budget, dist, parent, touched, stack,
             True, False,
         )
     if table_cost.shape[0] > 0:
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-            nb, table_cost, flat, source, goal, cell, budget, dist, parent, touched, stack,
+            nb, table_cost, flat, flat_of, source, goal, cell, budget, dist, parent, touched, stack,
             False, True,
         )
     return _search_plain(
         base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-        nb, table_cost, flat, source, goal, cell, budget, dist, parent, touched, stack,
+        nb, table_cost, flat, flat_of, source, goal, cell, budget, dist, parent, touched, stack,
         False, False,
     )
 
@@ -677,7 +700,7 @@ def search_plain(
 @njit(cache=True, error_model="numpy")
 def _search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    table_cost, flat, source, goal, cell, budget, dist, parent, touched, stack, astar,
+    table_cost, flat, flat_of, source, goal, cell, budget, dist, parent, touched, stack, astar,
     tabled,
 ):
     """`search_plain` compiled for each value of ``astar`` (``goal >= 0``) and ``tabled``.
@@ -739,7 +762,7 @@ def _search_plain(
         if astar and da + _to_go(ar - goal_r, ac - goal_c, nsteps, shortest, diagonal,
                                  cell) >= dist[goal]:
             continue  # no path through a beats the goal's (in the last buckets: many ties)
-        fa = flat[a] if has_flat else 0.0
+        fa = flat_of[flat[a]] if has_flat else 0.0
         if fa > 0.0 and not astar:
             # A flat cell's steps, in a loop of their own: its number without the
             # table, and no branch per step on how to price it (13% on demo reaches).
@@ -800,7 +823,7 @@ def _search_plain(
 def search_trail(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, enter,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, source, budget, dist, parent, touched, dq_lv, dq_rem, dq_org, dq_n, stack,
 ):
     """`search`'s Dijkstra for a unit with rear ranks (``depth > 0``) and a step table.
@@ -867,7 +890,7 @@ def search_trail(
         da = dist[a]
         ar = a // cols
         ac = a - ar * cols
-        fa = flat[a] if has_flat else 0.0
+        fa = flat_of[flat[a]] if has_flat else 0.0
         # Behind the front of a flat cell, nothing heavier than its ground (every
         # direction's, there): all its steps take the table's price.
         light = a != source and fa > 0.0 and (dq_n[a] == 0 or dq_lv[a * TRAIL] <= fa)
@@ -1030,7 +1053,7 @@ def reset(touched, n, dist, parent, pos):
 def search_many(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, enter,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, sources, cell, budget,
     dist, parent, pos, touched, link, dq_lv, dq_rem, dq_org, dq_n,
     width, stack_limit, cap, out_cells, out_cost, out_start, out_n,
@@ -1062,7 +1085,7 @@ def search_many(
                     if depth == 0.0:
                         n = search_plain(
                             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr,
-                            piece_dc, piece_w, nb, table_cost, flat, sources[u], -1, cell,
+                            piece_dc, piece_w, nb, table_cost, flat, flat_of, sources[u], -1, cell,
                             budget, dist[t], parent[t], touched[t], stack,
                         )
                     else:
@@ -1070,7 +1093,8 @@ def search_many(
                             base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc,
                             step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth,
                             fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
-                            flat, enter, narrow, sources[u], budget, dist[t], parent[t],
+                            flat, flat_of, enter, narrow, sources[u], budget, dist[t],
+                            parent[t],
                             touched[t], dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], stack,
                         )
                     if n < 0:  # a bucket outgrew the stack: again, with room
@@ -1083,7 +1107,7 @@ def search_many(
                     base, steep, gxf, gxb, gyf, gyb, cols, plain,
                     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
                     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
-                    flat, enter, narrow, sources[u], -1, cell, budget,
+                    flat, flat_of, enter, narrow, sources[u], -1, cell, budget,
                     dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
                     dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], no_lm, no_lm_goal,
                 )

@@ -442,6 +442,7 @@ class KernelArgs(NamedTuple):
     table_cost: np.ndarray
     table_uniform: np.ndarray
     flat: np.ndarray
+    flat_of: np.ndarray
     enter: np.ndarray
     narrow: np.ndarray
 
@@ -463,7 +464,7 @@ def kernel_args(
     With ``table``, every step is priced once (9 bytes a step) unless that
     would take more than ``_TABLE_BYTES``: it halves a reach on a battle map.
     With ``flat``, `_kernels.flat_cells` marks the cells whose steps all cost
-    their length times the cell's multiplier (8 bytes a cell; table or not):
+    their length times the cell's multiplier (1 byte a cell; table or not):
     the searches price those without the table or the pieces.  Raw grids
     (`engine.search`) build neither: they go to `_kernels.search_plain`, the
     fastest on big grids, where a table's memory traffic costs more than it
@@ -491,11 +492,13 @@ def kernel_args(
     if table and n * 9 <= _TABLE_BYTES:
         priced = (np.empty(n), np.empty(n, dtype=np.int8))
         _kernels.step_table(*cells, *flats, *priced)
-    flat_cells = f
+    flat_cells, flat_of = np.empty(0, dtype=np.uint8), f
     if flat:
-        flat_cells = np.empty(base.size)
+        flat_cells, flat_of = np.empty(base.size, dtype=np.uint8), np.empty(256)
         reach = int(max(np.abs(st.dr).max(), np.abs(st.dc).max()))
-        _kernels.flat_cells(base.ravel(), flat_steep, *flats, base.shape[1], reach, flat_cells)
+        used = _kernels.flat_cells(base.ravel(), flat_steep, *flats, base.shape[1], reach,
+                                   flat_cells, flat_of)
+        flat_of = flat_of[:used]
     # The costliest step: its length at multiplier `top` plus the flat costs of each cell
     # it crosses; with a table, the dearest step in it (flat costs included), plus what
     # a rear-rank trail can add to a step (its length at `top`).
@@ -507,7 +510,7 @@ def kernel_args(
         trail = float(st.length.max()) * top if depth > 0 else 0.0
         costliest = min(costliest, float(finite.max(initial=0.0)) + trail)
     return KernelArgs(*cells, float(depth), *(footprint or (i, i, i, f)),
-                      bucket_count(st, costliest), *priced, flat_cells, *flats)
+                      bucket_count(st, costliest), *priced, flat_cells, flat_of, *flats)
 
 
 def cost_grid(

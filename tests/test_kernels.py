@@ -94,14 +94,15 @@ def test_flat_cells_price_every_step_as_the_table_does(rules):
     bf = engine.load_map(battlefield([feature("woods", rect(3, 2, 15, 12))], 18, 14, cell=1.0))
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
     a = g.kernel_args
-    flat = a.flat.reshape(g.grid.shape)
+    multiplier = a.flat_of[a.flat]
+    flat = multiplier.reshape(g.grid.shape)
     inside, edge = g.grid.xy_to_rc((9.5, 7.5)), g.grid.xy_to_rc((4.5, 7.5))
     assert flat[inside] == g.base[inside] > 1.0
     assert flat[edge] == 0.0 and flat[0, 0] == 0.0  # steps leave the wood, or the table
     table = a.table_cost.reshape(a.flat.size, -1)
-    f = a.flat[a.flat > 0]
+    f = multiplier[multiplier > 0]
     assert f.size == 8  # the wood's cells 4 or more from its edge (the (4, 1) steps)
-    assert np.array_equal(table[a.flat > 0], f[:, None] * a.step_len)
+    assert np.array_equal(table[multiplier > 0], f[:, None] * a.step_len)
     r, c = g.grid.xy_to_rc((2.5, 2.5))
     assert_reach_is_reference(g, r * g.grid.shape[1] + c)
 
@@ -128,9 +129,29 @@ def flat_by_definition(g):
 def test_flat_cells_are_the_cells_of_a_uniform_box(rules, path, directions):
     bf = engine.load_map(path)
     g = engine.cost_grid(bf, rules, rules.unit("humans", frontage=6), directions=directions)
-    got = g.kernel_args.flat.reshape(g.grid.shape)
+    a = g.kernel_args
+    got = a.flat_of[a.flat].reshape(g.grid.shape)
     assert np.array_equal(got, flat_by_definition(g))
     assert 0.3 < (got > 0).mean() < 0.99
+    assert a.flat.dtype == np.uint8 and a.flat_of[0] == 0.0
+    assert len(set(a.flat_of)) == len(a.flat_of)  # each multiplier once
+
+
+def test_flat_cells_mark_at_most_255_multipliers():
+    """Blocks of 300 different multipliers: the first 255 met are marked, the rest not."""
+    block, reach = 11, 2
+    values = 1.0 + np.arange(300) / 7.0
+    base = np.repeat(np.repeat(values.reshape(15, 20), block, axis=0), block, axis=1)
+    out, multiplier = np.empty(base.size, dtype=np.uint8), np.empty(256)
+    used = _kernels.flat_cells(base.ravel(), np.empty(0), np.empty(0), np.empty(0),
+                               base.shape[1], reach, out, multiplier)
+    assert used == 256
+    got = multiplier[out].reshape(base.shape)
+    marked = got > 0
+    assert np.array_equal(got[marked], base[marked])
+    # every block's middle can be marked, by its box; 255 of the 300 are
+    middles = marked[block // 2::block, block // 2::block]
+    assert middles.sum() == 255 and marked.sum() == 255 * (block - 2 * reach) ** 2
 
 
 @pytest.mark.parametrize(("seed", "depth"), [(0, 0.0), (1, 3.0), (2, 5.0)])
