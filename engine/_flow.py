@@ -116,16 +116,16 @@ def reverse_search(
     price; without it steps are priced from their pieces, slopes and flat
     entry costs ``enter`` and ``narrow`` as `_kernels.step_table` does, except
     into or out of a cell marked in ``flat`` (`_kernels.flat_cells`): its
-    multiplier ``flat_of[flat[a]]`` times the step's length, the same number.  The queue is
-    `_kernels.search_plain`'s: ``nb`` buckets as wide as the shortest step (no
-    step costs less than its length), each a row of ``stack``, the seeds
-    joining as it reaches their costs; an improved cell is pushed again and
-    its older entries are skipped once it is expanded (its cost negated in
-    ``dist``, which the caller undoes: no cost beats a negative one, so a
-    relaxation needs no other test).  Cells whose cost exceeds ``limit`` stay
-    unreached.  Returns the number of cells expanded (-1 if a bucket outgrew
-    its row of ``stack``: the caller starts again with a wider one) and of
-    offers posted.
+    multiplier ``flat_of[flat[a]]`` times the step's length, the same number.
+    The queue is `_kernels.search_plain`'s: ``nb`` buckets as wide as the
+    shortest step (no step costs less than its length), each a row of
+    ``stack``, the seeds joining as it reaches their costs; an improved cell
+    is pushed again and its older entries are skipped once it is expanded
+    (its cost negated in ``dist``, which the caller undoes: no cost beats a
+    negative one, so a relaxation needs no other test).  Cells whose cost
+    exceeds ``limit`` stay unreached.  Returns the number of cells expanded
+    (-1 if a bucket outgrew its row of ``stack``: the caller starts again
+    with a wider one) and of offers posted.
     """
     ncell = dist.shape[0]
     rows = ncell // cols
