@@ -22,7 +22,8 @@ def reverse_field(
 
     Band r holds cells ``bounds[r]`` to ``bounds[r + 1]`` (whole rows) and
     ``stacks[r]`` its queue; each thread runs `reverse_search` on its own
-    band, from every goal, writing only its band's cells.  A step into a cell
+    band, from the goals in it or a step from it, writing only its band's
+    cells.  A step into a cell
     of another band is posted instead: the next round, that band takes every
     posted offer that beats its cell's cost as a seed and searches on from
     there.  When a round posts nothing, no step anywhere can lower a cost (the
@@ -36,7 +37,7 @@ def reverse_field(
     nreg = bounds.shape[0] - 1
     nsteps = step_dr.shape[0]
     reach = max(np.abs(step_dr).max(), np.abs(step_dc).max())
-    cap = (2 * reach * cols + goals.shape[0]) * nsteps  # cells near a border, or goals
+    cap = 2 * reach * cols * nsteps  # steps out of the cells near a band's borders
     post_cell = np.empty((2, nreg, cap), dtype=np.int64)
     post_step = np.empty((2, nreg, cap), dtype=np.int8)
     post_cost = np.empty((2, nreg, cap))
@@ -53,8 +54,9 @@ def reverse_field(
         for r in prange(nreg):
             lo = bounds[r]
             hi = bounds[r + 1]
-            if rnd == 0:
-                seeds = goals.copy()
+            if rnd == 0:  # the goals in the band or a step from it
+                near = (goals >= lo - reach * cols) & (goals < hi + reach * cols)
+                seeds = goals[near]
             else:  # the offers into this band that beat its costs
                 got = 0
                 for o in range(nreg):
@@ -108,9 +110,10 @@ def reverse_search(
     b, it offers every a with ``a + step k == b`` the price of step k from a.
     ``step[a]`` is that k (-1 at a goal and where unreached).  A seed's cost
     is its ``dist`` (``seeds`` sorted by it), except a seed outside the band,
-    a goal, which costs 0 and is only expanded; an offer to a cell outside
-    the band goes to ``post_cell``, ``post_step`` and ``post_cost`` instead
-    (`reverse_field` takes it on).
+    a goal, which costs 0 and offers only to cells in the band (its own band
+    makes the rest of its offers).  An offer to a cell outside the band goes
+    to ``post_cell``, ``post_step`` and ``post_cost`` instead (`reverse_field`
+    takes it on).
 
     ``table_cost`` (from `_kernels.step_table`, or empty) holds every step's
     price; without it steps are priced from their pieces, slopes and flat
@@ -172,13 +175,14 @@ def reverse_search(
         size[slot] -= 1
         b = stack[slot, size[slot]]
         queued -= 1
-        if lo <= b < hi:
+        own = lo <= b < hi
+        if own:
             db = dist[b]
             if db < 0.0:  # expanded since pushed
                 continue
             dist[b] = -db
         else:
-            db = 0.0  # a goal in another band
+            db = 0.0  # a goal in another band: its band posts its other steps
         settled += 1
         fb = flat_of[flat[b]] if has_flat else 0.0
         if fb > 0.0:
@@ -190,10 +194,11 @@ def reverse_search(
                 if nd > limit:
                     continue
                 if a < lo or a >= hi:
-                    post_cell[sent] = a
-                    post_step[sent] = k
-                    post_cost[sent] = nd
-                    sent += 1
+                    if own:
+                        post_cell[sent] = a
+                        post_step[sent] = k
+                        post_cost[sent] = nd
+                        sent += 1
                 elif nd < dist[a]:
                     dist[a] = nd
                     step[a] = k
@@ -213,7 +218,10 @@ def reverse_search(
                 continue
             a = ar * cols + ac
             inside = lo <= a < hi
-            if inside and dist[a] < 0.0:  # expanded
+            if inside:
+                if dist[a] < 0.0:  # expanded
+                    continue
+            elif not own:  # its band posts this step
                 continue
             fa = flat_of[flat[a]] if has_flat else 0.0
             if fa > 0.0:

@@ -249,6 +249,24 @@ def test_flow_field_in_bands_is_the_single_search(rules, monkeypatch, mapname, d
     assert max(expanded) > reached.sum()  # some band mended another's costs
 
 
+def test_flow_field_with_many_goals_in_bands(rules, demo, monkeypatch):
+    # Hundreds of goals, some on a band's border: each band starts from the goals in it or
+    # a step from it, and the others' goals reach it by their bands' posts.
+    g = engine.cost_grid(demo, rules, rules.unit("humans", depth=0))
+    rows, cols = g.grid.shape
+    cells = np.argwhere(np.isfinite(g.base))
+    border = cells[np.abs(cells[:, 0] - rows // 2) <= 2][::7]
+    goals = [g.grid.rc_to_xy(tuple(rc)) for rc in np.concatenate([cells[::211], border])]
+    assert len(goals) > 300
+    fields = []
+    for threads in (1, 2, 3):
+        monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda t=threads: t)
+        fields.append(flow_field(g, goals))
+    for f in fields[1:]:
+        np.testing.assert_allclose(f.cost, fields[0].cost, rtol=1e-12)
+    assert (fields[0].cost[tuple(np.array([g.grid.xy_to_rc(xy) for xy in goals]).T)] == 0).all()
+
+
 def test_flow_field_outgrowing_its_queue_starts_again(rules, demo, monkeypatch):
     g = engine.cost_grid(demo, rules, rules.unit("humans", depth=0))
     goals = [(90.25, 30.25), (20.25, 100.25)]
