@@ -181,7 +181,7 @@ def _sift_down(i, n, hkey, hidx, pos):
 def step_table(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
-    narrow, cost, uniform,
+    narrow, flat, flat_of, cost, uniform,
 ):
     """Price every step of every cell once, without the trail.
 
@@ -191,15 +191,23 @@ def step_table(
     Flat entry costs (``enter``, ``narrow``: `entry`) are included.  A uniform
     step without them costs its multiplier times its length: the number the
     searches compute, without the table, for a step out of a `flat_cells`
-    cell.  The piece walk
-    is the one in `search`, written out in both: a shared helper taking the
-    arrays made the search twice as slow.
+    cell (marked in ``flat``, which may be empty: such a cell's steps are
+    written so, without their pieces).  The piece walk is the one in
+    `search`, written out in both: a shared helper taking the arrays made the
+    search twice as slow.
     """
     ncell = base.shape[0]
     rows = ncell // cols
     nsteps = step_dr.shape[0]
     entering = enter.shape[0] > 0
+    has_flat = flat.shape[0] > 0
     for a in range(ncell):
+        fa = flat_of[flat[a]] if has_flat else 0.0
+        if fa > 0.0:
+            for k in range(nsteps):
+                cost[a * nsteps + k] = fa * step_len[k]
+                uniform[a * nsteps + k] = 1
+            continue
         ar = a // cols
         ac = a - ar * cols
         for k in range(nsteps):

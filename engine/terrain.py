@@ -487,11 +487,6 @@ def kernel_args(
     flats = (f, f)
     if any(a is not None and a.any() for a in (enter, narrow)):
         flats = tuple(np.zeros(base.size) if a is None else a.ravel() for a in (enter, narrow))
-    priced = (f, np.empty(0, dtype=np.int8))
-    n = base.size * len(st.dr)
-    if table and n * 9 <= _TABLE_BYTES:
-        priced = (np.empty(n), np.empty(n, dtype=np.int8))
-        _kernels.step_table(*cells, *flats, *priced)
     flat_cells, flat_of = np.empty(0, dtype=np.uint8), f
     if flat:
         flat_cells, flat_of = np.empty(base.size, dtype=np.uint8), np.empty(256)
@@ -499,6 +494,11 @@ def kernel_args(
         used = _kernels.flat_cells(base.ravel(), flat_steep, *flats, base.shape[1], reach,
                                    flat_cells, flat_of)
         flat_of = flat_of[:used]
+    priced = (f, np.empty(0, dtype=np.int8))
+    n = base.size * len(st.dr)
+    if table and n * 9 <= _TABLE_BYTES:
+        priced = (np.empty(n), np.empty(n, dtype=np.int8))
+        _kernels.step_table(*cells, *flats, flat_cells, flat_of, *priced)
     # The costliest step: its length at multiplier `top` plus the flat costs of each cell
     # it crosses; with a table, the dearest step in it (flat costs included), plus what
     # a rear-rank trail can add to a step (its length at `top`).

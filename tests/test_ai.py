@@ -253,7 +253,7 @@ def test_flow_field_with_many_goals_in_bands(rules, demo, monkeypatch):
     # Hundreds of goals, some on a band's border: each band starts from the goals in it or
     # a step from it, and the others' goals reach it by their bands' posts.
     g = engine.cost_grid(demo, rules, rules.unit("humans", depth=0))
-    rows, cols = g.grid.shape
+    rows = g.grid.shape[0]
     cells = np.argwhere(np.isfinite(g.base))
     border = cells[np.abs(cells[:, 0] - rows // 2) <= 2][::7]
     goals = [g.grid.rc_to_xy(tuple(rc)) for rc in np.concatenate([cells[::211], border])]

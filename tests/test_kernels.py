@@ -107,6 +107,24 @@ def test_flat_cells_price_every_step_as_the_table_does(rules):
     assert_reach_is_reference(g, r * g.grid.shape[1] + c)
 
 
+@pytest.mark.parametrize(("path", "unit"), [
+    ("maps/demo.geojson", {"depth": 0}), ("maps/demo.geojson", {"ranks": 2}),
+    ("maps/crossings.geojson", {"frontage": 6}),
+])
+def test_step_table_writes_flat_cells_as_their_pieces_price_them(rules, path, unit):
+    """`step_table` skips the piece walk out of flat cells: the table is bit for bit the
+    one walked piece by piece everywhere."""
+    g = engine.cost_grid(engine.load_map(path), rules, rules.unit("humans", **unit))
+    a = g.kernel_args
+    assert (a.flat > 0).mean() > 0.3 and a.table_cost.size
+    cost, uniform = np.empty_like(a.table_cost), np.empty_like(a.table_uniform)
+    _kernels.step_table(a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols, a.plain,
+                        a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start,
+                        a.piece_dr, a.piece_dc, a.piece_w, a.enter, a.narrow,
+                        np.empty(0, dtype=np.uint8), np.empty(0), cost, uniform)
+    assert np.array_equal(cost, a.table_cost) and np.array_equal(uniform, a.table_uniform)
+
+
 def flat_by_definition(g):
     """`_kernels.flat_cells` written out: a cell's box of the longest step, all alike."""
     a = g.kernel_args
