@@ -178,9 +178,13 @@ def _cover(grid: GridSpec, area, linear: bool) -> tuple[tuple[slice, slice], np.
     if linear:
         boxes = shapely.box(xs, ys, xs + grid.cell, ys + grid.cell)
         shapely.prepare(area)
-        hit = shapely.intersects(area, boxes)
+        hit = np.flatnonzero(shapely.intersects(area, boxes))
         inside = np.zeros(xs.shape, dtype=bool)
-        inside[hit] = shapely.area(shapely.intersection(boxes[hit], area)) > 1e-9 * grid.cell**2
+        whole = shapely.contains_properly(area, boxes.flat[hit])  # no overlap to measure
+        inside.flat[hit[whole]] = True
+        edge = hit[~whole]
+        inside.flat[edge] = (shapely.area(shapely.intersection(boxes.flat[edge], area))
+                             > 1e-9 * grid.cell**2)
     else:
         half = 0.5 * grid.cell
         inside = shapely.contains_xy(area, xs + half, ys + half)
