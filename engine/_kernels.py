@@ -653,9 +653,8 @@ def search_plain(
     No footprint: a step costs its entry in ``table_cost`` (`step_table`:
     inf off the grid; from a cell marked in ``flat`` (`flat_cells`), its
     multiplier ``flat_of[flat[a]]`` times the step's length, the same number)
-    or, with an empty table, its
-    pieces' multipliers (no slopes), in a kernel small enough to compile
-    tight.  Without a table the grid has a border of blocked cells at least
+    or, with an empty table, its pieces' multipliers (no slopes), in a kernel
+    small enough to compile tight.  Without a table the grid has a border of blocked cells at least
     as wide as the longest step, so no step leaves it and nothing is
     bounds-checked.  Pieces are priced
     branch-free: a corner piece (length 0) over a blocked cell gives NaN,
@@ -1102,8 +1101,8 @@ def search_many(
                             step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth,
                             fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
                             flat, flat_of, enter, narrow, sources[u], budget, dist[t],
-                            parent[t],
-                            touched[t], dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], stack,
+                            parent[t], touched[t], dq_lv[t], dq_rem[t], dq_org[t], dq_n[t],
+                            stack,
                         )
                     if n < 0:  # a bucket outgrew the stack: again, with room
                         reset(touched[t], -n, dist[t], parent[t], pos[t])
