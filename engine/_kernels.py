@@ -654,11 +654,10 @@ def search_plain(
     inf off the grid; from a cell marked in ``flat`` (`flat_cells`), its
     multiplier ``flat_of[flat[a]]`` times the step's length, the same number)
     or, with an empty table, its pieces' multipliers (no slopes), in a kernel
-    small enough to compile tight.  Without a table the grid has a border of blocked cells at least
-    as wide as the longest step, so no step leaves it and nothing is
-    bounds-checked.  Pieces are priced
-    branch-free: a corner piece (length 0) over a blocked cell gives NaN,
-    which blocks like inf.
+    small enough to compile tight.  Without a table the grid has a border of
+    blocked cells at least as wide as the longest step, so no step leaves it
+    and nothing is bounds-checked.  Pieces are priced branch-free: a corner
+    piece (length 0) over a blocked cell gives NaN, which blocks like inf.
 
     Dijkstra and A* share one queue: a ring of buckets, each a stack of cells
     (the lightest queue: an entry is two sequential writes; an improved cell
