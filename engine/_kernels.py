@@ -617,15 +617,15 @@ def _to_go(dr, dc, nsteps, shortest, diagonal, cell):
     return cell * math.hypot(dr, dc)
 
 
-@njit(cache=True)
-def stack_width(ncell, rows):
+def stack_width(ncell: int, rows: int) -> int:
     """A first width for a stack of ``rows`` buckets on a grid of ``ncell`` cells.
 
     A power of two of at least eight times the grid's side, room for the fronts
     of whole-grid searches in 32 directions, but no more than ``STACK_ENTRIES``
     in all (down to 16 a row): many buckets (a very dear step) each hold few
     cells.  A bucket that outgrows it makes the caller widen it and search
-    again, from the start.
+    again, from the start.  Plain Python: only callers in Python ask for it (a
+    numba function would cost the first reach a cache load).
     """
     width = 256
     while width * width < 64 * ncell:
