@@ -376,12 +376,15 @@ def search(
     once the cheapest bucket starts beyond ``budget``.  A* keeps a binary heap
     on cost plus the distance on open ground (octile with 8 steps, straight
     line otherwise: no step is cheaper than its length) and stops when
-    ``goal`` settles.  With landmarks (``lm[l]``: landmark l's cost field;
-    ``lm_goal[0, l]``: a lower bound of its cost at the goal, ``lm_goal[1, l]``:
-    minus an upper bound of it where costs are the same both ways, else
-    ``-inf``; both may be empty) the bound is the larger of that and, for
-    every landmark, ``lm_goal[0, l] - lm[l, b]`` and ``lm[l, b] + lm_goal[1, l]``
-    (ALT); a cell the bound shows cannot reach the goal is dropped.
+    ``goal`` settles.  With landmarks (``lm[b, l]``: landmark l's cost at cell b,
+    cell-major so that a cell's costs are read together; ``lm_goal[0, l]``: a
+    lower bound of its cost at the goal, ``lm_goal[1, l]``: minus an upper
+    bound of it where costs are the same both ways, else ``-inf``; both may be
+    empty) the bound is the larger of that and, for every landmark,
+    ``lm_goal[0, l] - lm[b, l]`` and ``lm[b, l] + lm_goal[1, l]`` (ALT); a cell
+    the bound shows cannot reach the goal is dropped.  A queued cell reached
+    more cheaply keeps its bound (its key drops by what it saved) instead of
+    reading the landmarks again.
 
     Returns the number of cells written to ``touched`` (each with a finite
     ``dist``; the caller resets them).  ``parent`` holds the step index that
@@ -548,9 +551,10 @@ def search(
                         total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
                     prev = i
             nd = da + total
-            if nd >= dist[b]:
+            before = dist[b]
+            if nd >= before:
                 continue
-            if dist[b] == np.inf:
+            if before == np.inf:
                 touched[n_touched] = b
                 n_touched += 1
             dist[b] = nd
@@ -561,7 +565,12 @@ def search(
                     dq_lv[b * TRAIL + j] = s_lv[j]
                     dq_rem[b * TRAIL + j] = s_rem[j]
                     dq_org[b * TRAIL + j] = s_org[j]
-            if astar:
+            if astar and reopen and pos[b] >= 0:
+                # Queued already: its bound is its key less its old cost (landmark
+                # bounds carry far more slack than this subtraction's rounding).
+                hkey[pos[b]] -= before - nd
+                _sift_up(pos[b], hkey, hidx, pos)
+            elif astar:
                 dr = abs(b // cols - goal_r)
                 dc = abs(b % cols - goal_c)
                 if nsteps == 8:  # octile distance: the 8-neighbour length on open ground
@@ -569,7 +578,7 @@ def search(
                 else:
                     h = cell * math.hypot(dr, dc)
                 for m in range(lm_goal.shape[1]):
-                    at = lm[m, b]
+                    at = lm[b, m]
                     if at != np.inf:
                         h = max(h, lm_goal[0, m] - at, at + lm_goal[1, m])
                 if h == np.inf:

@@ -84,14 +84,16 @@ class Highway:
         if grid.unit.depth > 0:
             front = cost_grid(grid.battlefield, grid.rules,
                               dataclasses.replace(grid.unit, depth=0.0), len(grid.steps.dr))
-        self.fields = np.empty((len(self.cells), grid.base.size), dtype=np.float32)
+        # Cell-major: a cell's landmark costs share a cache line, read together.
+        self.fields = np.empty((grid.base.size, len(self.cells)), dtype=np.float32)
         ws = _Workspace.for_cells(grid.base.size)
+        top = 0.0
         for i, cell in enumerate(self.cells):
             n = ws.run(front, cell, -1, math.inf)
-            self.fields[i] = ws.dist
+            self.fields[:, i] = ws.dist
+            top = max(top, float(ws.dist[ws.touched[:n]].max(initial=0.0)))
             ws.reset(n)
-        finite = self.fields[np.isfinite(self.fields)]
-        self.slack = float(finite.max(initial=0.0)) * _F32_SLACK
+        self.slack = top * _F32_SLACK
         # A step costs the same both ways unless slopes or entry costs make the
         # direction matter; then cost(v -> goal) >= cost(L -> v) - cost(L -> goal) too.
         self.symmetric = bool((grid.steep == 1.0).all() and not grid.enter.any()
@@ -120,7 +122,7 @@ class Highway:
     def _bounds(self, target: int) -> tuple[np.ndarray, np.ndarray]:
         """The fields, and each landmark's cost at the goal less the float32 slack and,
         where costs are the same both ways, minus it plus the slack (`_kernels.search`)."""
-        at = self.fields[:, target]
+        at = self.fields[target]
         slack = np.float32(self.slack)
         back = -at - slack if self.symmetric else np.full_like(at, -np.inf)
         return self.fields, np.stack([at - slack, back])

@@ -4,12 +4,17 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import engine
+from bench.conftest import campaign_map
 from engine.highway import Highway
 from engine.search import _NO_LANDMARKS, _start_cell, _workspace
 
 from .conftest import MAPS, battlefield, feature, line, rect
+
+_HIGHWAYS = {}  # (map, depth) -> Highway, built once for the hypothesis examples
 
 
 def wild(seed, n=120):
@@ -30,6 +35,11 @@ def wild(seed, n=120):
     return engine.load_map(battlefield(feats, n, n, cell=1.0))
 
 
+def _point(g, flat):
+    """The centre of a cell given by its flat index."""
+    return g.grid.rc_to_xy(divmod(int(flat), g.grid.shape[1]))
+
+
 def cell_cost(grid, a, b, landmarks):
     ws = _workspace(grid)
     s, t = _start_cell(grid, a, "a"), _start_cell(grid, b, "b")
@@ -47,8 +57,7 @@ def test_highway_cost_equals_the_full_grid_search(rules, seed):
     rng = np.random.default_rng(seed)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     for a, b in rng.choice(open_cells, (12, 2)):
-        pa = g.grid.rc_to_xy(divmod(int(a), g.grid.shape[1]))
-        pb = g.grid.rc_to_xy(divmod(int(b), g.grid.shape[1]))
+        pa, pb = _point(g, a), _point(g, b)
         full, full_n = cell_cost(g, pa, pb, None)
         fast, fast_n = cell_cost(g, pa, pb, hw._bounds)
         assert fast == pytest.approx(full, rel=1e-12, abs=1e-9)  # cell to cell: exact
@@ -74,7 +83,7 @@ def test_highway_lower_bound_never_overestimates(rules):
     to_goal = engine.reach(g, (50.5, 10.5), 1e9).to_array().ravel()  # symmetric costs
     fields, bounds = hw._bounds(goal)
     ok = np.isfinite(to_goal)
-    for f, fwd, back in zip(fields, bounds[0], bounds[1], strict=True):
+    for f, fwd, back in zip(fields.T, bounds[0], bounds[1], strict=True):
         reached = ok & np.isfinite(f)
         assert (fwd - f[reached] <= to_goal[reached] + 1e-9).all()
         assert (f[reached] + back <= to_goal[reached] + 1e-9).all()
@@ -114,6 +123,55 @@ def test_highway_with_rear_ranks_within_a_cell_on_wild_maps(rules, seed, depth):
     rng = np.random.default_rng(seed)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     for a, b in rng.choice(open_cells, (15, 2)):
-        pa = g.grid.rc_to_xy(divmod(int(a), g.grid.shape[1]))
-        pb = g.grid.rc_to_xy(divmod(int(b), g.grid.shape[1]))
+        pa, pb = _point(g, a), _point(g, b)
+        assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell
+
+
+@settings(max_examples=60, deadline=None)
+@given(which=st.sampled_from(["crossings", "wild 2", "wild 3"]), depth=st.sampled_from([0.0, 4.0]),
+       pick=st.tuples(st.floats(0, 1, exclude_max=True), st.floats(0, 1, exclude_max=True)))
+def test_highway_on_random_pairs_of_the_small_maps(which, depth, pick):
+    """Cell to cell the same cost as the full grid search without rear ranks (whose
+    route costs then agree within a cell), within a cell with them."""
+    key = (which, depth)
+    if key not in _HIGHWAYS:
+        rules = engine.load_rules("fantasy-warlord")
+        bf = (engine.load_map(MAPS / "crossings.geojson") if which == "crossings"
+              else wild(int(which.split()[1])))
+        g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth))
+        _HIGHWAYS[key] = Highway(g, landmarks=5)
+    hw = _HIGHWAYS[key]
+    g = hw.grid
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    pa, pb = (_point(g, open_cells[int(p * open_cells.size)]) for p in pick)
+    try:
+        full = engine.route(g, pa, pb)
+    except engine.NoRouteError:
+        with pytest.raises(engine.NoRouteError):
+            hw.route(pa, pb)
+        return
+    assert abs(hw.route(pa, pb).cost - full.cost) <= g.cell
+    if depth == 0.0:
+        assert cell_cost(g, pa, pb, hw._bounds)[0] == pytest.approx(
+            cell_cost(g, pa, pb, None)[0], rel=1e-12, abs=1e-9)
+
+
+def test_highway_on_a_campaign_map(rules):
+    """The benchmark's map at its --quick size: long routes between towns and random
+    pairs cost exactly what the full grid search finds, touching fewer cells."""
+    n = 1024
+    g = engine.cost_grid(campaign_map(n), rules, rules.unit("humans", depth=0))
+    hw = Highway(g, landmarks=8)
+    assert hw.fields.shape == (g.base.size, len(hw.cells))
+    s = n / 4096
+    pairs = [((300 * s, 300 * s), (3800 * s, 3800 * s)), ((2 * s, 1700 * s), (4090 * s, 2400 * s)),
+             ((1700 * s, 2 * s), (3100 * s, 4090 * s))]
+    rng = np.random.default_rng(4)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    pairs += [(_point(g, a), _point(g, b)) for a, b in rng.choice(open_cells, (5, 2))]
+    for pa, pb in pairs:
+        full, full_n = cell_cost(g, pa, pb, None)
+        fast, fast_n = cell_cost(g, pa, pb, hw._bounds)
+        assert fast == pytest.approx(full, rel=1e-12, abs=1e-9)
+        assert fast_n <= full_n
         assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell
