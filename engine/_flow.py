@@ -77,16 +77,23 @@ def reverse_field(
                             got += 1
                 seeds = seeds[:got]
                 seeds = seeds[np.argsort(dist[seeds], kind="mergesort")]
+            # The first round expands most of the band, later ones a few cells: they
+            # list what they expand, to take the marks off those alone.
+            done = np.empty(0 if rnd == 0 else hi - lo, dtype=np.int64)
             n, m = reverse_search(
                 base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
                 ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, table_cost, flat, flat_of,
                 enter, narrow, seeds, limit, lo, hi, dist, step, stacks[r],
-                post_cell[now, r], post_step[now, r], post_cost[now, r],
+                post_cell[now, r], post_step[now, r], post_cost[now, r], done,
             )
             settled[r] = -1 if n < 0 or settled[r] < 0 else settled[r] + n
             posted[now, r] = m
-            for i in range(lo, hi):  # the marks off, for the next round
-                dist[i] = abs(dist[i])
+            if rnd == 0:  # the marks off, for the next round
+                for i in range(lo, hi):
+                    dist[i] = abs(dist[i])
+            else:
+                for j in range(max(n, 0)):
+                    dist[done[j]] = abs(dist[done[j]])
         if (settled < 0).any():
             return -1
         if posted[now].sum() == 0:
@@ -99,7 +106,7 @@ def reverse_search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     nb, table_cost, flat, flat_of, enter, narrow, seeds, limit, lo, hi, dist, step, stack,
-    post_cell, post_step, post_cost,
+    post_cell, post_step, post_cost, done,
 ):
     """Costs to the goal over the cells ``lo`` to ``hi - 1``, from ``seeds`` on.
 
@@ -128,7 +135,8 @@ def reverse_search(
     negative one, so a relaxation needs no other test).  Cells whose cost
     exceeds ``limit`` stay unreached.  Returns the number of cells expanded
     (-1 if a bucket outgrew its row of ``stack``: the caller starts again
-    with a wider one) and of offers posted.
+    with a wider one; unless ``done`` is empty, the expanded cells of the band
+    are listed in it, as many as it holds) and of offers posted.
     """
     ncell = dist.shape[0]
     rows = ncell // cols
@@ -181,6 +189,8 @@ def reverse_search(
             if db < 0.0:  # expanded since pushed
                 continue
             dist[b] = -db
+            if settled < done.shape[0]:
+                done[settled] = b
         else:
             db = 0.0  # a goal in another band: its band posts its other steps
         settled += 1

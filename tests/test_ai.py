@@ -18,7 +18,7 @@ from engine.ai import (
 )
 from engine.errors import InputError, NoRouteError, RulesError
 
-from .conftest import MAPS
+from .conftest import MAPS, feature, grid_for, rect
 
 
 @pytest.fixture(scope="module")
@@ -265,6 +265,34 @@ def test_flow_field_with_many_goals_in_bands(rules, demo, monkeypatch):
     for f in fields[1:]:
         np.testing.assert_allclose(f.cost, fields[0].cost, rtol=1e-12)
     assert (fields[0].cost[tuple(np.array([g.grid.xy_to_rc(xy) for xy in goals]).T)] == 0).all()
+
+
+def test_flow_field_in_bands_through_a_serpentine(rules, monkeypatch):
+    # River walls open at the top and the bottom in turn: the route to the goal crosses
+    # the border between two bands at every wall, a round of mending each time.
+    walls = [feature("river", rect(x, 0 if i % 2 else 4, x + 1, 16 if i % 2 else 20))
+             for i, x in enumerate(range(3, 38, 3))]
+    g = grid_for(rules, walls)
+    goal = [(39.25, 10.25)]
+    fields = []
+    for threads in (1, 2, 5):
+        monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda t=threads: t)
+        fields.append(flow_field(g, goal))
+    one = fields[0]
+    far = (0.25, 10.25)
+    assert one.cost_at(far) == pytest.approx(engine.route(g, far, goal[0]).cost, rel=1e-12)
+    assert one.cost_at(far) > 3 * 39  # up and down every gap
+    for f in fields[1:]:
+        np.testing.assert_allclose(f.cost, one.cost, rtol=1e-12)
+    # The driver run as Python, counting its bands' searches: a round per wall or so.
+    searches = []
+    search = engine._flow.reverse_search
+    monkeypatch.setattr(engine._flow, "reverse_search",
+                        lambda *args: searches.append(1) or search(*args))
+    monkeypatch.setattr(engine.ai._flow, "reverse_field", engine._flow.reverse_field.py_func)
+    monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda: 2)
+    np.testing.assert_allclose(flow_field(g, goal).cost, one.cost, rtol=1e-12)
+    assert len(searches) >= 2 * len(walls)
 
 
 def test_flow_field_outgrowing_its_queue_starts_again(rules, demo, monkeypatch):
