@@ -61,8 +61,16 @@ def _writable(path: str | os.PathLike) -> str:
 
 
 def _save(fig, path: str) -> None:
+    """Write ``fig`` cropped to what it draws, as ``bbox_inches="tight"`` would.
+
+    The box is measured once here: given ``"tight"``, matplotlib renders the
+    whole figure a first time just to find it (the same pixels, twice the time).
+    """
+    from matplotlib import rcParams
+
+    box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(rcParams["savefig.pad_inches"])
     try:
-        fig.savefig(path, format="png", bbox_inches="tight")
+        fig.savefig(path, format="png", bbox_inches=box)
     except OSError as exc:
         raise InputError(f"cannot write {path!r}: {exc.strerror or exc}") from None
 
