@@ -358,7 +358,9 @@ def flow_field(
     costs), so following it from a cell spends exactly the field's cost
     there, which is `route`'s cost to the goal, for a unit without rear ranks.
     Each of numba's threads searches a band of rows; the bands then mend each
-    other's costs across their borders until no step can lower one.
+    other's costs across their borders until no step can lower one.  A band
+    with no goal in it or a step from it waits for the others' offers, so the
+    threads share the work best when the goals are near the middle rows.
 
     A unit with rear ranks (``depth > 0``) pays for ground still under its
     footprint, which depends on the path it came by, not only on the cell;
