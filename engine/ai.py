@@ -359,8 +359,9 @@ def flow_field(
     there, which is `route`'s cost to the goal, for a unit without rear ranks.
     Each of numba's threads searches a band of rows; the bands then mend each
     other's costs across their borders until no step can lower one.  A band
-    with no goal in it or a step from it waits for the others' offers, so the
-    threads share the work best when the goals are near the middle rows.
+    with no goal in it or a step from it waits for the others' offers: on two
+    threads the two bands meet at a goal's row instead, so both start at once,
+    and they share the work evenly when that row is near the middle.
 
     A unit with rear ranks (``depth > 0``) pays for ground still under its
     footprint, which depends on the path it came by, not only on the cell;
@@ -411,10 +412,9 @@ def flow_field(
             raise InputError(f"goal {i}: {exc}") from None
     a = grid.kernel_args
     n = grid.base.size
-    rows = grid.grid.shape[0]
-    # One band of rows per thread, each at least four steps tall.
-    bands = max(1, min(numba.get_num_threads(), rows // (4 * int(np.abs(a.step_dr).max()))))
-    bounds = np.linspace(0, rows, bands + 1).astype(np.int64) * a.cols
+    bounds = _bands(grid.grid.shape[0], numba.get_num_threads(), int(np.abs(a.step_dr).max()),
+                    np.array(cells) // a.cols) * a.cols
+    bands = len(bounds) - 1
     width = _kernels.stack_width(n, a.nb)
     while True:  # a bucket that outgrows its row of a stack: again, with room
         dist = np.empty(n)
@@ -435,6 +435,22 @@ def flow_field(
     shape = grid.grid.shape
     return FlowField(grid, tuple((float(x), float(y)) for x, y in points), dist.reshape(shape),
                      step.reshape(shape))
+
+
+def _bands(rows: int, threads: int, reach: int, goal_rows: np.ndarray) -> np.ndarray:
+    """First rows of the flow kernel's bands, and the end: one band per thread, each
+    at least four steps (``reach`` rows) tall.  Two bands meet at the goal row
+    nearest the middle when one of them would otherwise have no goal in it or a
+    step from it (it would wait for the other's offers)."""
+    tall = 4 * reach
+    bands = max(1, min(threads, rows // tall))
+    edges = np.linspace(0, rows, bands + 1).astype(np.int64)
+    if bands == 2:
+        mid = edges[1]
+        if not ((goal_rows < mid + reach).any() and (goal_rows >= mid - reach).any()):
+            nearest = goal_rows[np.argmin(np.abs(goal_rows - mid))]
+            edges[1] = min(max(nearest, tall), rows - tall)
+    return edges
 
 
 @dataclass(frozen=True)

@@ -249,6 +249,18 @@ def test_flow_field_in_bands_is_the_single_search(rules, monkeypatch, mapname, d
     assert max(expanded) > reached.sum()  # some band mended another's costs
 
 
+def test_flow_bands_meet_at_a_goal_when_one_would_have_none():
+    rows, reach = 200, 2
+    assert list(engine.ai._bands(rows, 2, reach, np.array([99]))) == [0, 100, 200]
+    assert list(engine.ai._bands(rows, 2, reach, np.array([30, 160]))) == [0, 100, 200]
+    assert list(engine.ai._bands(rows, 2, reach, np.array([30, 60]))) == [0, 60, 200]
+    assert list(engine.ai._bands(rows, 2, reach, np.array([150]))) == [0, 150, 200]
+    assert list(engine.ai._bands(rows, 2, reach, np.array([3]))) == [0, 8, 200]  # 4 steps tall
+    assert list(engine.ai._bands(rows, 3, reach, np.array([3]))) == [0, 66, 133, 200]
+    assert list(engine.ai._bands(rows, 1, reach, np.array([3]))) == [0, 200]
+    assert list(engine.ai._bands(10, 2, reach, np.array([3]))) == [0, 10]
+
+
 def test_flow_field_with_many_goals_in_bands(rules, demo, monkeypatch):
     # Hundreds of goals, some on a band's border: each band starts from the goals in it or
     # a step from it, and the others' goals reach it by their bands' posts.
