@@ -789,6 +789,10 @@ def _search_plain(
                     if db == np.inf:
                         touched[n_touched] = b
                         n_touched += 1
+                    elif parent[b] < CLOSED and int(nd * per_width) == int(db * per_width):
+                        dist[b] = nd  # queued in this bucket already: no second entry
+                        parent[b] = k
+                        continue
                     dist[b] = nd
                     parent[b] = k
                     slot = max(int(nd * per_width), current) & ring
@@ -819,6 +823,10 @@ def _search_plain(
             if db == np.inf:
                 touched[n_touched] = b
                 n_touched += 1
+            elif not astar and parent[b] < CLOSED and int(nd * per_width) == int(db * per_width):
+                dist[b] = nd  # queued in this bucket already: no second entry
+                parent[b] = k
+                continue
             dist[b] = nd
             parent[b] = k
             key = nd
