@@ -152,6 +152,13 @@ def reverse_search(
     queued = 0
     sent = 0
     nseed = seeds.shape[0]
+    # Seeds join the queue as it reaches them, so a seed improved before then
+    # must be pushed; with goals alone (cost 0) every cell with a cost is queued,
+    # and one improved within its bucket needs no second entry.
+    queued_all = True
+    for s in seeds:
+        if lo <= s < hi and dist[s] > 0.0:
+            queued_all = False
     next_seed = 0
     current = 0
     settled = 0
@@ -210,8 +217,11 @@ def reverse_search(
                         post_cost[sent] = nd
                         sent += 1
                 elif nd < dist[a]:
+                    da = dist[a]
                     dist[a] = nd
                     step[a] = k
+                    if queued_all and int(nd * per_width) == int(da * per_width):
+                        continue  # queued in this bucket already
                     slot = int(nd * per_width) & ring
                     if size[slot] == stack.shape[1]:
                         return -1, sent
