@@ -1,9 +1,9 @@
 """numba kernels: cost to a goal over reversed steps (flow fields).
 
-Private; `engine.ai` validates everything first.  The kernel calls
-`engine._kernels.climb`, a callee in another module: numba's disk cache does
-not notice an edit to it, so after changing ``climb`` clear the cache
-(``engine/__pycache__/_flow.*``) or touch this file.
+Private; `engine.ai` validates everything first.  The kernels call
+`engine._kernels.climb` and `engine._kernels.entry`, callees in another
+module: numba's disk cache does not notice an edit to them, so after changing
+either clear the cache (``engine/__pycache__/_flow.*``) or touch this file.
 """
 
 import numpy as np
@@ -23,18 +23,22 @@ def reverse_field(
     Band r holds cells ``bounds[r]`` to ``bounds[r + 1]`` (whole rows) and
     ``stacks[r]`` its queue; each thread runs `reverse_search` on its own
     band, from the goals in it or a step from it, writing only its band's
-    cells.  A step into a cell
-    of another band is posted instead: the next round, that band takes every
-    posted offer that beats its cell's cost as a seed and searches on from
-    there.  When a round posts nothing, no step anywhere can lower a cost (the
-    Bellman condition holds inside every band and across every border), so
-    the costs are the single search's, up to the order of equal sums.  On
-    open ground the second round has little to do.  Fills ``dist`` and
-    ``step`` (``goals`` without repeats); returns the number of cells
-    expanded, or -1 if a bucket outgrew its row of a stack (the caller starts
-    again with wider ones).
+    cells.  A step into a cell of another band is posted instead: the next
+    round, that band takes every posted offer that beats its cell's cost as a
+    seed and searches on from there.  On open ground that second round has
+    little to do; where the best routes cross a border again and again (a
+    corridor along it) each crossing would cost a round, so whatever the
+    second round still posts is taken on by one search over the whole grid,
+    which posts nothing.  Then no step anywhere can lower a cost (the Bellman
+    condition holds inside every band and across every border): the costs are
+    the single search's, and each cell's step is the lowest-numbered of its
+    cheapest (`reverse_search`), whatever the bands.  Fills ``dist`` and
+    ``step``; returns the number of cells expanded, or -1 if a bucket outgrew
+    its row of a stack (the caller starts again with wider ones).
     """
+    goals = np.unique(goals)
     nreg = bounds.shape[0] - 1
+    ncell = dist.shape[0]
     nsteps = step_dr.shape[0]
     reach = max(np.abs(step_dr).max(), np.abs(step_dc).max())
     cap = 2 * reach * cols * nsteps  # steps out of the cells near a band's borders
@@ -48,57 +52,86 @@ def reverse_field(
         step[bounds[r]:bounds[r + 1]] = -1
     for g in goals:
         dist[g] = 0.0
-    rnd = 0
-    while True:
-        now = rnd & 1
+    for rnd in range(2):
         for r in prange(nreg):
             lo = bounds[r]
             hi = bounds[r + 1]
             if rnd == 0:  # the goals in the band or a step from it
                 near = (goals >= lo - reach * cols) & (goals < hi + reach * cols)
                 seeds = goals[near]
-            else:  # the offers into this band that beat its costs
-                got = 0
-                for o in range(nreg):
-                    if o != r:
-                        got += posted[1 - now, o]
-                seeds = np.empty(got, dtype=np.int64)
-                got = 0
-                for o in range(nreg):
-                    if o == r:
-                        continue
-                    for j in range(posted[1 - now, o]):
-                        a = post_cell[1 - now, o, j]
-                        nd = post_cost[1 - now, o, j]
-                        if lo <= a < hi and nd < dist[a]:
-                            dist[a] = nd
-                            step[a] = post_step[1 - now, o, j]
-                            seeds[got] = a
-                            got += 1
-                seeds = seeds[:got]
-                seeds = seeds[np.argsort(dist[seeds], kind="mergesort")]
-            # The first round expands most of the band, later ones a few cells: they
-            # list what they expand, to take the marks off those alone.
+            else:
+                seeds = _offers(post_cell[0], post_step[0], post_cost[0], posted[0], r, lo,
+                                hi, dist, step)
+            # The first round expands most of the band, the second a few cells: it
+            # lists what it expands, to take the marks off those alone.
             done = np.empty(0 if rnd == 0 else hi - lo, dtype=np.int64)
             n, m = reverse_search(
                 base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
                 ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, table_cost, flat, flat_of,
                 enter, narrow, seeds, limit, lo, hi, dist, step, stacks[r],
-                post_cell[now, r], post_step[now, r], post_cost[now, r], done,
+                post_cell[rnd, r], post_step[rnd, r], post_cost[rnd, r], done,
             )
             settled[r] = -1 if n < 0 or settled[r] < 0 else settled[r] + n
-            posted[now, r] = m
-            if rnd == 0:  # the marks off, for the next round
-                for i in range(lo, hi):
-                    dist[i] = abs(dist[i])
-            else:
-                for j in range(max(n, 0)):
-                    dist[done[j]] = abs(dist[done[j]])
+            posted[rnd, r] = m
+            _unmark(dist, lo, hi, done, n)
         if (settled < 0).any():
             return -1
-        if posted[now].sum() == 0:
+        if posted[rnd].sum() == 0:
             return settled.sum()
-        rnd += 1
+    seeds = _offers(post_cell[1], post_step[1], post_cost[1], posted[1], -1, 0, ncell, dist,
+                    step)
+    done = np.empty(ncell, dtype=np.int64)
+    n, _ = reverse_search(
+        base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
+        ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, table_cost, flat, flat_of,
+        enter, narrow, seeds, limit, 0, ncell, dist, step, stacks[0],
+        post_cell[0, 0], post_step[0, 0], post_cost[0, 0], done,
+    )
+    _unmark(dist, 0, ncell, done, n)
+    return -1 if n < 0 else settled.sum() + n
+
+
+@njit(cache=True)
+def _offers(post_cell, post_step, post_cost, posted, band, lo, hi, dist, step):
+    """The posted offers (``post_*[o, :posted[o]]`` of every band o but ``band``) into
+    cells ``lo`` to ``hi - 1``: each that beats its cell's cost sets it, a cost
+    equal to it may lower its step (`reverse_search`'s rule); returns the cells
+    improved, sorted by cost."""
+    got = 0
+    for o in range(posted.shape[0]):
+        if o != band:
+            got += posted[o]
+    seeds = np.empty(got, dtype=np.int64)
+    got = 0
+    for o in range(posted.shape[0]):
+        if o == band:
+            continue
+        for j in range(posted[o]):
+            a = post_cell[o, j]
+            nd = post_cost[o, j]
+            if not lo <= a < hi:
+                continue
+            if nd < dist[a]:
+                dist[a] = nd
+                step[a] = post_step[o, j]
+                seeds[got] = a
+                got += 1
+            elif nd == dist[a] and post_step[o, j] < step[a]:
+                step[a] = post_step[o, j]
+    seeds = seeds[:got]
+    return seeds[np.argsort(dist[seeds], kind="mergesort")]
+
+
+@njit(cache=True)
+def _unmark(dist, lo, hi, done, n):
+    """Expanded cells' costs back from negative: those listed in ``done`` (``n`` of
+    them), or with an empty ``done`` all of cells ``lo`` to ``hi - 1``."""
+    if done.shape[0] == 0:
+        for i in range(lo, hi):
+            dist[i] = abs(dist[i])
+    else:
+        for j in range(max(n, 0)):
+            dist[done[j]] = abs(dist[done[j]])
 
 
 @njit(cache=True, error_model="numpy")
@@ -115,7 +148,10 @@ def reverse_search(
     it, without the rear-rank trail) plus the cost of the cell it lands on.
     The search runs from the seeds over the steps reversed: expanding a cell
     b, it offers every a with ``a + step k == b`` the price of step k from a.
-    ``step[a]`` is that k (-1 at a goal and where unreached).  A seed's cost
+    ``step[a]`` is that k (-1 at a goal and where unreached), the lowest of
+    the steps that offer a's cost: every such offer comes before a is
+    expanded (it costs more than its source), so the choice does not depend
+    on the order of the queue or the bands.  A seed's cost
     is its ``dist`` (``seeds`` sorted by it), except a seed outside the band,
     a goal, which costs 0 and offers only to cells in the band (its own band
     makes the rest of its offers).  An offer to a cell outside the band goes
@@ -126,7 +162,8 @@ def reverse_search(
     price; without it steps are priced from their pieces, slopes and flat
     entry costs ``enter`` and ``narrow`` as `_kernels.step_table` does, except
     into or out of a cell marked in ``flat`` (`_kernels.flat_cells`): its
-    multiplier ``flat_of[flat[a]]`` times the step's length, the same number.
+    multiplier ``flat_of[flat[a]]`` times the step's length (the table's
+    number; the sum over a step's pieces may differ from it in the last bit).
     The queue is `_kernels.search_plain`'s: ``nb`` buckets as wide as the
     shortest step (no step costs less than its length), each a row of
     ``stack``, the seeds joining as it reaches their costs; an improved cell
@@ -216,8 +253,9 @@ def reverse_search(
                         post_step[sent] = k
                         post_cost[sent] = nd
                         sent += 1
-                elif nd < dist[a]:
-                    da = dist[a]
+                    continue
+                da = dist[a]
+                if nd < da:
                     dist[a] = nd
                     step[a] = k
                     if queued_all and int(nd * per_width) == int(da * per_width):
@@ -228,6 +266,8 @@ def reverse_search(
                     stack[slot, size[slot]] = a
                     size[slot] += 1
                     queued += 1
+                elif nd == da and k < step[a]:  # of the cheapest steps, the lowest-numbered
+                    step[a] = k
             continue
         br = b // cols
         bc = b - br * cols
@@ -278,6 +318,8 @@ def reverse_search(
                 sent += 1
                 continue
             if not nd < dist[a]:
+                if nd == dist[a] and k < step[a]:
+                    step[a] = k
                 continue
             dist[a] = nd
             step[a] = k
