@@ -43,7 +43,7 @@ from numba import njit, prange
 
 _TOL = 1e-9  # table units: ground this close under the line does not block
 _BINS = 8192  # the viewshed's horizon table: directions around the observer (a multiple of 64)
-_BAND = 8.0  # and rings of this many cells
+_BAND = 16.0  # and rings of this many cells
 _TILE = 16  # the viewshed settles tiles this many cells a side whole where it can
 _SLACK = 1e-7  # table units of height: what the table's proofs keep to spare
 
@@ -186,14 +186,15 @@ def _horizons(elev, conceal, stops, px, py, r0, c0, cell, z0, bands):
     ``s`` (height gained per cell, table units) to a target ``L`` cells away,
     in direction bin ``i`` and ring ``b = int(L / _BAND)``:
 
-    - crosses no cell that stops it if ``s > need[b, i]`` (after `_settle`'s
-      running maximum): ``need`` is the most any stop cell (``stops``, those
-      with ``free[0] == 0``) reaching into bin ``i`` and starting in ring ``b``
-      or nearer asks of the slope, ``+inf`` for concealing terrain that ends
-      beyond its distance;
-    - is blocked if ``s < hide[b, i]``: ``hide`` is the least slope a stop
-      cell covering the whole of bin ``i`` and ending before ring ``b`` blocks,
-      ``+inf`` for concealing terrain wholly beyond its distance.
+    - crosses no cell that stops it if ``s > need[b, i]``, once ``need`` has
+      been given its running maximum outwards (`viewshed` does): ``need[b, i]``
+      is the most any stop cell (``stops``, those with ``free[0] == 0``)
+      reaching into bin ``i`` and starting in ring ``b`` asks of the slope,
+      ``+inf`` for concealing terrain that ends beyond its distance;
+    - is blocked if ``s < hide[b, i]``, after the same: ``hide[b, i]`` is the
+      least slope a stop cell covering the whole of bin ``i`` and ending in
+      ring ``b - 1`` blocks, ``+inf`` for concealing terrain wholly beyond its
+      distance.
 
     Both are conservative by ``_SLACK`` in height, more than rounding can
     move a line.  The cells touching ``p`` count in every direction; the
