@@ -177,8 +177,62 @@ def _up(x):
     return x + abs(x) * 1e-6 + 1e-12 if math.isfinite(x) else x
 
 
+@njit(cache=True, inline="always")
+def _enter(need, hide, elev, conceal, r, c, px, py, cell, z0):
+    """Raise the horizon table (see `_horizons`) by what cell ``(r, c)`` asks and blocks."""
+    bands = need.shape[0]
+    per = _BINS / 4.0
+    pad = 1e-9  # in `_turn` units: far more than rounding moves a line's direction
+    x0, x1, y0, y1 = c - px, c + 1 - px, r - py, r + 1 - py
+    nx = 0.0 if x0 <= 0.0 <= x1 else min(abs(x0), abs(x1))
+    ny = 0.0 if y0 <= 0.0 <= y1 else min(abs(y0), abs(y1))
+    fx, fy = max(abs(x0), abs(x1)), max(abs(y0), abs(y1))
+    near, far = math.sqrt(nx * nx + ny * ny), math.sqrt(fx * fx + fy * fy)
+    d = conceal[r, c]
+    rise = elev[r, c] - z0
+    if far * cell >= d - _SLACK:  # may be blocking as concealing terrain
+        asks = math.inf
+    elif rise + _SLACK > 0.0:
+        asks = (rise + _SLACK) / near if near > 0.0 else math.inf
+    else:
+        asks = (rise + _SLACK) / far
+    asks = np.float32(_up(asks))
+    ring = min(int(near / _BAND), bands - 1)
+    if near == 0.0:
+        for i in range(_BINS):
+            need[ring, i] = max(need[ring, i], asks)
+        return
+    t00, t01, t10, t11 = _turn(x0, y0), _turn(x1, y0), _turn(x0, y1), _turn(x1, y1)
+    lo, hi = min(t00, t01, t10, t11), max(t00, t01, t10, t11)
+    if hi - lo > 2.0:  # straddles direction 0: [least above 2, 4) and [0, most below 2]
+        lo, hi = 4.0, 0.0
+        for t in (t00, t01, t10, t11):
+            if t > 2.0:
+                lo = min(lo, t)
+            else:
+                hi = max(hi, t)
+        for i in range(int((lo - pad) * per), _BINS):
+            need[ring, i] = max(need[ring, i], asks)
+        for i in range(min(int((hi + pad) * per), _BINS - 1) + 1):
+            need[ring, i] = max(need[ring, i], asks)
+        return
+    for i in range(max(int((lo - pad) * per), 0), min(int((hi + pad) * per), _BINS - 1) + 1):
+        need[ring, i] = max(need[ring, i], asks)
+    after = int(far / _BAND) + 1
+    if after >= bands:
+        return
+    if near * cell > d + _SLACK:  # concealing terrain wholly beyond its distance
+        blocks = math.inf
+    else:
+        high = rise - _TOL - _SLACK
+        blocks = min(high / near, high / far)
+    blocks = np.float32(-_up(-blocks))
+    for i in range(math.ceil((lo + pad) * per), math.floor((hi - pad) * per)):
+        hide[after, i] = max(hide[after, i], blocks)
+
+
 @njit(cache=True, error_model="numpy")
-def _horizons(elev, conceal, stops, px, py, r0, c0, cell, z0, bands):
+def _horizons(elev, conceal, stops, inner, reach, px, py, r0, c0, cell, z0, bands):
     """The observer's horizon table: ``(need, hide)``, each ``bands`` x ``_BINS``.
 
     Directions from ``p`` (cell units) are cut into ``_BINS`` equal ranges of
@@ -188,87 +242,61 @@ def _horizons(elev, conceal, stops, px, py, r0, c0, cell, z0, bands):
 
     - crosses no cell that stops it if ``s > need[b, i]``, once ``need`` has
       been given its running maximum outwards (`viewshed` does): ``need[b, i]``
-      is the most any stop cell (``stops``, those with ``free[0] == 0``)
-      reaching into bin ``i`` and starting in ring ``b`` asks of the slope,
-      ``+inf`` for concealing terrain that ends beyond its distance;
+      is the most any cell that may stop a line (``free[0] == 0``) reaching
+      into bin ``i`` and starting in ring ``b`` asks of the slope, ``+inf``
+      for concealing terrain that ends beyond its distance;
     - is blocked if ``s < hide[b, i]``, after the same: ``hide[b, i]`` is the
-      least slope a stop cell covering the whole of bin ``i`` and ending in
+      least slope such a cell covering the whole of bin ``i`` and ending in
       ring ``b - 1`` blocks, ``+inf`` for concealing terrain wholly beyond its
       distance.
 
     Both are conservative by ``_SLACK`` in height, more than rounding can
     move a line.  The cells touching ``p`` count in every direction; the
     observer's own cell never blocks.
+
+    The cells are ``stops`` and those of ``inner`` (`free_cells`) that are not
+    wholly beyond their distance or that touch the observer's cell (all
+    within ``reach / cell + 2`` cells).  The rest of ``inner`` can be left
+    out: a line enters such a cell from a neighbour other than the observer's
+    cell, one that conceals within no more and reaches out at least as far as
+    the cell starts, so asks ``+inf`` in the line's direction, no farther
+    out, if it is in the table; if it was left out too, the same holds for
+    the cell before it, and so on back to one that is.  (Leaving cells out
+    also loses their ``hide`` entries, which only spare lines.)
     """
     need = np.full((bands, _BINS), -np.inf, dtype=np.float32)
     hide = np.full((bands, _BINS), -np.inf, dtype=np.float32)
-    per = _BINS / 4.0
-    pad = 1e-9  # in `_turn` units: far more than rounding moves a line's direction
     for k in range(stops.shape[0]):
         r, c = stops[k, 0], stops[k, 1]
-        if r == r0 and c == c0:
-            continue
-        x0, x1, y0, y1 = c - px, c + 1 - px, r - py, r + 1 - py
-        nx = 0.0 if x0 <= 0.0 <= x1 else min(abs(x0), abs(x1))
-        ny = 0.0 if y0 <= 0.0 <= y1 else min(abs(y0), abs(y1))
-        fx, fy = max(abs(x0), abs(x1)), max(abs(y0), abs(y1))
-        near, far = math.sqrt(nx * nx + ny * ny), math.sqrt(fx * fx + fy * fy)
-        d = conceal[r, c]
-        rise = elev[r, c] - z0
-        if far * cell >= d - _SLACK:  # may be blocking as concealing terrain
-            asks = math.inf
-        elif rise + _SLACK > 0.0:
-            asks = (rise + _SLACK) / near if near > 0.0 else math.inf
-        else:
-            asks = (rise + _SLACK) / far
-        asks = np.float32(_up(asks))
-        ring = min(int(near / _BAND), bands - 1)
-        if near == 0.0:
-            for i in range(_BINS):
-                need[ring, i] = max(need[ring, i], asks)
-            continue
-        t00, t01, t10, t11 = _turn(x0, y0), _turn(x1, y0), _turn(x0, y1), _turn(x1, y1)
-        lo, hi = min(t00, t01, t10, t11), max(t00, t01, t10, t11)
-        if hi - lo > 2.0:  # straddles direction 0: [least above 2, 4) and [0, most below 2]
-            lo, hi = 4.0, 0.0
-            for t in (t00, t01, t10, t11):
-                if t > 2.0:
-                    lo = min(lo, t)
-                else:
-                    hi = max(hi, t)
-            for i in range(int((lo - pad) * per), _BINS):
-                need[ring, i] = max(need[ring, i], asks)
-            for i in range(min(int((hi + pad) * per), _BINS - 1) + 1):
-                need[ring, i] = max(need[ring, i], asks)
-            continue
-        for i in range(max(int((lo - pad) * per), 0), min(int((hi + pad) * per), _BINS - 1) + 1):
-            need[ring, i] = max(need[ring, i], asks)
-        after = int(far / _BAND) + 1
-        if after >= bands:
-            continue
-        if near * cell > d + _SLACK:  # concealing terrain wholly beyond its distance
-            blocks = math.inf
-        else:
-            high = rise - _TOL - _SLACK
-            blocks = min(high / near, high / far)
-        blocks = np.float32(-_up(-blocks))
-        for i in range(math.ceil((lo + pad) * per), math.floor((hi - pad) * per)):
-            hide[after, i] = max(hide[after, i], blocks)
+        if not (r == r0 and c == c0):
+            _enter(need, hide, elev, conceal, r, c, px, py, cell, z0)
+    rows, cols = elev.shape
+    w = int(reach / cell) + 2
+    for r in range(max(r0 - w, 0), min(r0 + w + 1, rows)):
+        ny = max(r - py, py - r - 1.0, 0.0)
+        for c in range(max(c0 - w, 0), min(c0 + w + 1, cols)):
+            if not inner[r, c] or (r == r0 and c == c0):
+                continue
+            nx = max(c - px, px - c - 1.0, 0.0)
+            touches = abs(r - r0) <= 1 and abs(c - c0) <= 1
+            if touches or math.sqrt(nx * nx + ny * ny) * cell <= conceal[r, c] + _SLACK:
+                _enter(need, hide, elev, conceal, r, c, px, py, cell, z0)
     return need, hide
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def viewshed(elev, conceal, free, lip, stops, low, high, ox, oy, r0, c0, cell, height, out):
+def viewshed(elev, conceal, free, lip, stops, inner, reach, low, high, deep, ox, oy, r0, c0, cell,
+             height, out):
     """Fill ``out[r, c]`` with whether the observer at ``(ox, oy)`` sees cell ``(r, c)``'s centre.
 
     The observer is on the ground; its line of sight runs ``height`` above the
-    ground at both ends.  ``low`` and ``high`` are the lowest and highest
-    ground of each tile of ``_TILE`` cells square (`tiles`).  The horizon
-    table (`_horizons`) settles a whole tile when bounds on the slopes and
-    directions of its lines allow (a concealing cell too far off asks an
-    infinite slope in its own direction, so a tile holding one is never all
-    seen), otherwise most cells with one look each; the rest get a line each
-    (`march`).
+    ground at both ends.  ``low``, ``high`` and ``deep`` summarise tiles of
+    ``_TILE`` cells square (`tiles`).  A tile of concealing cells wholly
+    beyond their distance is hidden.  The horizon table (`_horizons`) settles
+    a whole tile when bounds on the slopes and directions of its lines allow
+    (a concealing cell too far off asks an infinite slope in its own
+    direction, so a tile holding one is never all seen), otherwise most cells
+    with one look each; the rest get a line each (`march`).
     """
     rows, cols = elev.shape
     z0 = elev[r0, c0] + height
@@ -278,7 +306,7 @@ def viewshed(elev, conceal, free, lip, stops, low, high, ox, oy, r0, c0, cell, h
         for y in (py, rows - py):
             span = max(span, math.sqrt(x * x + y * y))
     bands = int(span / _BAND) + 2
-    need, hide = _horizons(elev, conceal, stops, px, py, r0, c0, cell, z0, bands)
+    need, hide = _horizons(elev, conceal, stops, inner, reach, px, py, r0, c0, cell, z0, bands)
     for j in prange(_BINS // 64):  # running maxima outwards, 64 directions at a time
         for b in range(1, bands):
             for i in range(64 * j, 64 * j + 64):
@@ -299,6 +327,9 @@ def viewshed(elev, conceal, free, lip, stops, low, high, ox, oy, r0, c0, cell, h
         far = math.sqrt(fx * fx + fy * fy) + 1e-6
         t00, t01, t10, t11 = _turn(x0, y0), _turn(x1, y0), _turn(x0, y1), _turn(x1, y1)
         lo, hi = min(t00, t01, t10, t11), max(t00, t01, t10, t11)
+        if near * cell > deep[tr, tc]:
+            out[ra:rb, ca:cb] = False
+            continue
         if hi - lo < 2.0 and not (ra <= r0 < rb and ca <= c0 < cb):  # near > 0 here
             ilo = max(int((lo - 1e-9) * per), 0)
             ihi = min(int((hi + 1e-9) * per), _BINS - 1)
@@ -341,29 +372,35 @@ def viewshed(elev, conceal, free, lip, stops, low, high, ox, oy, r0, c0, cell, h
                 out[r, c] = wr < 0 and hr < 0
 
 
-def tiles(elev: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The lowest and highest ground of each tile of ``_TILE`` cells square.
+def tiles(elev: np.ndarray, conceal: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lowest and highest ground of each tile of ``_TILE`` cells square, and its deepest cover.
 
-    Returns ``(low, high)``, each ``ceil(rows / _TILE)`` x ``ceil(cols / _TILE)``.
+    Returns ``(low, high, deep)``, each ``ceil(rows / _TILE)`` x
+    ``ceil(cols / _TILE)``; ``deep`` is the farthest any cell of the tile
+    conceals within (``inf`` if one does not conceal).
     """
     rows, cols = elev.shape
     shape = (-(-rows // _TILE), -(-cols // _TILE))
     pad = ((0, shape[0] * _TILE - rows), (0, shape[1] * _TILE - cols))
     blocks = np.pad(elev, pad, mode="edge").reshape(shape[0], _TILE, shape[1], _TILE)
-    return blocks.min(axis=(1, 3)), blocks.max(axis=(1, 3))
+    cover = np.pad(conceal, pad, mode="edge").reshape(blocks.shape)
+    return blocks.min(axis=(1, 3)), blocks.max(axis=(1, 3)), cover.max(axis=(1, 3))
 
 
 def free_cells(elev: np.ndarray, conceal: np.ndarray,
-               height: float) -> tuple[np.ndarray, float, np.ndarray]:
-    """What the walk skips by, and what may stop it: ``(free, lip, stops)``.
+               height: float) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, float]:
+    """What the walk skips by, and what may stop it: ``(free, lip, stops, inner, reach)``.
 
     ``free[0]`` is the chessboard distance from each cell to the nearest that
     may block a sight line: one that conceals or rises above ``height`` (a
     sight line never runs lower than ``height`` above the lowest ground, 0).
     ``free[1]`` is the distance to the nearest concealing cell.  Both are
     capped at 2**30.  ``lip`` bounds the rise from a cell to any neighbour.
-    ``stops`` lists the ``(row, col)`` of the cells with ``free[0] == 0``
-    (see the module's notes).
+
+    For the horizon table (`_horizons`): ``inner`` marks the concealing cells
+    whose eight neighbours all conceal within no more than they do, ``stops``
+    lists the ``(row, col)`` of the other cells with ``free[0] == 0``, and
+    ``reach`` is the farthest any cell conceals within (0 if none does).
     """
     from scipy.ndimage import distance_transform_cdt
 
@@ -378,5 +415,15 @@ def free_cells(elev: np.ndarray, conceal: np.ndarray,
     rises = [np.abs(np.diff(elev, axis=0)), np.abs(np.diff(elev, axis=1)),
              np.abs(elev[1:, 1:] - elev[:-1, :-1]), np.abs(elev[1:, :-1] - elev[:-1, 1:])]
     lip = max((float(d.max()) for d in rises if d.size), default=0.0)
-    stops = np.argwhere(blocks).astype(np.int32)
-    return free, lip * (1 + 1e-9) + 1e-12, stops
+    rows, cols = elev.shape
+    inner = np.zeros(elev.shape, dtype=np.bool_)
+    if rows > 2 and cols > 2:
+        middle = conceal[1:-1, 1:-1]
+        core = np.isfinite(middle)
+        for dr in (0, 1, 2):
+            for dc in (0, 1, 2):
+                core &= conceal[dr:rows - 2 + dr, dc:cols - 2 + dc] <= middle
+        inner[1:-1, 1:-1] = core
+    stops = np.argwhere(blocks & ~inner).astype(np.int32)
+    reach = float(conceal[conceals].max()) if conceals.any() else 0.0
+    return free, lip * (1 + 1e-9) + 1e-12, stops, inner, reach

@@ -87,7 +87,7 @@ class _SightGrids:
     conceal: np.ndarray  # distance each cell conceals within; inf where it does not
     kinds: tuple[str, ...]
     mask: np.ndarray
-    tiles: tuple[np.ndarray, np.ndarray]  # `_sight.tiles` of the elevation
+    tiles: tuple[np.ndarray, np.ndarray, np.ndarray]  # `_sight.tiles`
 
 
 def _grids(battlefield: Battlefield, rules: Ruleset) -> _SightGrids:
@@ -103,7 +103,7 @@ def _grids(battlefield: Battlefield, rules: Ruleset) -> _SightGrids:
             on = (lay.mask >> np.uint64(i) & np.uint64(1)).astype(bool)
             conceal[on] = np.minimum(conceal[on], d)
     result = _SightGrids(lay.elevation, conceal, lay.kinds, lay.mask,
-                         _sight.tiles(lay.elevation))
+                         _sight.tiles(lay.elevation, conceal))
     battlefield._cache[key] = result
     return result
 
@@ -205,7 +205,7 @@ def visible(
                      f"{dist:.2f} {u}", dist)
     if dist > d:
         return Sight(False, f"hidden: inside {kind}, {dist:.2f} {u} > {d:g} {u}", dist)
-    free, lip, _ = _free(battlefield, rules, grids, h)
+    free, lip, *_ = _free(battlefield, rules, grids, h)
     z0, z1 = grids.elevation[r0, c0] + h, grids.elevation[r1, c1] + h
     wr, wc, hr, hc = _sight.march(grids.elevation, grids.conceal, free, lip, ox, oy, tx, ty,
                                   r0, c0, r1, c1, battlefield.cell, z0, z1, dist, False)

@@ -355,11 +355,12 @@ BIG = [
 def horizon_table(bf, rules, observer):
     """The kernel's horizon table for ``observer``, with its running maxima outwards."""
     elev, conceal = conceal_grid(bf, rules)
-    _, _, stops = _sight.free_cells(elev, conceal, rules.sight_height)
+    _, _, stops, inner, reach = _sight.free_cells(elev, conceal, rules.sight_height)
     px, py = observer[0] / bf.cell, observer[1] / bf.cell
     r0, c0 = bf.grid.xy_to_rc(observer)
     z0 = elev[r0, c0] + rules.sight_height
-    need, hide = _sight._horizons(elev, conceal, stops, px, py, r0, c0, bf.cell, z0, 64)
+    need, hide = _sight._horizons(elev, conceal, stops, inner, reach, px, py, r0, c0, bf.cell, z0,
+                                  64)
     return np.maximum.accumulate(need, axis=0), np.maximum.accumulate(hide, axis=0), z0
 
 
@@ -461,7 +462,7 @@ def test_viewshed_is_a_line_to_every_cell_on_many_random_maps(rules, seed):
             if rng.random() < 0.3:
                 observer = (round(observer[0] * 4) / 4, round(observer[1] * 4) / 4)
             height = float(rng.choice([0.0, 0.5, 2.0, 5.0]))
-            free, lip, _ = _free(bf, rules, grids, height)
+            free, lip, *_ = _free(bf, rules, grids, height)
             (ox, oy), (r0, c0) = _cell_of(bf, observer, "observer")
             want = np.empty(grids.elevation.shape, dtype=np.bool_)
             lines_to_every_cell(grids.elevation, grids.conceal, free, lip, ox, oy, r0, c0, bf.cell,
