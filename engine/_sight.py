@@ -20,7 +20,7 @@ line above it all, unless concealing terrain is nearer (``free[1]``, the
 distance to the nearest concealing cell).
 
 The viewshed settles most cells without walking a line, from a horizon
-table built once per observer (`_horizons`): for each of ``_BINS`` ranges of
+table built once per observer (`_horizons`): for each of many ranges of
 direction and each ring of ``_BAND`` cells, the steepest slope any cell that
 may stop a line (``stops``) in that direction and no farther out asks of a
 line to pass it, and the shallowest slope that some cell wholly across that
@@ -42,7 +42,7 @@ import numpy as np
 from numba import njit, prange
 
 _TOL = 1e-9  # table units: ground this close under the line does not block
-_BINS = 8192  # the viewshed's horizon table: directions around the observer (a multiple of 64)
+_SPREAD = 5.5  # the horizon table's direction bins per cell of its reach (then a power of 2)
 _BAND = 16.0  # and rings of this many cells
 _TILE = 16  # the viewshed settles tiles this many cells a side whole where it can
 _SLACK = 1e-7  # table units of height: what the table's proofs keep to spare
@@ -180,8 +180,8 @@ def _up(x):
 @njit(cache=True, inline="always")
 def _enter(need, hide, elev, conceal, r, c, px, py, cell, z0):
     """Raise the horizon table (see `_horizons`) by what cell ``(r, c)`` asks and blocks."""
-    bands = need.shape[0]
-    per = _BINS / 4.0
+    bands, bins = need.shape
+    per = bins / 4.0
     pad = 1e-9  # in `_turn` units: far more than rounding moves a line's direction
     x0, x1, y0, y1 = c - px, c + 1 - px, r - py, r + 1 - py
     nx = 0.0 if x0 <= 0.0 <= x1 else min(abs(x0), abs(x1))
@@ -199,7 +199,7 @@ def _enter(need, hide, elev, conceal, r, c, px, py, cell, z0):
     asks = np.float32(_up(asks))
     ring = min(int(near / _BAND), bands - 1)
     if near == 0.0:
-        for i in range(_BINS):
+        for i in range(bins):
             need[ring, i] = max(need[ring, i], asks)
         return
     t00, t01, t10, t11 = _turn(x0, y0), _turn(x1, y0), _turn(x0, y1), _turn(x1, y1)
@@ -211,12 +211,12 @@ def _enter(need, hide, elev, conceal, r, c, px, py, cell, z0):
                 lo = min(lo, t)
             else:
                 hi = max(hi, t)
-        for i in range(int((lo - pad) * per), _BINS):
+        for i in range(int((lo - pad) * per), bins):
             need[ring, i] = max(need[ring, i], asks)
-        for i in range(min(int((hi + pad) * per), _BINS - 1) + 1):
+        for i in range(min(int((hi + pad) * per), bins - 1) + 1):
             need[ring, i] = max(need[ring, i], asks)
         return
-    for i in range(max(int((lo - pad) * per), 0), min(int((hi + pad) * per), _BINS - 1) + 1):
+    for i in range(max(int((lo - pad) * per), 0), min(int((hi + pad) * per), bins - 1) + 1):
         need[ring, i] = max(need[ring, i], asks)
     after = int(far / _BAND) + 1
     if after >= bands:
@@ -232,10 +232,10 @@ def _enter(need, hide, elev, conceal, r, c, px, py, cell, z0):
 
 
 @njit(cache=True, error_model="numpy")
-def _horizons(elev, conceal, stops, inner, reach, px, py, r0, c0, cell, z0, bands):
-    """The observer's horizon table: ``(need, hide)``, each ``bands`` x ``_BINS``.
+def _horizons(elev, conceal, stops, inner, reach, px, py, r0, c0, cell, z0, bands, bins):
+    """The observer's horizon table: ``(need, hide)``, each ``bands`` x ``bins``.
 
-    Directions from ``p`` (cell units) are cut into ``_BINS`` equal ranges of
+    Directions from ``p`` (cell units) are cut into ``bins`` equal ranges of
     `_turn`, distances into rings ``_BAND`` cells wide.  A sight line of slope
     ``s`` (height gained per cell, table units) to a target ``L`` cells away,
     in direction bin ``i`` and ring ``b = int(L / _BAND)``:
@@ -264,8 +264,8 @@ def _horizons(elev, conceal, stops, inner, reach, px, py, r0, c0, cell, z0, band
     the cell before it, and so on back to one that is.  (Leaving cells out
     also loses their ``hide`` entries, which only spare lines.)
     """
-    need = np.full((bands, _BINS), -np.inf, dtype=np.float32)
-    hide = np.full((bands, _BINS), -np.inf, dtype=np.float32)
+    need = np.full((bands, bins), -np.inf, dtype=np.float32)
+    hide = np.full((bands, bins), -np.inf, dtype=np.float32)
     for k in range(stops.shape[0]):
         r, c = stops[k, 0], stops[k, 1]
         if not (r == r0 and c == c0):
@@ -306,13 +306,17 @@ def viewshed(elev, conceal, free, lip, stops, inner, reach, low, high, deep, ox,
         for y in (py, rows - py):
             span = max(span, math.sqrt(x * x + y * y))
     bands = int(span / _BAND) + 2
-    need, hide = _horizons(elev, conceal, stops, inner, reach, px, py, r0, c0, cell, z0, bands)
-    for j in prange(_BINS // 64):  # running maxima outwards, 64 directions at a time
+    bins = 64  # as fine, in cells at the far end, on a table of any size
+    while bins < _SPREAD * span:
+        bins *= 2
+    need, hide = _horizons(elev, conceal, stops, inner, reach, px, py, r0, c0, cell, z0, bands,
+                           bins)
+    for j in prange(bins // 64):  # running maxima outwards, 64 directions at a time
         for b in range(1, bands):
             for i in range(64 * j, 64 * j + 64):
                 need[b, i] = max(need[b, i], need[b - 1, i])
                 hide[b, i] = max(hide[b, i], hide[b - 1, i])
-    per = _BINS / 4.0
+    per = bins / 4.0
     ntc = low.shape[1]
     for tile in prange(low.size):
         tr, tc = tile // ntc, tile % ntc
@@ -332,7 +336,7 @@ def viewshed(elev, conceal, free, lip, stops, inner, reach, low, high, deep, ox,
             continue
         if hi - lo < 2.0 and not (ra <= r0 < rb and ca <= c0 < cb):  # near > 0 here
             ilo = max(int((lo - 1e-9) * per), 0)
-            ihi = min(int((hi + 1e-9) * per), _BINS - 1)
+            ihi = min(int((hi + 1e-9) * per), bins - 1)
             rise, drop = low[tr, tc] + height - z0, high[tr, tc] + height - z0
             least = rise / far if rise >= 0.0 else rise / near  # slopes of the tile's lines
             most = drop / near if drop >= 0.0 else drop / far
@@ -359,7 +363,7 @@ def viewshed(elev, conceal, free, lip, stops, inner, reach, low, high, deep, ox,
                 if not (r == r0 and c == c0):
                     run = length / cell
                     slope = (z1 - z0) / run
-                    i = min(int(_turn(c + 0.5 - px, r + 0.5 - py) * per), _BINS - 1)
+                    i = min(int(_turn(c + 0.5 - px, r + 0.5 - py) * per), bins - 1)
                     b = min(int(run / _BAND), bands - 1)
                     if slope > need[b, i]:
                         out[r, c] = True

@@ -359,9 +359,10 @@ def horizon_table(bf, rules, observer):
     px, py = observer[0] / bf.cell, observer[1] / bf.cell
     r0, c0 = bf.grid.xy_to_rc(observer)
     z0 = elev[r0, c0] + rules.sight_height
+    bins = 2048  # as `_sight.viewshed` takes here: a power of 2 >= _SPREAD x 251 cells of reach
     need, hide = _sight._horizons(elev, conceal, stops, inner, reach, px, py, r0, c0, bf.cell, z0,
-                                  64)
-    return np.maximum.accumulate(need, axis=0), np.maximum.accumulate(hide, axis=0), z0
+                                  64, bins)
+    return np.maximum.accumulate(need, axis=0), np.maximum.accumulate(hide, axis=0), z0, bins
 
 
 @pytest.mark.parametrize("observer", [(6.0, 24.0), (40.0, 36.0), (60.0, 4.0)])
@@ -376,7 +377,7 @@ def test_viewshed_tiles_agree_with_visible_on_every_cell(rules, observer):
     # settled hidden by the horizon table and cells in the open seen, without a line each
     # (so the test above covers those paths)
     if observer == (6.0, 24.0):
-        need, hide, z0 = horizon_table(bf, rules, observer)
+        need, hide, z0, bins = horizon_table(bf, rules, observer)
         elev, _ = conceal_grid(bf, rules)
         px, py = observer[0] / 0.25, observer[1] / 0.25
 
@@ -384,7 +385,7 @@ def test_viewshed_tiles_agree_with_visible_on_every_cell(rules, observer):
             dx, dy = c + 0.5 - px, r + 0.5 - py
             run = math.hypot(dx, dy)
             slope = (elev[r, c] + rules.sight_height - z0) / run
-            i, b = int(_sight._turn(dx, dy) * _sight._BINS / 4), int(run / _sight._BAND)
+            i, b = int(_sight._turn(dx, dy) * bins / 4), int(run / _sight._BAND)
             return "seen" if slope > need[b, i] else "hidden" if slope < hide[b, i] else None
 
         assert settled(40, 220) == "hidden" and not seen[40, 220]  # behind the wood: (55, 10)
