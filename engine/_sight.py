@@ -19,10 +19,15 @@ line falls at most its own slope, so the walk jumps the ``j`` that leaves the
 line above it all, unless concealing terrain is nearer (``free[1]``, the
 distance to the nearest concealing cell).
 
-The viewshed settles whole tiles of targets without a line to each where it
-can prove the answer: seen when no cell near any of the tile's lines may
-block (`_clear`), hidden when all of them must cross a block of concealing
-terrain or of high ground (`_screened`).  Both proofs are conservative, so
+The viewshed settles most cells without walking a line, from a horizon
+table built once per observer (`_horizons`): for each of many ranges of
+direction and each ring of ``_BAND`` cells, the steepest slope any cell that
+may stop a line (``stops``) in that direction and no farther out asks of a
+line to pass it, and the shallowest slope that some cell wholly across that
+direction and nearer blocks.  A line steeper than the first is seen, one
+shallower than the second hidden; only the cells in between get a line of
+their own.  The table's bounds take in every cell a line may cross (by
+corner directions and distances, padded) and keep ``_SLACK`` to spare, so
 the result is the same as a line to every cell; only the time differs.
 
 All kernels compile lazily with ``cache=True``; inputs are clean arrays
@@ -37,9 +42,10 @@ import numpy as np
 from numba import njit, prange
 
 _TOL = 1e-9  # table units: ground this close under the line does not block
-_TILE = 16  # viewshed tiles, cells a side
-_SUB = 4  # and the tiles those are split into
-_LOW = 8  # `lowest` looks this many cells around
+_SPREAD = 5.5  # the horizon table's direction bins per cell of its reach (then a power of 2)
+_BAND = 16.0  # and rings of this many cells
+_TILE = 16  # the viewshed settles tiles this many cells a side whole where it can
+_SLACK = 1e-7  # table units of height: what the table's proofs keep to spare
 
 
 @njit(cache=True)
@@ -154,164 +160,258 @@ def _landing(i0, i1, s, p, d, inv, t):
     return i
 
 
-@njit(cache=True, error_model="numpy")
-def _clear(free, px, py, qx, qy, r0, c0, r1, c1, half):
-    """Whether every cell a line from ``p`` to any point within ``half`` of ``q`` crosses is free.
+@njit(cache=True, inline="always")
+def _turn(dx, dy):
+    """The direction of ``(dx, dy)`` as a number in [0, 4), rising with its angle from +x.
 
-    Points in cell units, in cells ``(r0, c0)`` and ``(r1, c1)``.  Such lines
-    stay within ``t * half`` of the segment ``p -> q`` at ``t`` along it, so
-    the walk down the segment asks each cell for that much room, plus 3 cells
-    for the grid and rounding.  Conservative: it may say no when the answer is
-    yes, never the other way.
+    (The "diamond angle": no trigonometry, and the same order as the angle.)
     """
-    rows, cols = free.shape[1:]
-    dx, dy = qx - px, qy - py
-    sx = 1 if dx > 0 else (-1 if dx < 0 else 0)
-    sy = 1 if dy > 0 else (-1 if dy < 0 else 0)
-    ix = 1.0 / dx if sx != 0 else 0.0
-    iy = 1.0 / dy if sy != 0 else 0.0
-    grow = 1.0 + 1.5 * half / max(math.sqrt(dx * dx + dy * dy), 1.0)  # room per cell walked
-    r, c = r0, c0
-    t = 0.0
-    while 0 <= r < rows and 0 <= c < cols:
-        room = free[0, r, c] - 4.0 - t * half  # cells within `room` are free, and to spare
-        if room < 0:
-            return False
-        m = int(room / grow)
-        if abs(r1 - r) <= m and abs(c1 - c) <= m:
-            return True
-        r, c, t = _jump(r, c, m, sx, sy, px, py, dx, dy, ix, iy)
-        if t >= 1.0:
-            return False  # lost the segment's end to rounding: say no
-    return False
+    if dy >= 0:
+        return dy / (dx + dy) if dx >= 0 else 1.0 - dx / (dy - dx)
+    return 2.0 - dy / (-dx - dy) if dx < 0 else 3.0 + dx / (dx - dy)
+
+
+@njit(cache=True, inline="always")
+def _up(x):
+    """``x`` nudged up past float32 rounding (the tables are float32)."""
+    return x + abs(x) * 1e-6 + 1e-12 if math.isfinite(x) else x
+
+
+@njit(cache=True, inline="always")
+def _enter(need, hide, elev, conceal, r, c, px, py, cell, z0):
+    """Raise the horizon table (see `_horizons`) by what cell ``(r, c)`` asks and blocks."""
+    bands, bins = need.shape
+    per = bins / 4.0
+    pad = 1e-9  # in `_turn` units: far more than rounding moves a line's direction
+    x0, x1, y0, y1 = c - px, c + 1 - px, r - py, r + 1 - py
+    nx = 0.0 if x0 <= 0.0 <= x1 else min(abs(x0), abs(x1))
+    ny = 0.0 if y0 <= 0.0 <= y1 else min(abs(y0), abs(y1))
+    fx, fy = max(abs(x0), abs(x1)), max(abs(y0), abs(y1))
+    near, far = math.sqrt(nx * nx + ny * ny), math.sqrt(fx * fx + fy * fy)
+    d = conceal[r, c]
+    rise = elev[r, c] - z0
+    if far * cell >= d - _SLACK:  # may be blocking as concealing terrain
+        asks = math.inf
+    elif rise + _SLACK > 0.0:
+        asks = (rise + _SLACK) / near if near > 0.0 else math.inf
+    else:
+        asks = (rise + _SLACK) / far
+    asks = np.float32(_up(asks))
+    ring = min(int(near / _BAND), bands - 1)
+    if near == 0.0:
+        for i in range(bins):
+            need[ring, i] = max(need[ring, i], asks)
+        return
+    t00, t01, t10, t11 = _turn(x0, y0), _turn(x1, y0), _turn(x0, y1), _turn(x1, y1)
+    lo, hi = min(t00, t01, t10, t11), max(t00, t01, t10, t11)
+    if hi - lo > 2.0:  # straddles direction 0: [least above 2, 4) and [0, most below 2]
+        lo, hi = 4.0, 0.0
+        for t in (t00, t01, t10, t11):
+            if t > 2.0:
+                lo = min(lo, t)
+            else:
+                hi = max(hi, t)
+        for i in range(int((lo - pad) * per), bins):
+            need[ring, i] = max(need[ring, i], asks)
+        for i in range(min(int((hi + pad) * per), bins - 1) + 1):
+            need[ring, i] = max(need[ring, i], asks)
+        return
+    for i in range(max(int((lo - pad) * per), 0), min(int((hi + pad) * per), bins - 1) + 1):
+        need[ring, i] = max(need[ring, i], asks)
+    after = int(far / _BAND) + 1
+    if after >= bands:
+        return
+    if near * cell > d + _SLACK:  # concealing terrain wholly beyond its distance
+        blocks = math.inf
+    else:
+        high = rise - _TOL - _SLACK
+        blocks = min(high / near, high / far)
+    blocks = np.float32(-_up(-blocks))
+    for i in range(math.ceil((lo + pad) * per), math.floor((hi - pad) * per)):
+        hide[after, i] = max(hide[after, i], blocks)
 
 
 @njit(cache=True, error_model="numpy")
-def _screened(free, low, px, py, r0, c0, ra, rb, ca, cb, cell, reach, z0, ztop):
-    """Whether every line from ``p`` to a centre of cells ``[ra:rb, ca:cb]`` is blocked.
+def _horizons(elev, conceal, stops, inner, reach, px, py, r0, c0, cell, z0, bands, bins):
+    """The observer's horizon table: ``(need, hide)``, each ``bands`` x ``bins``.
 
-    Walks down the middle of the wedge of those lines, looking for a block
-    every line of it must cross with room to spare: a square of concealing
-    cells wholly farther than ``reach`` from ``p``, or a square of ground
-    (``low``: the lowest ground within ``_LOW`` cells) higher than any of the
-    lines can be there (``ztop``: the highest end a line has in the tile).
-    Points in cell units, ``reach`` in table units.  Conservative, like
-    `_clear`; it gives up (False) after 256 looks.
+    Directions from ``p`` (cell units) are cut into ``bins`` equal ranges of
+    `_turn`, distances into rings ``_BAND`` cells wide.  A sight line of slope
+    ``s`` (height gained per cell, table units) to a target ``L`` cells away,
+    in direction bin ``i`` and ring ``b = int(L / _BAND)``:
+
+    - crosses no cell that stops it if ``s > need[b, i]``, once ``need`` has
+      been given its running maximum outwards (`viewshed` does): ``need[b, i]``
+      is the most any cell that may stop a line (``free[0] == 0``) reaching
+      into bin ``i`` and starting in ring ``b`` asks of the slope, ``+inf``
+      for concealing terrain that ends beyond its distance;
+    - is blocked if ``s < hide[b, i]``, after the same: ``hide[b, i]`` is the
+      least slope such a cell covering the whole of bin ``i`` and ending in
+      ring ``b - 1`` blocks, ``+inf`` for concealing terrain wholly beyond its
+      distance.
+
+    Both are conservative by ``_SLACK`` in height, more than rounding can
+    move a line.  The cells touching ``p`` count in every direction; the
+    observer's own cell never blocks.
+
+    The cells are ``stops`` and those of ``inner`` (`free_cells`) that are not
+    wholly beyond their distance or that touch the observer's cell (all
+    within ``reach / cell + 2`` cells).  The rest of ``inner`` can be left
+    out: a line enters such a cell from a neighbour other than the observer's
+    cell, one that conceals within no more and reaches out at least as far as
+    the cell starts, so asks ``+inf`` in the line's direction, no farther
+    out, if it is in the table; if it was left out too, the same holds for
+    the cell before it, and so on back to one that is.  (Leaving cells out
+    also loses their ``hide`` entries, which only spare lines.)
     """
-    rows, cols = free.shape[1:]
-    qx, qy = 0.5 * (ca + cb), 0.5 * (ra + rb)
-    r1, c1 = int(qy), int(qx)
-    half = 0.5 * math.hypot(cb - ca, rb - ra)
-    dx, dy = qx - px, qy - py
-    span = max(math.sqrt(dx * dx + dy * dy), 1.0)
-    sx = 1 if dx > 0 else (-1 if dx < 0 else 0)
-    sy = 1 if dy > 0 else (-1 if dy < 0 else 0)
-    ix = 1.0 / dx if sx != 0 else 0.0
-    iy = 1.0 / dy if sy != 0 else 0.0
-    r, c = r0, c0
-    t = 0.0
-    for _ in range(256):
-        if not (0 <= r < rows and 0 <= c < cols):
-            return False
-        m = free[0, r, c] - 1
-        if m < 0:
-            m = 2  # look every third cell: a block worth finding is wider than that
-            wide = (t + 2.0 / span) * half + 3.0  # the wedge's half-width here, and to spare
-            if free[1, r, c] == 0 and free[2, r, c] - 1 >= wide:  # in concealing terrain
-                ex, ey = c + 0.5 - px, r + 0.5 - py
-                if (math.sqrt(ex * ex + ey * ey) - 1.5 * (wide + 2.0)) * cell > reach:
-                    return True
-            if (wide + 2.0 <= _LOW and abs(r - r0) > _LOW and abs(c - c0) > _LOW
-                    and (r + _LOW < ra or r - _LOW >= rb or c + _LOW < ca or c - _LOW >= cb)):
-                tt = min(1.0, t + 1.5 * (wide + 3.0) / span)
-                if low[r, c] > max(z0, z0 + tt * (ztop - z0)) + 2 * _TOL:
-                    return True
-        if abs(r1 - r) <= m and abs(c1 - c) <= m:
-            return False
-        r, c, t = _jump(r, c, m, sx, sy, px, py, dx, dy, ix, iy)
-        if t >= 1.0:
-            return False
-    return False
-
-
-@njit(cache=True, error_model="numpy")
-def _cells(elev, conceal, free, lip, ox, oy, r0, c0, cell, height, z0, ra, rb, ca, cb, out):
-    """`viewshed` for the cells ``[ra:rb, ca:cb]``, a line to each."""
-    for r in range(ra, rb):
-        ty = (r + 0.5) * cell
-        for c in range(ca, cb):
-            tx = (c + 0.5) * cell
-            length = distance(ox, oy, tx, ty)
-            if length > conceal[r, c]:
-                out[r, c] = False
+    need = np.full((bands, bins), -np.inf, dtype=np.float32)
+    hide = np.full((bands, bins), -np.inf, dtype=np.float32)
+    for k in range(stops.shape[0]):
+        r, c = stops[k, 0], stops[k, 1]
+        if not (r == r0 and c == c0):
+            _enter(need, hide, elev, conceal, r, c, px, py, cell, z0)
+    rows, cols = elev.shape
+    w = int(reach / cell) + 2
+    for r in range(max(r0 - w, 0), min(r0 + w + 1, rows)):
+        ny = max(r - py, py - r - 1.0, 0.0)
+        for c in range(max(c0 - w, 0), min(c0 + w + 1, cols)):
+            if not inner[r, c] or (r == r0 and c == c0):
                 continue
-            wr, _, hr, _ = march(elev, conceal, free, lip, ox, oy, tx, ty, r0, c0, r, c, cell,
-                                 z0, elev[r, c] + height, length, True)
-            out[r, c] = wr < 0 and hr < 0
+            nx = max(c - px, px - c - 1.0, 0.0)
+            touches = abs(r - r0) <= 1 and abs(c - c0) <= 1
+            if touches or math.sqrt(nx * nx + ny * ny) * cell <= conceal[r, c] + _SLACK:
+                _enter(need, hide, elev, conceal, r, c, px, py, cell, z0)
+    return need, hide
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
-def viewshed(elev, conceal, free, lip, low, reach, ox, oy, r0, c0, cell, height, out):
+def viewshed(elev, conceal, free, lip, stops, inner, reach, low, high, deep, ox, oy, r0, c0, cell,
+             height, out):
     """Fill ``out[r, c]`` with whether the observer at ``(ox, oy)`` sees cell ``(r, c)``'s centre.
 
     The observer is on the ground; its line of sight runs ``height`` above the
-    ground at both ends.
-
-    The grid is done in tiles of ``_TILE`` cells square, and those in tiles of
-    ``_SUB``.  When every cell the lines from the observer to a tile can cross
-    is free (`_clear`), nothing hides any cell of the tile: it is all seen,
-    without a line to each.  When they all run into a block of concealing
-    terrain farther than ``reach`` (the most any cell conceals within) from
-    the observer, or into high ground (`_screened`), the tile is all hidden.
+    ground at both ends.  ``low``, ``high`` and ``deep`` summarise tiles of
+    ``_TILE`` cells square (`tiles`).  A tile of concealing cells wholly
+    beyond their distance is hidden.  The horizon table (`_horizons`) settles
+    a whole tile when bounds on the slopes and directions of its lines allow
+    (a concealing cell too far off asks an infinite slope in its own
+    direction, so a tile holding one is never all seen), otherwise most cells
+    with one look each; the rest get a line each (`march`).
     """
     rows, cols = elev.shape
     z0 = elev[r0, c0] + height
     px, py = ox / cell, oy / cell
-    ntr, ntc = (rows + _TILE - 1) // _TILE, (cols + _TILE - 1) // _TILE
-    for tile in prange(ntr * ntc):
-        ra, ca = (tile // ntc) * _TILE, (tile % ntc) * _TILE
+    span = 0.0
+    for x in (px, cols - px):
+        for y in (py, rows - py):
+            span = max(span, math.sqrt(x * x + y * y))
+    bands = int(span / _BAND) + 2
+    bins = 64  # as fine, in cells at the far end, on a table of any size
+    while bins < _SPREAD * span:
+        bins *= 2
+    need, hide = _horizons(elev, conceal, stops, inner, reach, px, py, r0, c0, cell, z0, bands,
+                           bins)
+    for j in prange(bins // 64):  # running maxima outwards, 64 directions at a time
+        for b in range(1, bands):
+            for i in range(64 * j, 64 * j + 64):
+                need[b, i] = max(need[b, i], need[b - 1, i])
+                hide[b, i] = max(hide[b, i], hide[b - 1, i])
+    per = bins / 4.0
+    ntc = low.shape[1]
+    for tile in prange(low.size):
+        tr, tc = tile // ntc, tile % ntc
+        ra, ca = tr * _TILE, tc * _TILE
         rb, cb = min(ra + _TILE, rows), min(ca + _TILE, cols)
-        if _tile(elev, free, low, px, py, r0, c0, ra, rb, ca, cb, cell, reach, z0, height, out):
+        # the tile's cell centres, from the observer: a box, its directions and distances
+        x0, x1, y0, y1 = ca + 0.5 - px, cb - 0.5 - px, ra + 0.5 - py, rb - 0.5 - py
+        nx = 0.0 if x0 <= 0.0 <= x1 else min(abs(x0), abs(x1))
+        ny = 0.0 if y0 <= 0.0 <= y1 else min(abs(y0), abs(y1))
+        fx, fy = max(abs(x0), abs(x1)), max(abs(y0), abs(y1))
+        near = math.sqrt(nx * nx + ny * ny) - 1e-6
+        far = math.sqrt(fx * fx + fy * fy) + 1e-6
+        t00, t01, t10, t11 = _turn(x0, y0), _turn(x1, y0), _turn(x0, y1), _turn(x1, y1)
+        lo, hi = min(t00, t01, t10, t11), max(t00, t01, t10, t11)
+        if near * cell > deep[tr, tc]:
+            out[ra:rb, ca:cb] = False
             continue
-        for sa in range(ra, rb, _SUB):
-            for sc in range(ca, cb, _SUB):
-                sb, sd = min(sa + _SUB, rb), min(sc + _SUB, cb)
-                if not _tile(elev, free, low, px, py, r0, c0, sa, sb, sc, sd, cell, reach, z0,
-                             height, out):
-                    _cells(elev, conceal, free, lip, ox, oy, r0, c0, cell, height, z0, sa, sb, sc,
-                           sd, out)
+        if hi - lo < 2.0 and not (ra <= r0 < rb and ca <= c0 < cb):  # near > 0 here
+            ilo = max(int((lo - 1e-9) * per), 0)
+            ihi = min(int((hi + 1e-9) * per), bins - 1)
+            rise, drop = low[tr, tc] + height - z0, high[tr, tc] + height - z0
+            least = rise / far if rise >= 0.0 else rise / near  # slopes of the tile's lines
+            most = drop / near if drop >= 0.0 else drop / far
+            bn, bf = int(near / _BAND), min(int(far / _BAND), bands - 1)
+            asks, blocks = -np.inf, np.inf
+            for i in range(ilo, ihi + 1):
+                asks = max(asks, need[bf, i])
+                blocks = min(blocks, hide[bn, i])
+            if least > asks:
+                out[ra:rb, ca:cb] = True
+                continue
+            if most < blocks:
+                out[ra:rb, ca:cb] = False
+                continue
+        for r in range(ra, rb):
+            ty = (r + 0.5) * cell
+            for c in range(ca, cb):
+                tx = (c + 0.5) * cell
+                length = distance(ox, oy, tx, ty)
+                if length > conceal[r, c]:
+                    out[r, c] = False
+                    continue
+                z1 = elev[r, c] + height
+                if not (r == r0 and c == c0):
+                    run = length / cell
+                    slope = (z1 - z0) / run
+                    i = min(int(_turn(c + 0.5 - px, r + 0.5 - py) * per), bins - 1)
+                    b = min(int(run / _BAND), bands - 1)
+                    if slope > need[b, i]:
+                        out[r, c] = True
+                        continue
+                    if slope < hide[b, i]:
+                        out[r, c] = False
+                        continue
+                wr, _, hr, _ = march(elev, conceal, free, lip, ox, oy, tx, ty, r0, c0, r, c, cell,
+                                     z0, z1, length, True)
+                out[r, c] = wr < 0 and hr < 0
 
 
-@njit(cache=True, inline="always")
-def _tile(elev, free, low, px, py, r0, c0, ra, rb, ca, cb, cell, reach, z0, height, out):
-    """Settle the cells ``[ra:rb, ca:cb]`` whole if `_clear` or `_screened` can; say if done."""
-    qx, qy = 0.5 * (ca + cb), 0.5 * (ra + rb)
-    half = 0.5 * math.hypot(cb - ca, rb - ra)
-    if _clear(free, px, py, qx, qy, r0, c0, int(qy), int(qx), half):
-        out[ra:rb, ca:cb] = True
-        return True
-    ztop = elev[ra:rb, ca:cb].max() + height
-    if _screened(free, low, px, py, r0, c0, ra, rb, ca, cb, cell, reach, z0, ztop):
-        out[ra:rb, ca:cb] = False
-        return True
-    return False
+def tiles(elev: np.ndarray, conceal: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lowest and highest ground of each tile of ``_TILE`` cells square, and its deepest cover.
+
+    Returns ``(low, high, deep)``, each ``ceil(rows / _TILE)`` x
+    ``ceil(cols / _TILE)``; ``deep`` is the farthest any cell of the tile
+    conceals within (``inf`` if one does not conceal).
+    """
+    rows, cols = elev.shape
+    shape = (-(-rows // _TILE), -(-cols // _TILE))
+    pad = ((0, shape[0] * _TILE - rows), (0, shape[1] * _TILE - cols))
+    blocks = np.pad(elev, pad, mode="edge").reshape(shape[0], _TILE, shape[1], _TILE)
+    cover = np.pad(conceal, pad, mode="edge").reshape(blocks.shape)
+    return blocks.min(axis=(1, 3)), blocks.max(axis=(1, 3)), cover.max(axis=(1, 3))
 
 
-def free_cells(elev: np.ndarray, conceal: np.ndarray, height: float) -> tuple[np.ndarray, float]:
-    """What the walk skips by: ``(free, lip)`` (see the module's notes).
+def free_cells(elev: np.ndarray, conceal: np.ndarray,
+               height: float) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, float]:
+    """What the walk skips by, and what may stop it: ``(free, lip, stops, inner, reach)``.
 
     ``free[0]`` is the chessboard distance from each cell to the nearest that
     may block a sight line: one that conceals or rises above ``height`` (a
     sight line never runs lower than ``height`` above the lowest ground, 0).
-    ``free[1]`` is the distance to the nearest concealing cell and
-    ``free[2]`` to the nearest that does not conceal.  All are capped at
-    2**30.  ``lip`` bounds the rise from a cell to any neighbour.
+    ``free[1]`` is the distance to the nearest concealing cell.  Both are
+    capped at 2**30.  ``lip`` bounds the rise from a cell to any neighbour.
+
+    For the horizon table (`_horizons`): ``inner`` marks the concealing cells
+    whose eight neighbours all conceal within no more than they do, ``stops``
+    lists the ``(row, col)`` of the other cells with ``free[0] == 0``, and
+    ``reach`` is the farthest any cell conceals within (0 if none does).
     """
     from scipy.ndimage import distance_transform_cdt
 
     conceals = np.isfinite(conceal)
-    free = np.empty((3, *elev.shape), dtype=np.int32)
-    for i, stop in enumerate((conceals | (elev > height), conceals, ~conceals)):
+    blocks = conceals | (elev > height)
+    free = np.empty((2, *elev.shape), dtype=np.int32)
+    for i, stop in enumerate((blocks, conceals)):
         if stop.any():
             free[i] = np.minimum(distance_transform_cdt(~stop, metric="chessboard"), 2**30)
         else:
@@ -319,11 +419,15 @@ def free_cells(elev: np.ndarray, conceal: np.ndarray, height: float) -> tuple[np
     rises = [np.abs(np.diff(elev, axis=0)), np.abs(np.diff(elev, axis=1)),
              np.abs(elev[1:, 1:] - elev[:-1, :-1]), np.abs(elev[1:, :-1] - elev[:-1, 1:])]
     lip = max((float(d.max()) for d in rises if d.size), default=0.0)
-    return free, lip * (1 + 1e-9) + 1e-12
-
-
-def lowest(elev: np.ndarray) -> np.ndarray:
-    """The lowest ground within ``_LOW`` cells (chessboard) of each cell."""
-    from scipy.ndimage import minimum_filter
-
-    return minimum_filter(elev, size=2 * _LOW + 1, mode="nearest")
+    rows, cols = elev.shape
+    inner = np.zeros(elev.shape, dtype=np.bool_)
+    if rows > 2 and cols > 2:
+        middle = conceal[1:-1, 1:-1]
+        core = np.isfinite(middle)
+        for dr in (0, 1, 2):
+            for dc in (0, 1, 2):
+                core &= conceal[dr:rows - 2 + dr, dc:cols - 2 + dc] <= middle
+        inner[1:-1, 1:-1] = core
+    stops = np.argwhere(blocks & ~inner).astype(np.int32)
+    reach = float(conceal[conceals].max()) if conceals.any() else 0.0
+    return free, lip * (1 + 1e-9) + 1e-12, stops, inner, reach

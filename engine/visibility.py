@@ -87,8 +87,7 @@ class _SightGrids:
     conceal: np.ndarray  # distance each cell conceals within; inf where it does not
     kinds: tuple[str, ...]
     mask: np.ndarray
-    low: np.ndarray  # `_sight.lowest` of the elevation
-    reach: float  # the largest concealing distance (0 if none)
+    tiles: tuple[np.ndarray, np.ndarray, np.ndarray]  # `_sight.tiles`
 
 
 def _grids(battlefield: Battlefield, rules: Ruleset) -> _SightGrids:
@@ -103,10 +102,8 @@ def _grids(battlefield: Battlefield, rules: Ruleset) -> _SightGrids:
         if d is not None:
             on = (lay.mask >> np.uint64(i) & np.uint64(1)).astype(bool)
             conceal[on] = np.minimum(conceal[on], d)
-    finite = conceal[np.isfinite(conceal)]
-    reach = float(finite.max()) if finite.size else 0.0
-    result = _SightGrids(lay.elevation, conceal, lay.kinds, lay.mask, _sight.lowest(lay.elevation),
-                         reach)
+    result = _SightGrids(lay.elevation, conceal, lay.kinds, lay.mask,
+                         _sight.tiles(lay.elevation, conceal))
     battlefield._cache[key] = result
     return result
 
@@ -208,9 +205,9 @@ def visible(
                      f"{dist:.2f} {u}", dist)
     if dist > d:
         return Sight(False, f"hidden: inside {kind}, {dist:.2f} {u} > {d:g} {u}", dist)
-    free = _free(battlefield, rules, grids, h)
+    free, lip, *_ = _free(battlefield, rules, grids, h)
     z0, z1 = grids.elevation[r0, c0] + h, grids.elevation[r1, c1] + h
-    wr, wc, hr, hc = _sight.march(grids.elevation, grids.conceal, *free, ox, oy, tx, ty,
+    wr, wc, hr, hc = _sight.march(grids.elevation, grids.conceal, free, lip, ox, oy, tx, ty,
                                   r0, c0, r1, c1, battlefield.cell, z0, z1, dist, False)
     spec = battlefield.grid
     if hr >= 0:
@@ -280,6 +277,6 @@ def viewshed(
         return np.isinf(grids.conceal)
     free = _free(battlefield, rules, grids, h)
     out = np.empty(grids.elevation.shape, dtype=np.bool_)
-    _sight.viewshed(grids.elevation, grids.conceal, *free, grids.low, grids.reach, ox, oy, r0, c0,
+    _sight.viewshed(grids.elevation, grids.conceal, *free, *grids.tiles, ox, oy, r0, c0,
                     battlefield.cell, h, out)
     return out

@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from numba import njit
 
 import engine
+from engine import _sight
 from engine.terrain import layers
 from engine.visibility import viewshed, visible
 
@@ -341,7 +343,7 @@ def test_visible_matches_the_reference_between_any_points(rules, bf, ox, oy, tx,
     assert visible(bf, rules, observer, target).seen == want
 
 
-# --- the viewshed's shortcuts: whole tiles seen or hidden at once ------------------------
+# --- the viewshed's shortcuts: the horizon table settles whole tiles and most cells --------
 
 BIG = [
     feature("woods", rect(30, 2, 50, 20)),
@@ -350,34 +352,124 @@ BIG = [
 ]
 
 
+def horizon_table(bf, rules, observer):
+    """The kernel's horizon table for ``observer``, with its running maxima outwards."""
+    elev, conceal = conceal_grid(bf, rules)
+    _, _, stops, inner, reach = _sight.free_cells(elev, conceal, rules.sight_height)
+    px, py = observer[0] / bf.cell, observer[1] / bf.cell
+    r0, c0 = bf.grid.xy_to_rc(observer)
+    z0 = elev[r0, c0] + rules.sight_height
+    bins = 2048  # as `_sight.viewshed` takes here: a power of 2 >= _SPREAD x 251 cells of reach
+    need, hide = _sight._horizons(elev, conceal, stops, inner, reach, px, py, r0, c0, bf.cell, z0,
+                                  64, bins)
+    return np.maximum.accumulate(need, axis=0), np.maximum.accumulate(hide, axis=0), z0, bins
+
+
 @pytest.mark.parametrize("observer", [(6.0, 24.0), (40.0, 36.0), (60.0, 4.0)])
 def test_viewshed_tiles_agree_with_visible_on_every_cell(rules, observer):
-    from engine import _sight
-
     bf = bf_of(BIG, width=64, height=48, cell=0.25)
     seen = viewshed(bf, rules, observer)
     rows, cols = bf.grid.shape
     for r in range(rows):
         for c in range(cols):
             assert visible(bf, rules, observer, bf.grid.rc_to_xy((r, c))).seen == seen[r, c]
-    # white box: from the first observer, whole tiles behind the wood and behind the hill
-    # are settled hidden without a line to each cell (so the test above covers that path)
+    # white box: from the first observer, cells behind the wood and behind the hill are
+    # settled hidden by the horizon table and cells in the open seen, without a line each
+    # (so the test above covers those paths)
     if observer == (6.0, 24.0):
-        elev, conceal = conceal_grid(bf, rules)
-        free, _ = _sight.free_cells(elev, conceal, rules.sight_height)
-        low = _sight.lowest(elev)
+        need, hide, z0, bins = horizon_table(bf, rules, observer)
+        elev, _ = conceal_grid(bf, rules)
         px, py = observer[0] / 0.25, observer[1] / 0.25
-        r0, c0 = bf.grid.xy_to_rc(observer)
-        z0 = elev[r0, c0] + rules.sight_height
 
-        def hidden_tile(ra, ca):
-            top = elev[ra:ra + 4, ca:ca + 4].max() + rules.sight_height
-            return _sight._screened(free, low, px, py, r0, c0, ra, ra + 4, ca, ca + 4, 0.25,
-                                    5.0, z0, top)
+        def settled(r, c):
+            dx, dy = c + 0.5 - px, r + 0.5 - py
+            run = math.hypot(dx, dy)
+            slope = (elev[r, c] + rules.sight_height - z0) / run
+            i, b = int(_sight._turn(dx, dy) * bins / 4), int(run / _sight._BAND)
+            return "seen" if slope > need[b, i] else "hidden" if slope < hide[b, i] else None
 
-        assert hidden_tile(40, 220)  # behind the wood: (55, 10)
-        assert hidden_tile(144, 216)  # behind the hill: (54, 36)
-        assert not seen[40:44, 220:224].any() and not seen[144:148, 216:220].any()
+        assert settled(40, 220) == "hidden" and not seen[40, 220]  # behind the wood: (55, 10)
+        assert settled(144, 216) == "hidden" and not seen[144, 216]  # behind the hill: (54, 36)
+        assert settled(180, 100) == "seen" and seen[180, 100]  # open ground: (25, 45)
+
+
+def random_sight_map(seed, width=32, height=24):
+    """A seeded table at 0.25 cm cells: hills (one wooded), woods, jungle, swamp, scrub."""
+    rng = np.random.default_rng(seed)
+    feats = []
+    for kind in ["hill", "hill", "hill", "woods", "woods", "jungle", "jungle", "swamp", "scrub"]:
+        x0, y0 = rng.uniform(-2, width - 4), rng.uniform(-2, height - 4)
+        w, h = rng.uniform(2, 12, 2)
+        props = {"elevation": float(rng.uniform(1, 8))} if kind == "hill" else {}
+        feats.append(feature(kind, rect(x0, y0, x0 + w, y0 + h), **props))
+    return bf_of(feats, width=width, height=height, cell=0.25), feats
+
+
+def inside(feat):
+    """The middle of a rectangle feature."""
+    (x0, y0), _, (x1, y1), *_ = feat["geometry"]["coordinates"][0]
+    return (min(max((x0 + x1) / 2, 0.1), 31.9), min(max((y0 + y1) / 2, 0.1), 23.9))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_viewshed_is_visible_on_every_cell_of_random_maps(rules, seed):
+    """Whole viewsheds against `visible`: from in woods, jungle, on a hill, a corner, flying."""
+    bf, feats = random_sight_map(seed)
+    observers = [(inside(feats[3]), False), (inside(feats[5]), False), (inside(feats[0]), False),
+                 ((16.0, 12.0), False), ((16.0, 12.0), True)]
+    rows, cols = bf.grid.shape
+    for observer, flying in observers:
+        seen = viewshed(bf, rules, observer, flying=flying)
+        for r in range(rows):
+            for c in range(cols):
+                one = visible(bf, rules, observer, bf.grid.rc_to_xy((r, c)), flying=flying)
+                assert one.seen == seen[r, c], (observer, flying, r, c, one.reason)
+        assert 0 < seen.sum() < seen.size
+
+
+@njit
+def lines_to_every_cell(elev, conceal, free, lip, ox, oy, r0, c0, cell, height, out):
+    """The viewshed without shortcuts: `_sight.march` to every cell, as `visible` walks it."""
+    z0 = elev[r0, c0] + height
+    for r in range(elev.shape[0]):
+        for c in range(elev.shape[1]):
+            tx, ty = (c + 0.5) * cell, (r + 0.5) * cell
+            length = _sight.distance(ox, oy, tx, ty)
+            out[r, c] = False
+            if length <= conceal[r, c]:
+                wr, _, hr, _ = _sight.march(elev, conceal, free, lip, ox, oy, tx, ty, r0, c0, r, c,
+                                            cell, z0, elev[r, c] + height, length, True)
+                out[r, c] = wr < 0 and hr < 0
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_viewshed_is_a_line_to_every_cell_on_many_random_maps(rules, seed):
+    """A fuzz of the horizon table's bounds: 5 maps x 5 observers (some on cell corners) each."""
+    from engine.visibility import _cell_of, _free, _grids
+
+    rng = np.random.default_rng(seed)
+    for _ in range(5):
+        feats = []
+        for _ in range(rng.integers(3, 14)):
+            kind = str(rng.choice(["hill", "hill", "hill", "woods", "jungle", "swamp", "scrub"]))
+            x0, y0 = rng.uniform(-2, 62), rng.uniform(-2, 46)
+            w, h = rng.uniform(3, 20, 2)
+            props = {"elevation": float(rng.uniform(0.5, 10))} if kind == "hill" else {}
+            feats.append(feature(kind, rect(x0, y0, x0 + w, y0 + h), **props))
+        bf = bf_of(feats, width=64, height=48, cell=0.25)
+        grids = _grids(bf, rules)
+        for _ in range(5):
+            observer = (float(rng.uniform(0, 64)), float(rng.uniform(0, 48)))
+            if rng.random() < 0.3:
+                observer = (round(observer[0] * 4) / 4, round(observer[1] * 4) / 4)
+            height = float(rng.choice([0.0, 0.5, 2.0, 5.0]))
+            free, lip, *_ = _free(bf, rules, grids, height)
+            (ox, oy), (r0, c0) = _cell_of(bf, observer, "observer")
+            want = np.empty(grids.elevation.shape, dtype=np.bool_)
+            lines_to_every_cell(grids.elevation, grids.conceal, free, lip, ox, oy, r0, c0, bf.cell,
+                                height, want)
+            seen = viewshed(bf, rules, observer, height=height)
+            assert np.array_equal(seen, want), (observer, height, np.argwhere(seen != want)[:5])
 
 
 def test_cached_parallel_kernel_runs_in_a_fresh_process(tmp_path):
