@@ -47,6 +47,7 @@ def reverse_field(
     post_cost = np.empty((2, nreg, cap))
     posted = np.zeros((2, nreg), dtype=np.int64)
     settled = np.zeros(nreg, dtype=np.int64)
+    listed = np.empty(ncell, dtype=np.int32)  # cells expanded after the first round
     for r in prange(nreg):  # each band's cells touched first by its own thread
         dist[bounds[r]:bounds[r + 1]] = np.inf
         step[bounds[r]:bounds[r + 1]] = -1
@@ -64,7 +65,7 @@ def reverse_field(
                                 hi, dist, step)
             # The first round expands most of the band, the second a few cells: it
             # lists what it expands, to take the marks off those alone.
-            done = np.empty(0 if rnd == 0 else hi - lo, dtype=np.int64)
+            done = listed[0:0] if rnd == 0 else listed[lo:hi]
             n, m = reverse_search(
                 base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
                 ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, table_cost, flat, flat_of,
@@ -80,7 +81,7 @@ def reverse_field(
             return settled.sum()
     seeds = _offers(post_cell[1], post_step[1], post_cost[1], posted[1], -1, 0, ncell, dist,
                     step)
-    done = np.empty(ncell, dtype=np.int64)
+    done = listed
     n, _ = reverse_search(
         base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
         ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, table_cost, flat, flat_of,
