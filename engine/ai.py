@@ -417,8 +417,8 @@ def flow_field(
     bands = len(bounds) - 1
     width = _kernels.stack_width(n, a.nb)
     while True:  # a bucket that outgrows its row of a stack: again, with room
-        dist = np.empty(n)
-        step = np.empty(n, dtype=np.int8)
+        dist = np.full(n, np.inf)
+        step = np.full(n, -1, dtype=np.int8)
         if _flow.reverse_field(
             a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols, a.plain,
             a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start, a.piece_dr, a.piece_dc,
