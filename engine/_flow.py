@@ -150,9 +150,12 @@ def reverse_search(
     The search runs from the seeds over the steps reversed: expanding a cell
     b, it offers every a with ``a + step k == b`` the price of step k from a.
     ``step[a]`` is that k (-1 at a goal and where unreached), the lowest of
-    the steps that offer a's cost: every such offer comes before a is
-    expanded (it costs more than its source), so the choice does not depend
-    on the order of the queue or the bands.  A seed's cost
+    the steps that offer exactly a's cost (bit for bit: of two equal routes
+    whose sums round apart, the cheaper rounding wins): every such offer comes
+    before a is expanded (it costs more than its source, so it lands in a later
+    bucket), and an offer from another band or round comes to a unmarked
+    cell, so the choice does not depend on the order of the queue or the
+    bands.  A seed's cost
     is its ``dist`` (``seeds`` sorted by it), except a seed outside the band,
     a goal, which costs 0 and offers only to cells in the band (its own band
     makes the rest of its offers).  An offer to a cell outside the band goes
@@ -231,7 +234,7 @@ def reverse_search(
         own = lo <= b < hi
         if own:
             db = dist[b]
-            if db < 0.0:  # expanded since pushed
+            if db < 0.0:  # expanded since pushed (a goal's -0.0 is not: goals come once)
                 continue
             dist[b] = -db
             if settled < done.shape[0]:
@@ -259,7 +262,7 @@ def reverse_search(
                 if nd < da:
                     dist[a] = nd
                     step[a] = k
-                    if queued_all and int(nd * per_width) == int(da * per_width):
+                    if queued_all and da != np.inf and int(nd * per_width) == int(da * per_width):
                         continue  # queued in this bucket already
                     slot = int(nd * per_width) & ring
                     if size[slot] == stack.shape[1]:

@@ -278,7 +278,8 @@ def test_flow_field_with_many_goals_in_bands(rules, demo, monkeypatch):
         monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda t=threads: t)
         fields.append(flow_field(g, goals))
     for f in fields[1:]:
-        np.testing.assert_allclose(f.cost, fields[0].cost, rtol=1e-12)
+        np.testing.assert_array_equal(f.cost, fields[0].cost)
+        np.testing.assert_array_equal(f.step, fields[0].step)
     assert (fields[0].cost[tuple(np.array([g.grid.xy_to_rc(xy) for xy in goals]).T)] == 0).all()
 
 
@@ -298,18 +299,38 @@ def test_flow_field_in_bands_through_a_serpentine(rules, monkeypatch):
     assert one.cost_at(far) == pytest.approx(engine.route(g, far, goal[0]).cost, rel=1e-12)
     assert one.cost_at(far) > 3 * 39  # up and down every gap
     for f in fields[1:]:
-        np.testing.assert_allclose(f.cost, one.cost, rtol=1e-12)
+        np.testing.assert_array_equal(f.cost, one.cost)
+        np.testing.assert_array_equal(f.step, one.step)
     # The driver run as Python, counting its searches: two rounds of two bands, then
     # one search over the whole grid takes on what the second round still posts
     # (else a round per wall).
-    searches = []
+    searches = []  # (first cell, end, cells expanded or -1)
     search = engine._flow.reverse_search
-    monkeypatch.setattr(engine._flow, "reverse_search",
-                        lambda *args: searches.append(1) or search(*args))
+
+    def counted(*args):
+        out = search(*args)
+        searches.append((args[25], args[26], out[0]))
+        return out
+
+    monkeypatch.setattr(engine._flow, "reverse_search", counted)
     monkeypatch.setattr(engine.ai._flow, "reverse_field", engine._flow.reverse_field.py_func)
     monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda: 2)
     np.testing.assert_allclose(flow_field(g, goal).cost, one.cost, rtol=1e-12)
     assert len(searches) == 2 * 2 + 1
+    # The last search outgrowing its queue (made to, once): everything again, with room.
+    searches.clear()
+
+    def overflowing(*args):
+        if (args[25], args[26]) == (0, g.base.size) and "overflowed" not in searches:
+            searches.append("overflowed")
+            return -1, 0
+        return counted(*args)
+
+    monkeypatch.setattr(engine._flow, "reverse_search", overflowing)
+    again = flow_field(g, goal)
+    assert searches.index("overflowed") == 2 * 2 and len(searches) == 2 * (2 * 2 + 1)
+    np.testing.assert_array_equal(again.cost, fields[1].cost)
+    np.testing.assert_array_equal(again.step, fields[1].step)
 
 
 def test_flow_field_outgrowing_its_queue_starts_again(rules, demo, monkeypatch):
