@@ -917,6 +917,11 @@ def search_trail(
         # Behind the front of a flat cell, nothing heavier than its ground (every
         # direction's, there): all its steps take the table's price.
         light = a != source and fa > 0.0 and (dq_n[a] == 0 or dq_lv[a * TRAIL] <= fa)
+        heavy = 0.0  # the trail's heaviest ground, and how much farther it stays behind
+        heavy_rem = 0.0
+        if a != source and dq_n[a] > 0:
+            heavy = dq_lv[a * TRAIL]
+            heavy_rem = dq_rem[a * TRAIL]
         if light:
             # Its steps in a loop of their own: each costs the multiplier times its
             # length and leaves a trail of that ground alone (as the general loop
@@ -956,6 +961,12 @@ def search_trail(
             floor = (da + total) * (1.0 - 1e-12)
             if floor >= dist[b] or floor > budget or parent[b] >= CLOSED:
                 continue
+            # Nor the heaviest ground behind, which stays under the ranks for its
+            # remaining distance (less than half of these walks would improve a cell).
+            if heavy > 0.0:
+                floor = (da + heavy * min(heavy_rem, step_len[k])) * (1.0 - 1e-12)
+                if floor >= dist[b] or floor > budget:
+                    continue
             # The step's cost: from the table where nothing behind the front can
             # outweigh the ground it crosses, else its pieces in order with the trail.
             n = 0
