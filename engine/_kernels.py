@@ -856,7 +856,10 @@ def search_trail(
     with the trail of the path that reached the cell (at the source, the
     footprint ``fp_*``); each cell keeps the cheapest path found and its
     trail (``dq_*``).  A step whose table price (the trail can only add to
-    it) already reaches the neighbour's cost, beyond rounding, is not priced.
+    it) already reaches the neighbour's cost, beyond rounding, is not priced;
+    nor is one that reaches it counting only the trail's heaviest ground for
+    the distance it stays under the ranks.  The piece walk is `search`'s,
+    written out (see `step_table`).
 
     The queue is `search_plain`'s: a ring of ``nb`` buckets as wide as the
     shortest step, each a stack (row of ``stack``, the caller's, so the
