@@ -34,6 +34,7 @@ STACK_ENTRIES = 2**22  # most entries a first stack of buckets gets (16 MiB)
 # with very many cells, times very many buckets) runs `search`'s linked buckets instead.
 STACK_LIMIT = 2**25
 TRAIL = 4  # deque capacity; distinct multiplier levels a footprint can hold exactly
+DEEP = 128  # bit of a `flat_cells` mark: the cell's neighbours are flat too (`flat_cells`)
 
 
 @njit(cache=True)
@@ -271,11 +272,15 @@ def flat_cells(base, steep, enter, narrow, cols, reach, out, multiplier):
     or columns) of a is on the grid, has a's finite multiplier, no steep
     multiplier, and a's flat entry costs (so `entry` charges nothing).
     ``out[a]`` (uint8) is then the index of a's multiplier in ``multiplier``
-    (whose entry 0 is 0.0, filled here, at most 256 long), else 0; a cell
-    whose multiplier would be the 256th distinct one is left unmarked (the
-    searches price it as any other).  Returns how many entries are used.
-    One byte a cell keeps the mark where the searches read it often: on a
-    2048² grid, 4 MiB against 32 for the multipliers themselves.
+    (whose entry 0 is 0.0, filled here, at most ``DEEP`` long), else 0; a
+    cell whose multiplier would be the ``DEEP``-th distinct one is left
+    unmarked (the searches price it as any other).  The bit ``DEEP`` is set
+    as well where that holds within twice ``reach``: every cell around a
+    within ``reach`` is then marked, with a's multiplier (the searches prune
+    such a cell's steps by the step that reached it, `terrain.onward_steps`).
+    Returns how many entries of ``multiplier`` are used.  One byte a cell
+    keeps the mark where the searches read it often: on a 2048² grid,
+    4 MiB against 32 for the multipliers themselves.
 
     Runs of alike cells along each row, then runs down each column of cells
     whose row is alike, make it one pass each way.  The searches price a
@@ -286,11 +291,12 @@ def flat_cells(base, steep, enter, narrow, cols, reach, out, multiplier):
     rows = n // cols
     has_steep = steep.shape[0] > 0
     entering = enter.shape[0] > 0
+    deep = 2 * reach
     # Runs of alike cells ending at each cell: leftward, then rightward (a row's
-    # `reach` on both sides alike: `row_ok`); then upward and downward over cells
-    # whose rows are alike, per column.
+    # `reach` on both sides alike: `row_ok` 1, and `deep` too: 2); then upward and
+    # downward over cells whose rows are alike, per column.
     run = np.zeros(cols, dtype=np.int64)
-    row_ok = np.zeros(n, dtype=np.bool_)
+    row_ok = np.zeros(n, dtype=np.uint8)
     for r in range(rows):
         o = r * cols
         for c in range(cols):
@@ -303,26 +309,34 @@ def flat_cells(base, steep, enter, narrow, cols, reach, out, multiplier):
             alike = c < cols - 1 and _alike(base, steep, enter, narrow, i, i + 1, has_steep,
                                             entering)
             right = right + 1 if alike else 1
-            row_ok[i] = run[c] > reach and right > reach
+            width = min(run[c], right)
+            row_ok[i] = 2 if width > deep else (1 if width > reach else 0)
     run[:] = 0
-    for i in range(n):  # whether the run upward is long enough, kept in `out` for the way back
+    run_deep = np.zeros(cols, dtype=np.int64)
+    for i in range(n):  # whether the runs upward are long enough, kept in `out` for the way back
         c = i % cols
-        alike = i >= cols and row_ok[i - cols] and _alike(base, steep, enter, narrow, i,
-                                                          i - cols, has_steep, entering)
-        run[c] = (run[c] + 1 if alike else 1) if row_ok[i] else 0
-        out[i] = 1 if run[c] > reach else 0
+        alike = i >= cols and _alike(base, steep, enter, narrow, i, i - cols, has_steep,
+                                     entering)
+        run[c] = (run[c] + 1 if alike and row_ok[i - cols] > 0 else 1) if row_ok[i] > 0 else 0
+        run_deep[c] = (run_deep[c] + 1 if alike and row_ok[i - cols] > 1 else 1) if (
+            row_ok[i] > 1) else 0
+        out[i] = (1 if run[c] > reach else 0) + (2 if run_deep[c] > deep else 0)
     run[:] = 0
+    run_deep[:] = 0
     multiplier[0] = 0.0
     used = 1
     last = 0  # the index found last: neighbours mostly share it
     for i in range(n - 1, -1, -1):
         c = i % cols
-        alike = i + cols < n and row_ok[i + cols] and _alike(base, steep, enter, narrow, i,
-                                                             i + cols, has_steep, entering)
-        run[c] = (run[c] + 1 if alike else 1) if row_ok[i] else 0
-        ok = out[i] == 1 and run[c] > reach and base[i] != np.inf
+        alike = i + cols < n and _alike(base, steep, enter, narrow, i, i + cols, has_steep,
+                                        entering)
+        run[c] = (run[c] + 1 if alike and row_ok[i + cols] > 0 else 1) if row_ok[i] > 0 else 0
+        run_deep[c] = (run_deep[c] + 1 if alike and row_ok[i + cols] > 1 else 1) if (
+            row_ok[i] > 1) else 0
+        ok = out[i] & 1 == 1 and run[c] > reach and base[i] != np.inf
         if ok and has_steep:
             ok = steep[i] == 1.0
+        is_deep = out[i] & 2 == 2 and run_deep[c] > deep
         out[i] = 0
         if ok:
             if multiplier[last] != base[i]:
@@ -335,7 +349,7 @@ def flat_cells(base, steep, enter, narrow, cols, reach, out, multiplier):
                     multiplier[used] = base[i]
                     last = used
                     used += 1
-            out[i] = last
+            out[i] = last | DEEP if is_deep and last > 0 else last
     return used
 
 
@@ -344,7 +358,7 @@ def search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
-    narrow, source, goal, cell, budget,
+    narrow, onward_start, onward, source, goal, cell, budget,
     dist, parent, pos, hkey, hidx, touched, link, dq_lv, dq_rem, dq_org, dq_n, lm, lm_goal,
 ):
     """Dijkstra (``goal < 0``) or A* (``goal >= 0``) over the step neighbourhood.
@@ -655,7 +669,8 @@ def stack_rows(nb, astar):
 @njit(cache=True, error_model="numpy")
 def search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    table_cost, flat, flat_of, source, goal, cell, budget, dist, parent, touched, stack,
+    table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget, dist, parent,
+    touched, stack,
 ):
     """`search` where a step's cost depends on nothing behind the front.
 
@@ -691,32 +706,32 @@ def search_plain(
         if table_cost.shape[0] > 0:
             return _search_plain(
                 base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-                nb, table_cost, flat, flat_of, source, goal, cell, budget, dist, parent, touched,
-                stack, True, True,
+                nb, table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget,
+                dist, parent, touched, stack, True, True,
             )
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-            nb, table_cost, flat, flat_of, source, goal, cell, budget, dist, parent, touched, stack,
-            True, False,
+            nb, table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget,
+            dist, parent, touched, stack, True, False,
         )
     if table_cost.shape[0] > 0:
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-            nb, table_cost, flat, flat_of, source, goal, cell, budget, dist, parent, touched, stack,
-            False, True,
+            nb, table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget,
+            dist, parent, touched, stack, False, True,
         )
     return _search_plain(
         base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-        nb, table_cost, flat, flat_of, source, goal, cell, budget, dist, parent, touched, stack,
-        False, False,
+        nb, table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget,
+        dist, parent, touched, stack, False, False,
     )
 
 
 @njit(cache=True, error_model="numpy")
 def _search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    table_cost, flat, flat_of, source, goal, cell, budget, dist, parent, touched, stack, astar,
-    tabled,
+    table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget, dist, parent,
+    touched, stack, astar, tabled,
 ):
     """`search_plain` compiled for each value of ``astar`` (``goal >= 0``) and ``tabled``.
 
@@ -777,11 +792,15 @@ def _search_plain(
         if astar and da + _to_go(ar - goal_r, ac - goal_c, nsteps, shortest, diagonal,
                                  cell) >= dist[goal]:
             continue  # no path through a beats the goal's (in the last buckets: many ties)
-        fa = flat_of[flat[a]] if has_flat else 0.0
+        mark = flat[a] if has_flat else 0
+        fa = flat_of[mark] if has_flat else 0.0
         if fa > 0.0 and not astar:
             # A flat cell's steps, in a loop of their own: its number without the
-            # table, and no branch per step on how to price it (13% on demo reaches).
-            for k in range(nsteps):
+            # table, and no branch per step on how to price it (13% on demo reaches);
+            # deep in flat ground, only those the step that reached it leaves worth taking.
+            row = parent[a] & (CLOSED - 1) if mark >= DEEP and a != source else nsteps
+            for q in range(onward_start[row], onward_start[row + 1]):
+                k = onward[q]
                 nd = da + fa * step_len[k]
                 b = a + step_off[k]
                 db = dist[b]
@@ -847,7 +866,8 @@ def search_trail(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
-    narrow, source, budget, dist, parent, touched, dq_lv, dq_rem, dq_org, dq_n, stack,
+    narrow, onward_start, onward, source, budget, dist, parent, touched, dq_lv, dq_rem, dq_org,
+    dq_n, stack,
 ):
     """`search`'s Dijkstra for a unit with rear ranks (``depth > 0``) and a step table.
 
@@ -916,20 +936,36 @@ def search_trail(
         da = dist[a]
         ar = a // cols
         ac = a - ar * cols
-        fa = flat_of[flat[a]] if has_flat else 0.0
-        # Behind the front of a flat cell, nothing heavier than its ground (every
-        # direction's, there): all its steps take the table's price.
-        light = a != source and fa > 0.0 and (dq_n[a] == 0 or dq_lv[a * TRAIL] <= fa)
-        heavy = 0.0  # the trail's heaviest ground, and how much farther it stays behind
+        mark = flat[a] if has_flat else 0
+        fa = flat_of[mark] if has_flat else 0.0
+        # The trail's first (heaviest) level, how much farther it stays behind, and
+        # where it lies; -1 marks a light step's trail, not written out: the ground
+        # of the cell it came from, under the whole depth.
+        na = dq_n[a]
+        # Reached by a light step deep in flat ground, only the steps that one leaves
+        # worth taking (the cell before was light too, so no trail outweighs it).
+        row = parent[a] & (CLOSED - 1) if na < 0 and mark >= DEEP else nsteps
+        heavy = 0.0
         heavy_rem = 0.0
-        if a != source and dq_n[a] > 0:
+        heavy_org = 0
+        if na < 0:
+            heavy_org = a - step_off[parent[a] & (CLOSED - 1)]
+            heavy = flat_of[flat[heavy_org]]
+            heavy_rem = depth
+            na = 1
+        elif na > 0:
             heavy = dq_lv[a * TRAIL]
             heavy_rem = dq_rem[a * TRAIL]
+            heavy_org = dq_org[a * TRAIL]
+        # Behind the front of a flat cell, nothing heavier than its ground (every
+        # direction's, there): all its steps take the table's price.
+        light = a != source and fa > 0.0 and heavy <= fa
         if light:
             # Its steps in a loop of their own: each costs the multiplier times its
             # length and leaves a trail of that ground alone (as the general loop
             # below would find, without its branches).
-            for k in range(nsteps):
+            for q in range(onward_start[row], onward_start[row + 1]):
+                k = onward[q]
                 nd = da + fa * step_len[k]
                 b = a + step_off[k]
                 if not nd < dist[b] or nd > budget or parent[b] >= CLOSED:
@@ -939,10 +975,7 @@ def search_trail(
                     n_touched += 1
                 dist[b] = nd
                 parent[b] = k
-                dq_n[b] = 1
-                dq_lv[b * TRAIL] = fa
-                dq_rem[b * TRAIL] = depth
-                dq_org[b * TRAIL] = a
+                dq_n[b] = -1
                 slot = max(int(nd * per_width), current) & ring
                 if size[slot] == stack.shape[1]:
                     return -n_touched
@@ -983,7 +1016,7 @@ def search_trail(
                 g = base[a]
                 if not plain and steep[a] != 1.0:
                     g *= climb(steep[a], gxf[a], gxb[a], gyf[a], gyb[a], ux[k], uy[k])
-                if dq_n[a] == 0 or dq_lv[a * TRAIL] <= g:
+                if heavy <= g:
                     n = 1
                     s_lv[0] = g
                     s_rem[0] = depth
@@ -1001,8 +1034,12 @@ def search_trail(
                         if g != np.inf:
                             n = push(s_lv, s_rem, s_org, n, g, fp_rem[j], i)
                 else:
-                    n = dq_n[a]
-                    for j in range(n):
+                    n = na
+                    if n > 0:
+                        s_lv[0] = heavy
+                        s_rem[0] = heavy_rem
+                        s_org[0] = heavy_org
+                    for j in range(1, n):
                         s_lv[j] = dq_lv[a * TRAIL + j]
                         s_rem[j] = dq_rem[a * TRAIL + j]
                         s_org[j] = dq_org[a * TRAIL + j]
@@ -1091,7 +1128,7 @@ def search_many(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
-    narrow, sources, cell, budget,
+    narrow, onward_start, onward, sources, cell, budget,
     dist, parent, pos, touched, link, dq_lv, dq_rem, dq_org, dq_n,
     width, stack_limit, cap, out_cells, out_cost, out_start, out_n,
 ):
@@ -1122,7 +1159,8 @@ def search_many(
                     if depth == 0.0:
                         n = search_plain(
                             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr,
-                            piece_dc, piece_w, nb, table_cost, flat, flat_of, sources[u], -1, cell,
+                            piece_dc, piece_w, nb, table_cost, flat, flat_of, onward_start,
+                            onward, sources[u], -1, cell,
                             budget, dist[t], parent[t], touched[t], stack,
                         )
                     else:
@@ -1130,7 +1168,8 @@ def search_many(
                             base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc,
                             step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth,
                             fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
-                            flat, flat_of, enter, narrow, sources[u], budget, dist[t],
+                            flat, flat_of, enter, narrow, onward_start, onward, sources[u],
+                            budget, dist[t],
                             parent[t], touched[t], dq_lv[t], dq_rem[t], dq_org[t], dq_n[t],
                             stack,
                         )
@@ -1144,7 +1183,8 @@ def search_many(
                     base, steep, gxf, gxb, gyf, gyb, cols, plain,
                     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
                     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
-                    flat, flat_of, enter, narrow, sources[u], -1, cell, budget,
+                    flat, flat_of, enter, narrow, onward_start, onward, sources[u], -1, cell,
+                    budget,
                     dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
                     dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], no_lm, no_lm_goal,
                 )

@@ -92,7 +92,8 @@ class _Workspace:
             n = self._stacked(_kernels.stack_rows(a.nb, goal >= 0), lambda stack: (
                 _kernels.search_plain(
                     a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
-                    a.piece_dc, a.piece_w, a.nb, a.table_cost, a.flat, a.flat_of, source, goal,
+                    a.piece_dc, a.piece_w, a.nb, a.table_cost, a.flat, a.flat_of, a.onward_start,
+                    a.onward, source, goal,
                     g.cell, budget, self.dist, self.parent, self.touched, stack,
                 )
             ))

@@ -7,6 +7,7 @@ the path behind, so every cost the kernel reports must equal the pricer's
 price of the path the kernel traced.
 """
 
+import heapq
 import itertools
 import math
 
@@ -125,10 +126,11 @@ def test_step_table_writes_flat_cells_as_their_pieces_price_them(rules, path, un
     assert np.array_equal(cost, a.table_cost) and np.array_equal(uniform, a.table_uniform)
 
 
-def flat_by_definition(g):
-    """`_kernels.flat_cells` written out: a cell's box of the longest step, all alike."""
+def flat_by_definition(g, deep=False):
+    """`_kernels.flat_cells` written out: a cell's box of the longest step (twice
+    that for its ``DEEP`` bit), all alike."""
     a = g.kernel_args
-    reach = int(np.abs(a.step_dr).max())
+    reach = int(np.abs(a.step_dr).max()) * (2 if deep else 1)
     rows, cols = g.grid.shape
     layers = [g.base, g.steep, *(x.reshape(rows, cols) for x in (a.enter, a.narrow) if x.size)]
     out = np.zeros((rows, cols))
@@ -151,25 +153,109 @@ def test_flat_cells_are_the_cells_of_a_uniform_box(rules, path, directions):
     got = a.flat_of[a.flat].reshape(g.grid.shape)
     assert np.array_equal(got, flat_by_definition(g))
     assert 0.3 < (got > 0).mean() < 0.99
+    deep = (a.flat >= _kernels.DEEP).reshape(g.grid.shape)
+    assert np.array_equal(deep, flat_by_definition(g, deep=True) > 0)
+    assert 0.1 < deep.mean() < (got > 0).mean()
     assert a.flat.dtype == np.uint8 and a.flat_of[0] == 0.0
-    assert len(set(a.flat_of)) == len(a.flat_of)  # each multiplier once
+    used = a.flat_of[:_kernels.DEEP][a.flat_of[:_kernels.DEEP] > 0]
+    assert len(set(used)) == len(used)  # each multiplier once
+    assert np.array_equal(a.flat_of[_kernels.DEEP:], a.flat_of[:_kernels.DEEP])
 
 
-def test_flat_cells_mark_at_most_255_multipliers():
-    """Blocks of 300 different multipliers: the first 255 met are marked, the rest not."""
+def test_flat_cells_mark_at_most_127_multipliers():
+    """Blocks of 300 different multipliers: the first 127 met are marked, the rest not."""
     block, reach = 11, 2
     values = 1.0 + np.arange(300) / 7.0
     base = np.repeat(np.repeat(values.reshape(15, 20), block, axis=0), block, axis=1)
-    out, multiplier = np.empty(base.size, dtype=np.uint8), np.empty(256)
+    out, multiplier = np.empty(base.size, dtype=np.uint8), np.empty(_kernels.DEEP)
     used = _kernels.flat_cells(base.ravel(), np.empty(0), np.empty(0), np.empty(0),
                                base.shape[1], reach, out, multiplier)
-    assert used == 256
-    got = multiplier[out].reshape(base.shape)
+    assert used == _kernels.DEEP
+    got = multiplier[out & (_kernels.DEEP - 1)].reshape(base.shape)
     marked = got > 0
     assert np.array_equal(got[marked], base[marked])
-    # every block's middle can be marked, by its box; 255 of the 300 are
+    # every block's middle can be marked, by its box; 127 of the 300 are, and those
+    # within twice the reach of the block's edges are deep
     middles = marked[block // 2::block, block // 2::block]
-    assert middles.sum() == 255 and marked.sum() == 255 * (block - 2 * reach) ** 2
+    assert middles.sum() == 127 and marked.sum() == 127 * (block - 2 * reach) ** 2
+    deep = out >= _kernels.DEEP
+    assert (deep <= marked.ravel()).all() and deep.sum() == 127 * (block - 4 * reach) ** 2
+
+
+def onward_by_search(st):
+    """`terrain.onward_steps` written out: per step k, a Dijkstra from a - s_k through
+    the window of the longest step around a; step j stays unless it finds a + s_j
+    nearer than s_k then s_j."""
+    steps = list(zip(st.dr.tolist(), st.dc.tolist(), st.length.tolist(), strict=True))
+    reach = max(max(abs(r), abs(c)) for r, c, _ in steps)
+    rows = []
+    for kr, kc, klen in steps:
+        best, heap = {(-kr, -kc): 0.0}, [(0.0, -kr, -kc)]
+        while heap:
+            d, r, c = heapq.heappop(heap)
+            if d > best[(r, c)]:
+                continue
+            for sr, sc, slen in steps:
+                n = (r + sr, c + sc)
+                if max(abs(n[0]), abs(n[1])) <= reach and d + slen < best.get(n, math.inf):
+                    best[n] = d + slen
+                    heapq.heappush(heap, (d + slen, *n))
+        rows.append([j for j, (sr, sc, slen) in enumerate(steps)
+                     if best.get((sr, sc), math.inf) >= (klen + slen) * (1 - 1e-6)])
+    return rows
+
+
+@pytest.mark.parametrize(("directions", "lengths"), [
+    (8, None), (8, (1.0, 1.0)), (8, (2.0, 3.0)), (16, None), (32, None), (48, None),
+])
+def test_onward_steps_leave_out_the_pairs_a_shorter_path_beats(directions, lengths):
+    st = engine.terrain.steps(0.5, directions, lengths=lengths)
+    k = len(st.dr)
+    rows = [st.onward[st.onward_start[i]:st.onward_start[i + 1]].tolist() for i in range(k + 1)]
+    assert rows[:k] == onward_by_search(st)
+    assert rows[k] == list(range(k))  # no step behind: all of them
+    for i in range(k):
+        assert i in rows[i] and 3 <= len(rows[i]) <= 6  # straight on is never beaten
+
+
+def without_pruning(g):
+    """Replace ``g``'s kernel arguments by a copy whose every row of onward steps is all."""
+    a = g.kernel_args
+    k = len(a.step_dr)
+    g.__dict__["kernel_args"] = a._replace(  # the cached property, replaced
+        onward_start=np.arange(k + 2, dtype=np.int64) * k,
+        onward=np.tile(np.arange(k, dtype=np.int64), k + 1))
+
+
+def open_battlefield():
+    """Wide open ground with a few woods, a hill and scrub: most cells deep in flat ground."""
+    feats = [feature("woods", rect(5, 5, 25, 18)), feature("scrub", rect(30, 3, 55, 30)),
+             feature("hill", rect(8, 24, 28, 38), elevation=3, steep=True),
+             feature("woods", rect(40, 34, 52, 39))]
+    return engine.load_map(battlefield(feats, 90, 60, cell=0.5))
+
+
+@pytest.mark.parametrize("depth", [0.0, 2.0, 5.0])
+@pytest.mark.parametrize("directions", [8, 32])
+def test_pruned_searches_equal_the_searches_of_every_step(rules, depth, directions):
+    """Pruning a deep cell's steps (`terrain.onward_steps`) changes no cost, bit for bit."""
+    g = engine.cost_grid(open_battlefield(), rules, rules.unit("humans", depth=depth),
+                         directions=directions)
+    assert (g.kernel_args.flat >= _kernels.DEEP).mean() > 0.3
+    rng = np.random.default_rng(int(depth) + directions)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    starts = [centre(g, c) for c in rng.choice(open_cells, 12)]
+    ends = [centre(g, c) for c in rng.choice(open_cells, 4)]
+
+    def answers():
+        many = [by_cell(r) for r in engine.reach_many(g, starts, 15.0)]
+        one = [by_cell(engine.reach(g, s, 15.0)) for s in starts[:4]]
+        routes = [engine.route(g, s, e).cost for s, e in zip(starts[:4], ends, strict=True)]
+        return many, one, routes
+
+    pruned = answers()
+    without_pruning(g)
+    assert answers() == pruned
 
 
 @pytest.mark.parametrize(("seed", "depth"), [(0, 0.0), (1, 3.0), (2, 5.0)])
