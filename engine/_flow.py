@@ -9,14 +9,15 @@ either clear the cache (``engine/__pycache__/_flow.*``) or touch this file.
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import climb, entry
+from ._kernels import DEEP, climb, entry
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def reverse_field(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    nb, table_cost, flat, flat_of, enter, narrow, goals, limit, bounds, dist, step, stacks,
+    nb, table_cost, flat, flat_of, enter, narrow, onward_start, onward, goals, limit, bounds,
+    dist, step, stacks,
 ):
     """Cost from every cell to the nearest of ``goals``, one band of rows per thread.
 
@@ -69,7 +70,7 @@ def reverse_field(
             n, m = reverse_search(
                 base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
                 ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, table_cost, flat, flat_of,
-                enter, narrow, seeds, limit, lo, hi, dist, step, stacks[r],
+                enter, narrow, onward_start, onward, seeds, limit, lo, hi, dist, step, stacks[r],
                 post_cell[rnd, r], post_step[rnd, r], post_cost[rnd, r], done,
             )
             settled[r] = -1 if n < 0 or settled[r] < 0 else settled[r] + n
@@ -85,7 +86,7 @@ def reverse_field(
     n, _ = reverse_search(
         base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
         ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, table_cost, flat, flat_of,
-        enter, narrow, seeds, limit, 0, ncell, dist, step, stacks[0],
+        enter, narrow, onward_start, onward, seeds, limit, 0, ncell, dist, step, stacks[0],
         post_cell[0, 0], post_step[0, 0], post_cost[0, 0], done,
     )
     _unmark(dist, 0, ncell, done, n)
@@ -139,8 +140,8 @@ def _unmark(dist, lo, hi, done, n):
 def reverse_search(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    nb, table_cost, flat, flat_of, enter, narrow, seeds, limit, lo, hi, dist, step, stack,
-    post_cell, post_step, post_cost, done,
+    nb, table_cost, flat, flat_of, enter, narrow, onward_start, onward, seeds, limit, lo, hi,
+    dist, step, stack, post_cell, post_step, post_cost, done,
 ):
     """Costs to the goal over the cells ``lo`` to ``hi - 1``, from ``seeds`` on.
 
@@ -242,11 +243,16 @@ def reverse_search(
         else:
             db = 0.0  # a goal in another band: its band posts its other steps
         settled += 1
-        fb = flat_of[flat[b]] if has_flat else 0.0
+        mark = flat[b] if has_flat else 0
+        fb = flat_of[mark] if has_flat else 0.0
         if fb > 0.0:
             # Every step into a flat cell lies inside its box: on the grid, over
-            # one multiplier, at that times its length.  A loop of its own.
-            for k in range(nsteps):
+            # one multiplier, at that times its length.  A loop of its own; deep in
+            # flat ground, only the steps b's own step leaves worth taking before it
+            # (`terrain.onward_steps`: a pair kept one way round is kept the other).
+            row = step[b] if mark >= DEEP and step[b] >= 0 else nsteps
+            for q in range(onward_start[row], onward_start[row + 1]):
+                k = onward[q]
                 a = b - step_off[k]
                 nd = db + fb * step_len[k]
                 if nd > limit:

@@ -1,5 +1,6 @@
 """engine.ai: army reach, turns, threat maps, flow fields and position choice."""
 
+import inspect
 import itertools
 import math
 
@@ -19,6 +20,7 @@ from engine.ai import (
 from engine.errors import InputError, NoRouteError, RulesError
 
 from .conftest import MAPS, feature, grid_for, rect
+from .test_kernels import open_battlefield, without_pruning
 
 
 @pytest.fixture(scope="module")
@@ -252,6 +254,27 @@ def test_flow_field_in_bands_is_the_single_search(rules, monkeypatch, mapname, d
     assert max(expanded) > reached.sum()  # some band mended another's costs
 
 
+@pytest.mark.parametrize("directions", [8, 32])
+def test_pruned_flow_fields_equal_the_fields_of_every_step(rules, monkeypatch, directions):
+    """Pruning a deep cell's steps by its own (`terrain.onward_steps`) changes no cost and
+    no step, bit for bit, on one band and on several."""
+    g = engine.cost_grid(open_battlefield(), rules, rules.unit("humans", depth=0),
+                         directions=directions)
+    goals = [(20.25, 44.25), (70.25, 10.25)]
+    fields = {}
+    for threads in (1, 3):
+        monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda t=threads: t)
+        fields[threads] = flow_field(g, goals), flow_field(g, goals[:1], limit=30)
+    without_pruning(g)
+    for threads, pruned in fields.items():
+        monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda t=threads: t)
+        every = flow_field(g, goals), flow_field(g, goals[:1], limit=30)
+        for f, e in zip(pruned, every, strict=True):
+            np.testing.assert_array_equal(f.cost, e.cost)
+            np.testing.assert_array_equal(f.step, e.step)
+    assert np.isfinite(fields[1][0].cost).mean() > 0.9
+
+
 def test_flow_bands_meet_at_a_goal_when_one_would_have_none():
     rows, reach = 200, 2
     assert list(engine.ai._bands(rows, 2, reach, np.array([99]))) == [0, 100, 200]
@@ -306,10 +329,11 @@ def test_flow_field_in_bands_through_a_serpentine(rules, monkeypatch):
     # (else a round per wall).
     searches = []  # (first cell, end, cells expanded or -1)
     search = engine._flow.reverse_search
+    lo = list(inspect.signature(search.py_func).parameters).index("lo")  # then hi
 
     def counted(*args):
         out = search(*args)
-        searches.append((args[25], args[26], out[0]))
+        searches.append((args[lo], args[lo + 1], out[0]))
         return out
 
     monkeypatch.setattr(engine._flow, "reverse_search", counted)
@@ -321,7 +345,7 @@ def test_flow_field_in_bands_through_a_serpentine(rules, monkeypatch):
     searches.clear()
 
     def overflowing(*args):
-        if (args[25], args[26]) == (0, g.base.size) and "overflowed" not in searches:
+        if (args[lo], args[lo + 1]) == (0, g.base.size) and "overflowed" not in searches:
             searches.append("overflowed")
             return -1, 0
         return counted(*args)
