@@ -476,12 +476,17 @@ def search(
             continue
         ar = a // cols
         ac = a - ar * cols
-        fa = flat_of[flat[a]] if flat.shape[0] > 0 else 0.0
+        mark = flat[a] if flat.shape[0] > 0 else 0
+        fa = flat_of[mark] if flat.shape[0] > 0 else 0.0
         # Behind the front of a flat cell, nothing heavier than its ground (every
         # direction's, there): all its steps cost their length at that multiplier.
         light = fa > 0.0 and (depth == 0.0 or (
             a != source and (dq_n[a] == 0 or dq_lv[a * TRAIL] <= fa)))
-        for k in range(nsteps):
+        # Deep in flat ground, without rear ranks, only the steps the one that reached
+        # a leaves worth taking (`search_trail` knows when a trail is light behind, too).
+        row = parent[a] if depth == 0.0 and mark >= DEEP and a != source else nsteps
+        for q in range(onward_start[row], onward_start[row + 1]):
+            k = onward[q]
             if fa > 0.0:  # the table's number, without reading it or the pieces
                 total = fa * step_len[k]
                 b = a + step_off[k]
@@ -794,11 +799,11 @@ def _search_plain(
             continue  # no path through a beats the goal's (in the last buckets: many ties)
         mark = flat[a] if has_flat else 0
         fa = flat_of[mark] if has_flat else 0.0
+        # Deep in flat ground, only the steps the one that reached a leaves worth taking.
+        row = parent[a] & (CLOSED - 1) if mark >= DEEP and a != source else nsteps
         if fa > 0.0 and not astar:
             # A flat cell's steps, in a loop of their own: its number without the
-            # table, and no branch per step on how to price it (13% on demo reaches);
-            # deep in flat ground, only those the step that reached it leaves worth taking.
-            row = parent[a] & (CLOSED - 1) if mark >= DEEP and a != source else nsteps
+            # table, and no branch per step on how to price it (13% on demo reaches).
             for q in range(onward_start[row], onward_start[row + 1]):
                 k = onward[q]
                 nd = da + fa * step_len[k]
@@ -821,7 +826,10 @@ def _search_plain(
                     size[slot] += 1
                     queued += 1
             continue
-        for k in range(nsteps):
+        # (Raw grids have no flat cells: their loop is the plain one over every step.)
+        for q in range(onward_start[row] if tabled else 0,
+                       onward_start[row + 1] if tabled else nsteps):
+            k = onward[q] if tabled else q
             if fa > 0.0:  # the table's number, without reading it
                 total = fa * step_len[k]
             elif tabled:
