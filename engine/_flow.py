@@ -9,7 +9,7 @@ either clear the cache (``engine/__pycache__/_flow.*``) or touch this file.
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import DEEP, climb, entry
+from ._kernels import climb, entry
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
@@ -168,7 +168,9 @@ def reverse_search(
     entry costs ``enter`` and ``narrow`` as `_kernels.step_table` does, except
     into or out of a cell marked in ``flat`` (`_kernels.flat_cells`): its
     multiplier ``flat_of[flat[a]]`` times the step's length (the table's
-    number; the sum over a step's pieces may differ from it in the last bit).
+    number; the sum over a step's pieces may differ from it in the last bit);
+    a flat cell offers only the steps ``onward_*`` keep before its own
+    (`terrain.onward_steps`).
     The queue is `_kernels.search_plain`'s: ``nb`` buckets as wide as the
     shortest step (no step costs less than its length), each a row of
     ``stack``, the seeds joining as it reaches their costs; an improved cell
@@ -243,14 +245,13 @@ def reverse_search(
         else:
             db = 0.0  # a goal in another band: its band posts its other steps
         settled += 1
-        mark = flat[b] if has_flat else 0
-        fb = flat_of[mark] if has_flat else 0.0
+        fb = flat_of[flat[b]] if has_flat else 0.0
         if fb > 0.0:
             # Every step into a flat cell lies inside its box: on the grid, over
-            # one multiplier, at that times its length.  A loop of its own; deep in
-            # flat ground, only the steps b's own step leaves worth taking before it
-            # (`terrain.onward_steps`: a pair kept one way round is kept the other).
-            row = step[b] if mark >= DEEP and step[b] >= 0 else nsteps
+            # one multiplier, at that times its length.  A loop of its own, over the
+            # steps b's own step leaves worth taking before it (`terrain.onward_steps`:
+            # a pair kept one way round is kept the other).
+            row = step[b] if step[b] >= 0 else nsteps
             for q in range(onward_start[row], onward_start[row + 1]):
                 k = onward[q]
                 a = b - step_off[k]

@@ -34,7 +34,7 @@ STACK_ENTRIES = 2**22  # most entries a first stack of buckets gets (16 MiB)
 # with very many cells, times very many buckets) runs `search`'s linked buckets instead.
 STACK_LIMIT = 2**25
 TRAIL = 4  # deque capacity; distinct multiplier levels a footprint can hold exactly
-DEEP = 128  # bit of a `flat_cells` mark: the cell's neighbours are flat too (`flat_cells`)
+WIDE = 128  # bit of a `flat_cells` mark: alike farther around (`flat_cells`)
 
 
 @njit(cache=True)
@@ -254,6 +254,16 @@ def step_table(
             cost[slot] = total
 
 
+@njit(cache=True)
+def trail_cells(step_len, depth):
+    """How many cells (rows or columns) from the front a trail ``depth`` deep can
+    hold ground of: a cell's ground is kept until the front is ``depth`` past
+    where it left the cell, half a cell or more from its centre.  (A full trail
+    merges two levels, the lower taking the other's distance: that distance is
+    still a cell's within this reach.)"""
+    return math.floor(depth / step_len.min() + 0.5)
+
+
 @njit(cache=True, inline="always")
 def _alike(base, steep, enter, narrow, i, j, has_steep, entering):
     """Whether cells i and j have the same multiplier, steep multiplier and flat costs."""
@@ -265,22 +275,22 @@ def _alike(base, steep, enter, narrow, i, j, has_steep, entering):
 
 
 @njit(cache=True)
-def flat_cells(base, steep, enter, narrow, cols, reach, out, multiplier):
+def flat_cells(base, steep, enter, narrow, cols, reach, wide, out, multiplier):
     """Mark the cells every step out of which costs the cell's multiplier times its length.
 
     That holds where every cell within ``reach`` (the longest step's, in rows
     or columns) of a is on the grid, has a's finite multiplier, no steep
     multiplier, and a's flat entry costs (so `entry` charges nothing).
     ``out[a]`` (uint8) is then the index of a's multiplier in ``multiplier``
-    (whose entry 0 is 0.0, filled here, at most ``DEEP`` long), else 0; a
-    cell whose multiplier would be the ``DEEP``-th distinct one is left
-    unmarked (the searches price it as any other).  The bit ``DEEP`` is set
-    as well where that holds within twice ``reach``: every cell around a
-    within ``reach`` is then marked, with a's multiplier (the searches prune
-    such a cell's steps by the step that reached it, `terrain.onward_steps`).
-    Returns how many entries of ``multiplier`` are used.  One byte a cell
-    keeps the mark where the searches read it often: on a 2048² grid,
-    4 MiB against 32 for the multipliers themselves.
+    (whose entry 0 is 0.0, filled here, at most ``WIDE`` long), else 0; a
+    cell whose multiplier would be the ``WIDE``-th distinct one is left
+    unmarked (the searches price it as any other).  The bit ``WIDE`` is set
+    as well where that holds within ``wide`` (if more than ``reach``; a unit
+    with rear ranks: `search_trail` prunes such a cell's steps, knowing that
+    no trail near it holds other ground).  Returns how many entries of
+    ``multiplier`` are used.  One byte a cell keeps the mark where the
+    searches read it often: on a 2048² grid, 4 MiB against 32 for the
+    multipliers themselves.
 
     Runs of alike cells along each row, then runs down each column of cells
     whose row is alike, make it one pass each way.  The searches price a
@@ -291,9 +301,9 @@ def flat_cells(base, steep, enter, narrow, cols, reach, out, multiplier):
     rows = n // cols
     has_steep = steep.shape[0] > 0
     entering = enter.shape[0] > 0
-    deep = 2 * reach
+    far = max(wide, reach) if wide > 0 else n  # no run is longer than n
     # Runs of alike cells ending at each cell: leftward, then rightward (a row's
-    # `reach` on both sides alike: `row_ok` 1, and `deep` too: 2); then upward and
+    # `reach` on both sides alike: `row_ok` 1, and `wide` too: 2); then upward and
     # downward over cells whose rows are alike, per column.
     run = np.zeros(cols, dtype=np.int64)
     row_ok = np.zeros(n, dtype=np.uint8)
@@ -310,19 +320,19 @@ def flat_cells(base, steep, enter, narrow, cols, reach, out, multiplier):
                                             entering)
             right = right + 1 if alike else 1
             width = min(run[c], right)
-            row_ok[i] = 2 if width > deep else (1 if width > reach else 0)
+            row_ok[i] = 2 if width > far else (1 if width > reach else 0)
     run[:] = 0
-    run_deep = np.zeros(cols, dtype=np.int64)
+    run_far = np.zeros(cols, dtype=np.int64)
     for i in range(n):  # whether the runs upward are long enough, kept in `out` for the way back
         c = i % cols
         alike = i >= cols and _alike(base, steep, enter, narrow, i, i - cols, has_steep,
                                      entering)
         run[c] = (run[c] + 1 if alike and row_ok[i - cols] > 0 else 1) if row_ok[i] > 0 else 0
-        run_deep[c] = (run_deep[c] + 1 if alike and row_ok[i - cols] > 1 else 1) if (
+        run_far[c] = (run_far[c] + 1 if alike and row_ok[i - cols] > 1 else 1) if (
             row_ok[i] > 1) else 0
-        out[i] = (1 if run[c] > reach else 0) + (2 if run_deep[c] > deep else 0)
+        out[i] = (1 if run[c] > reach else 0) + (2 if run_far[c] > far else 0)
     run[:] = 0
-    run_deep[:] = 0
+    run_far[:] = 0
     multiplier[0] = 0.0
     used = 1
     last = 0  # the index found last: neighbours mostly share it
@@ -331,12 +341,12 @@ def flat_cells(base, steep, enter, narrow, cols, reach, out, multiplier):
         alike = i + cols < n and _alike(base, steep, enter, narrow, i, i + cols, has_steep,
                                         entering)
         run[c] = (run[c] + 1 if alike and row_ok[i + cols] > 0 else 1) if row_ok[i] > 0 else 0
-        run_deep[c] = (run_deep[c] + 1 if alike and row_ok[i + cols] > 1 else 1) if (
+        run_far[c] = (run_far[c] + 1 if alike and row_ok[i + cols] > 1 else 1) if (
             row_ok[i] > 1) else 0
         ok = out[i] & 1 == 1 and run[c] > reach and base[i] != np.inf
         if ok and has_steep:
             ok = steep[i] == 1.0
-        is_deep = out[i] & 2 == 2 and run_deep[c] > deep
+        is_far = out[i] & 2 == 2 and run_far[c] > far
         out[i] = 0
         if ok:
             if multiplier[last] != base[i]:
@@ -349,7 +359,7 @@ def flat_cells(base, steep, enter, narrow, cols, reach, out, multiplier):
                     multiplier[used] = base[i]
                     last = used
                     used += 1
-            out[i] = last | DEEP if is_deep and last > 0 else last
+            out[i] = last | WIDE if is_far and last > 0 else last
     return used
 
 
@@ -375,7 +385,9 @@ def search(
     ``table_*`` (from `step_table`, or empty to price steps as it goes)
     hold every step's cost without the trail.  ``flat_of[flat[a]]``
     (`flat_cells`; ``flat`` may be empty) is the multiplier of a cell whose
-    steps all cost it times their length, table or not, else 0.
+    steps all cost it times their length, table or not, else 0.  Without
+    rear ranks such a cell takes only the steps ``onward_*`` keep after the
+    step that reached it (`terrain.onward_steps`; the last row holds all).
 
     ``enter`` and ``narrow`` (both empty for none) are flat costs per cell,
     paid as the step's front goes into a cell (`entry`): crossing a wall, a
@@ -476,15 +488,14 @@ def search(
             continue
         ar = a // cols
         ac = a - ar * cols
-        mark = flat[a] if flat.shape[0] > 0 else 0
-        fa = flat_of[mark] if flat.shape[0] > 0 else 0.0
+        fa = flat_of[flat[a]] if flat.shape[0] > 0 else 0.0
         # Behind the front of a flat cell, nothing heavier than its ground (every
         # direction's, there): all its steps cost their length at that multiplier.
         light = fa > 0.0 and (depth == 0.0 or (
             a != source and (dq_n[a] == 0 or dq_lv[a * TRAIL] <= fa)))
-        # Deep in flat ground, without rear ranks, only the steps the one that reached
-        # a leaves worth taking (`search_trail` knows when a trail is light behind, too).
-        row = parent[a] if depth == 0.0 and mark >= DEEP and a != source else nsteps
+        # Out of a flat cell, without rear ranks, only the steps the one that reached it
+        # leaves worth taking (`search_trail` knows when a trail is light behind, too).
+        row = parent[a] if depth == 0.0 and fa > 0.0 and a != source else nsteps
         for q in range(onward_start[row], onward_start[row + 1]):
             k = onward[q]
             if fa > 0.0:  # the table's number, without reading it or the pieces
@@ -683,7 +694,9 @@ def search_plain(
     inf off the grid; from a cell marked in ``flat`` (`flat_cells`), its
     multiplier ``flat_of[flat[a]]`` times the step's length, the same number)
     or, with an empty table, its pieces' multipliers (no slopes), in a kernel
-    small enough to compile tight.  Without a table the grid has a border of
+    small enough to compile tight.  A flat cell takes only the steps
+    ``onward_*`` keep after the step that reached it (`terrain.onward_steps`).
+    Without a table the grid has a border of
     blocked cells at least as wide as the longest step, so no step leaves it
     and nothing is bounds-checked.  Pieces are priced branch-free: a corner
     piece (length 0) over a blocked cell gives NaN, which blocks like inf.
@@ -797,10 +810,9 @@ def _search_plain(
         if astar and da + _to_go(ar - goal_r, ac - goal_c, nsteps, shortest, diagonal,
                                  cell) >= dist[goal]:
             continue  # no path through a beats the goal's (in the last buckets: many ties)
-        mark = flat[a] if has_flat else 0
-        fa = flat_of[mark] if has_flat else 0.0
-        # Deep in flat ground, only the steps the one that reached a leaves worth taking.
-        row = parent[a] & (CLOSED - 1) if mark >= DEEP and a != source else nsteps
+        fa = flat_of[flat[a]] if has_flat else 0.0
+        # Out of a flat cell, only the steps the one that reached it leaves worth taking.
+        row = parent[a] & (CLOSED - 1) if fa > 0.0 and a != source else nsteps
         if fa > 0.0 and not astar:
             # A flat cell's steps, in a loop of their own: its number without the
             # table, and no branch per step on how to price it (13% on demo reaches).
@@ -887,7 +899,11 @@ def search_trail(
     it) already reaches the neighbour's cost, beyond rounding, is not priced;
     nor is one that reaches it counting only the trail's heaviest ground for
     the distance it stays under the ranks.  The piece walk is `search`'s,
-    written out (see `step_table`).
+    written out (see `step_table`).  A light cell reached by a light step
+    takes only the steps `terrain.onward_steps` keeps, where its mark has the
+    ``WIDE`` bit (no trail near it can hold other ground) and the source is
+    too far for the footprint's trail to matter: the paths that beat the
+    others cost the same with or without the ranks.
 
     The queue is `search_plain`'s: a ring of ``nb`` buckets as wide as the
     shortest step, each a stack (row of ``stack``, the caller's, so the
@@ -915,6 +931,10 @@ def search_trail(
     no_f = np.empty(0)
     no_i = np.empty(0, dtype=np.int64)
     step_off = step_dr * cols + step_dc
+    # Farther than this from the source, no cell near a holds the footprint's trail.
+    near = max(np.abs(step_dr).max(), np.abs(step_dc).max()) + math.ceil(depth / step_len.min())
+    src_r = source // cols
+    src_c = source - src_r * cols
     width = step_len.min()
     per_width = (1.0 / width) * (1.0 + 1e-12)
     ring = nb - 1
@@ -950,9 +970,13 @@ def search_trail(
         # where it lies; -1 marks a light step's trail, not written out: the ground
         # of the cell it came from, under the whole depth.
         na = dq_n[a]
-        # Reached by a light step deep in flat ground, only the steps that one leaves
-        # worth taking (the cell before was light too, so no trail outweighs it).
-        row = parent[a] & (CLOSED - 1) if na < 0 and mark >= DEEP else nsteps
+        # Reached by a light step, where nothing near a differs from its ground (no trail
+        # there can weigh more, the footprint at the source too far to matter), only
+        # the steps that one leaves worth taking: any path through a's box costs its
+        # length at a's multiplier (`terrain.onward_steps`).
+        row = nsteps
+        if na < 0 and mark >= WIDE and (abs(ar - src_r) > near or abs(ac - src_c) > near):
+            row = parent[a] & (CLOSED - 1)
         heavy = 0.0
         heavy_rem = 0.0
         heavy_org = 0

@@ -214,8 +214,9 @@ class Steps:
     the step in each; 0 for a corner touch) are
     ``piece_*[piece_start[k]:piece_start[k + 1]]``.  The steps worth taking
     out of a cell reached by step k inside ground of one multiplier are
-    ``onward[onward_start[k]:onward_start[k + 1]]`` (`onward_steps`); row K
-    (the number of steps) holds them all.
+    ``onward[onward_start[k]:onward_start[k + 1]]`` (`onward_steps`, whose
+    shorter paths stop within ``onward_window`` of the cell); row K (the
+    number of steps) holds them all.
     """
 
     dr: np.ndarray
@@ -229,19 +230,28 @@ class Steps:
     piece_w: np.ndarray
     onward_start: np.ndarray
     onward: np.ndarray
+    onward_window: int
 
 
-def onward_steps(dr: np.ndarray, dc: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The steps worth taking out of a cell a reached by step k, in even ground.
+def onward_steps(dr: np.ndarray, dc: np.ndarray, length: np.ndarray) -> tuple:
+    """The steps worth taking out of a flat cell a reached by step k.
 
-    Where every cell within ``reach`` rows and columns of a (the longest
-    step's) costs one multiplier for every step out of it, step j out of a
-    is left out when a path from the cell before, ``a - s_k``, to
-    ``a + s_j`` through such cells is shorter than ``s_k`` then ``s_j`` by
-    more than rounding (a millionth): the cell before offered that target
-    less, and a path's cost there is its length times the multiplier, so no
-    cheapest path takes s_k then s_j.  Equally long paths are kept, so ties
-    are broken as before.  With 32 directions 3 to 6 of the 32 remain.
+    Around a flat cell (`_kernels.flat_cells`) every cell within ``reach``
+    rows and columns (the longest step's) is alike, and a step's pieces lie
+    between its two ends, so any step between two cells of that box costs
+    its length times a's multiplier.  Step j out of a is left out when a
+    path from the cell before, ``a - s_k``, to ``a + s_j`` through the box
+    is shorter than s_k then s_j by more than rounding (a millionth): the
+    cell before offered that target less, so no cheapest path takes s_k
+    then s_j.  Going back to the cell before is left out too.  Equally long
+    paths are kept, so ties are broken as before; the pairs kept are kept
+    either way round (j then k as well, as flow fields use them).  With 32
+    directions 3 to 5 of the 32 steps remain.
+
+    The shorter paths need stop only within ``window`` rows and columns of
+    a (the least that leaves out as much: 1 for 8 and 16 directions, 3 for
+    32 and 48): `search_trail` needs the trails of those cells alone to hold
+    nothing but a's ground.
 
     Returns
     -------
@@ -249,27 +259,53 @@ def onward_steps(dr: np.ndarray, dc: np.ndarray, length: np.ndarray) -> tuple[np
         Row k's steps are ``onward[onward_start[k]:onward_start[k + 1]]``;
         row K is every step (a cell with no step behind it).
     onward : int64
+    window : int
     """
     reach = int(max(np.abs(dr).max(), np.abs(dc).max()))
     k_steps = dr.shape[0]
-    side = 2 * reach + 1
-    # Shortest paths within the window from a - s_k, for every k at once (a at the
-    # centre; a path has few steps, so a few rounds of relaxing every step settle it).
-    best = np.full((k_steps, side + 2 * reach, side + 2 * reach), np.inf)
-    inner = (slice(None), slice(reach, reach + side), slice(reach, reach + side))
-    best[np.arange(k_steps), 2 * reach - dr, 2 * reach - dc] = 0.0
-    while True:
-        was = best[inner].copy()
-        for sr, sc, slen in zip(dr.tolist(), dc.tolist(), length.tolist(), strict=True):
-            moved = best[:, reach - sr: reach - sr + side, reach - sc: reach - sc + side] + slen
-            np.minimum(best[inner], moved, out=best[inner])
-        if np.array_equal(was, best[inner]):
-            break
-    via = best[:, 2 * reach + dr, 2 * reach + dc]  # [k, j]: shortest a - s_k to a + s_j
-    keep = ~(via < (length[:, None] + length[None, :]) * (1.0 - 1e-6))
-    rows = [np.flatnonzero(row) for row in keep] + [np.arange(k_steps)]
+    side = 4 * reach + 1  # offsets -2 reach .. 2 reach from a
+    steps = list(zip(dr.tolist(), dc.tolist(), length.tolist(), strict=True))
+
+    def stepped(paths: np.ndarray) -> np.ndarray:
+        """The cheapest of every path one step further on."""
+        out = np.full_like(paths, np.inf)
+        for sr, sc, slen in steps:
+            to = (slice(None), slice(max(sr, 0), side + min(sr, 0)),
+                  slice(max(sc, 0), side + min(sc, 0)))
+            at = (slice(None), slice(max(-sr, 0), side + min(-sr, 0)),
+                  slice(max(-sc, 0), side + min(-sc, 0)))
+            np.minimum(out[to], paths[at] + slen, out=out[to])
+        return out
+
+    o = 2 * reach
+    offsets = np.abs(np.arange(-o, o + 1))
+    chebyshev = np.maximum(offsets[:, None], offsets[None, :])
+    before = np.full((k_steps, side, side), np.inf)  # [k]: at the cell before, a - s_k
+    before[np.arange(k_steps), o - dr, o - dc] = 0.0
+    one = stepped(before)
+    kept = []
+    for window in range(reach + 1):
+        # Paths from the cell before that stop only within `window` of a.
+        inside = chebyshev <= window
+        paths = np.where(inside, one, np.inf)
+        while True:
+            longer = np.where(inside, np.minimum(paths, stepped(paths)), np.inf)
+            if np.array_equal(longer, paths):
+                break
+            paths = longer
+        best = np.minimum(np.minimum(before, one), stepped(paths))
+        via = best[:, o + dr, o + dc]  # [k, j]: a - s_k to a + s_j
+        kept.append(~(via < (length[:, None] + length[None, :]) * (1.0 - 1e-6)))
+    window = next(w for w in range(reach + 1) if np.array_equal(kept[w], kept[reach]))
+    rows = [np.flatnonzero(row) for row in kept[reach]] + [np.arange(k_steps)]
     start = np.cumsum([0] + [len(r) for r in rows])
-    return start.astype(np.int64), np.concatenate(rows).astype(np.int64)
+    return start.astype(np.int64), np.concatenate(rows).astype(np.int64), window
+
+
+@functools.lru_cache(maxsize=16)
+def _onward(dr: tuple, dc: tuple, length: tuple) -> tuple:
+    """`onward_steps`, once per neighbourhood (a few milliseconds for 32 directions)."""
+    return onward_steps(np.array(dr), np.array(dc), np.array(length))
 
 
 PRICINGS = ("segment", "midpoint", "destination")
@@ -337,7 +373,8 @@ def steps(
         if not (0 < straight <= diagonal < math.inf):
             raise InputError(f"lengths must be 0 < straight <= diagonal, got {lengths!r}")
         length = np.where(hyp > 1, diagonal, straight)
-    onward_start, onward = onward_steps(dr, dc, length)
+    onward_start, onward, window = _onward(
+        tuple(dr.tolist()), tuple(dc.tolist()), tuple(length.tolist()))
     return Steps(
         dr=dr,
         dc=dc,
@@ -350,6 +387,7 @@ def steps(
         piece_w=np.array(pw, dtype=np.float64),
         onward_start=onward_start,
         onward=onward,
+        onward_window=window,
     )
 
 
@@ -544,11 +582,13 @@ def kernel_args(
         flats = tuple(np.zeros(base.size) if a is None else a.ravel() for a in (enter, narrow))
     flat_cells, flat_of = np.empty(0, dtype=np.uint8), f
     if flat:
-        flat_cells, multiplier = np.empty(base.size, dtype=np.uint8), np.zeros(_kernels.DEEP)
+        flat_cells, multiplier = np.empty(base.size, dtype=np.uint8), np.zeros(_kernels.WIDE)
         reach = int(max(np.abs(st.dr).max(), np.abs(st.dc).max()))
-        _kernels.flat_cells(base.ravel(), flat_steep, *flats, base.shape[1], reach,
+        # For a unit with rear ranks: alike as far as the shorter paths' stops' trails
+        wide = st.onward_window + _kernels.trail_cells(st.length, depth) if depth > 0 else 0
+        _kernels.flat_cells(base.ravel(), flat_steep, *flats, base.shape[1], reach, wide,
                             flat_cells, multiplier)
-        flat_of = np.concatenate([multiplier, multiplier])  # a mark with its DEEP bit too
+        flat_of = np.concatenate([multiplier, multiplier])  # a mark with its WIDE bit too
     priced = (f, np.empty(0, dtype=np.int8))
     n = base.size * len(st.dr)
     if table and n * 9 <= _TABLE_BYTES:

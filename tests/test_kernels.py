@@ -26,6 +26,11 @@ from .conftest import battlefield, feature, rect
 KINDS = ["clear", "woods", "scrub", "broken ground", "bog", "jungle", "building"]
 
 
+@pytest.fixture(scope="module")
+def demo():
+    return engine.load_map("maps/demo.geojson")
+
+
 def random_map(seed, rows=14, cols=18, hills=False):
     """A map of 1 cm cells, each a random terrain kind (buildings block)."""
     rng = np.random.default_rng(seed)
@@ -126,11 +131,11 @@ def test_step_table_writes_flat_cells_as_their_pieces_price_them(rules, path, un
     assert np.array_equal(cost, a.table_cost) and np.array_equal(uniform, a.table_uniform)
 
 
-def flat_by_definition(g, deep=False):
-    """`_kernels.flat_cells` written out: a cell's box of the longest step (twice
-    that for its ``DEEP`` bit), all alike."""
+def flat_by_definition(g, half=None):
+    """`_kernels.flat_cells` written out: a cell's box of the longest step (or of
+    ``half`` rows and columns each way), all alike."""
     a = g.kernel_args
-    reach = int(np.abs(a.step_dr).max()) * (2 if deep else 1)
+    reach = int(np.abs(a.step_dr).max()) if half is None else half
     rows, cols = g.grid.shape
     layers = [g.base, g.steep, *(x.reshape(rows, cols) for x in (a.enter, a.narrow) if x.size)]
     out = np.zeros((rows, cols))
@@ -143,65 +148,72 @@ def flat_by_definition(g, deep=False):
     return out
 
 
-@pytest.mark.parametrize(("path", "directions"), [
-    ("maps/demo.geojson", 32), ("maps/demo.geojson", 8), ("maps/crossings.geojson", 16),
+@pytest.mark.parametrize(("path", "directions", "depth"), [
+    ("maps/demo.geojson", 32, 2.0), ("maps/demo.geojson", 8, 0.0),
+    ("maps/crossings.geojson", 16, 1.0),
 ])
-def test_flat_cells_are_the_cells_of_a_uniform_box(rules, path, directions):
+def test_flat_cells_are_the_cells_of_a_uniform_box(rules, path, directions, depth):
     bf = engine.load_map(path)
-    g = engine.cost_grid(bf, rules, rules.unit("humans", frontage=6), directions=directions)
+    g = engine.cost_grid(bf, rules, rules.unit("humans", frontage=6, depth=depth),
+                         directions=directions)
     a = g.kernel_args
     got = a.flat_of[a.flat].reshape(g.grid.shape)
     assert np.array_equal(got, flat_by_definition(g))
     assert 0.3 < (got > 0).mean() < 0.99
-    deep = (a.flat >= _kernels.DEEP).reshape(g.grid.shape)
-    assert np.array_equal(deep, flat_by_definition(g, deep=True) > 0)
-    assert 0.1 < deep.mean() < (got > 0).mean()
+    wide = (a.flat >= _kernels.WIDE).reshape(g.grid.shape)
+    if depth > 0:  # alike as far again as the ranks' depth and a cell, for `search_trail`
+        half = g.steps.onward_window + math.floor(depth / bf.cell + 0.5)
+        assert np.array_equal(wide, flat_by_definition(g, half) > 0)
+        assert 0.1 < wide.mean() < (got > 0).mean()
+    else:
+        assert not wide.any()
     assert a.flat.dtype == np.uint8 and a.flat_of[0] == 0.0
-    used = a.flat_of[:_kernels.DEEP][a.flat_of[:_kernels.DEEP] > 0]
-    assert len(set(used)) == len(used)  # each multiplier once
-    assert np.array_equal(a.flat_of[_kernels.DEEP:], a.flat_of[:_kernels.DEEP])
+    ids = a.flat_of[:_kernels.WIDE][a.flat_of[:_kernels.WIDE] > 0]
+    assert len(set(ids)) == len(ids)  # each multiplier once
+    assert np.array_equal(a.flat_of[_kernels.WIDE:], a.flat_of[:_kernels.WIDE])
 
 
 def test_flat_cells_mark_at_most_127_multipliers():
     """Blocks of 300 different multipliers: the first 127 met are marked, the rest not."""
-    block, reach = 11, 2
+    block, reach, wide = 11, 2, 4
     values = 1.0 + np.arange(300) / 7.0
     base = np.repeat(np.repeat(values.reshape(15, 20), block, axis=0), block, axis=1)
-    out, multiplier = np.empty(base.size, dtype=np.uint8), np.empty(_kernels.DEEP)
+    out, multiplier = np.empty(base.size, dtype=np.uint8), np.empty(_kernels.WIDE)
     used = _kernels.flat_cells(base.ravel(), np.empty(0), np.empty(0), np.empty(0),
-                               base.shape[1], reach, out, multiplier)
-    assert used == _kernels.DEEP
-    got = multiplier[out & (_kernels.DEEP - 1)].reshape(base.shape)
+                               base.shape[1], reach, wide, out, multiplier)
+    assert used == _kernels.WIDE
+    got = multiplier[out % _kernels.WIDE].reshape(base.shape)
     marked = got > 0
     assert np.array_equal(got[marked], base[marked])
     # every block's middle can be marked, by its box; 127 of the 300 are, and those
-    # within twice the reach of the block's edges are deep
+    # `wide` from the block's edges have the WIDE bit
     middles = marked[block // 2::block, block // 2::block]
     assert middles.sum() == 127 and marked.sum() == 127 * (block - 2 * reach) ** 2
-    deep = out >= _kernels.DEEP
-    assert (deep <= marked.ravel()).all() and deep.sum() == 127 * (block - 4 * reach) ** 2
+    far = out >= _kernels.WIDE
+    assert (far <= marked.ravel()).all() and far.sum() == 127 * (block - 2 * wide) ** 2
 
 
-def onward_by_search(st):
-    """`terrain.onward_steps` written out: per step k, a Dijkstra from a - s_k through
-    the window of the longest step around a; step j stays unless it finds a + s_j
-    nearer than s_k then s_j."""
+def onward_by_search(st, window=None):
+    """`terrain.onward_steps` written out: per step k, a Dijkstra from a - s_k that
+    stops only within ``window`` (default the longest step's reach) of a; step j
+    stays unless it finds a + s_j nearer than s_k then s_j, or a + s_j is a - s_k."""
     steps = list(zip(st.dr.tolist(), st.dc.tolist(), st.length.tolist(), strict=True))
-    reach = max(max(abs(r), abs(c)) for r, c, _ in steps)
+    reach = max(max(abs(r), abs(c)) for r, c, _ in steps) if window is None else window
     rows = []
     for kr, kc, klen in steps:
-        best, heap = {(-kr, -kc): 0.0}, [(0.0, -kr, -kc)]
+        best, heap, ends = {(-kr, -kc): 0.0}, [(0.0, -kr, -kc)], {(-kr, -kc): 0.0}
         while heap:
             d, r, c = heapq.heappop(heap)
             if d > best[(r, c)]:
                 continue
             for sr, sc, slen in steps:
                 n = (r + sr, c + sc)
+                ends[n] = min(ends.get(n, math.inf), d + slen)
                 if max(abs(n[0]), abs(n[1])) <= reach and d + slen < best.get(n, math.inf):
                     best[n] = d + slen
                     heapq.heappush(heap, (d + slen, *n))
         rows.append([j for j, (sr, sc, slen) in enumerate(steps)
-                     if best.get((sr, sc), math.inf) >= (klen + slen) * (1 - 1e-6)])
+                     if ends.get((sr, sc), math.inf) >= (klen + slen) * (1 - 1e-6)])
     return rows
 
 
@@ -214,8 +226,32 @@ def test_onward_steps_leave_out_the_pairs_a_shorter_path_beats(directions, lengt
     rows = [st.onward[st.onward_start[i]:st.onward_start[i + 1]].tolist() for i in range(k + 1)]
     assert rows[:k] == onward_by_search(st)
     assert rows[k] == list(range(k))  # no step behind: all of them
-    for i in range(k):
-        assert i in rows[i] and 3 <= len(rows[i]) <= 6  # straight on is never beaten
+    # The least window that leaves out as much (what `search_trail` relies on)
+    w = st.onward_window
+    assert lengths is not None or w == {8: 1, 16: 1, 32: 3, 48: 3}[directions]
+    assert onward_by_search(st, w) == rows[:k]
+    assert w == 0 or onward_by_search(st, w - 1) != rows[:k]
+    keep = np.zeros((k, k), dtype=bool)
+    for i, row in enumerate(rows[:k]):
+        keep[i, row] = True
+        assert i in row and 3 <= len(row) <= 5  # straight on is never beaten
+    assert (keep == keep.T).all()  # kept either way round (the flow field's use)
+
+
+@pytest.mark.parametrize(("directions", "pricing", "corners"), [
+    (8, "segment", False), (8, "segment", True), (8, "midpoint", False),
+    (8, "destination", False), (16, "segment", False), (32, "segment", False),
+    (48, "segment", False),
+])
+def test_a_steps_pieces_lie_between_its_ends(directions, pricing, corners):
+    """What `terrain.onward_steps` relies on: a step between two cells of a flat
+    cell's box crosses no cell outside it."""
+    st = engine.terrain.steps(0.5, directions, pricing=pricing, corner_cutting=corners)
+    for k in range(len(st.dr)):
+        pieces = slice(st.piece_start[k], st.piece_start[k + 1])
+        rows, cols = st.piece_dr[pieces], st.piece_dc[pieces]
+        assert (min(0, st.dr[k]) <= rows).all() and (rows <= max(0, st.dr[k])).all()
+        assert (min(0, st.dc[k]) <= cols).all() and (cols <= max(0, st.dc[k])).all()
 
 
 def without_pruning(g):
@@ -235,6 +271,60 @@ def open_battlefield():
     return engine.load_map(battlefield(feats, 90, 60, cell=0.5))
 
 
+def patchy_battlefield(seed):
+    """Small patches of ground close together: most flat cells lie a few cells from
+    other ground."""
+    rng = np.random.default_rng(seed)
+    feats = []
+    for _ in range(45):
+        x, y = rng.uniform(0, 36), rng.uniform(0, 26)
+        w, h = rng.uniform(1.0, 4.0, 2)
+        kind = str(rng.choice(["woods", "scrub", "broken ground", "bog", "building"]))
+        feats.append(feature(kind, rect(x, y, x + w, y + h)))
+    return engine.load_map(battlefield(feats, 40, 30, cell=0.25))
+
+
+@pytest.mark.parametrize("depth", [0.0, 1.0, 3.0])
+@pytest.mark.parametrize("seed", range(3))
+def test_pruning_near_other_ground_changes_no_cost(rules, seed, depth):
+    """Where other ground lies just beyond a flat cell's box, pruning keeps every cost."""
+    g = engine.cost_grid(patchy_battlefield(seed), rules, rules.unit("humans", depth=depth))
+    assert 0.2 < (g.kernel_args.flat > 0).mean() < 0.8
+    rng = np.random.default_rng(seed)
+    starts = [centre(g, c) for c in rng.choice(np.flatnonzero(np.isfinite(g.base.ravel())), 40)]
+    pruned = [by_cell(r) for r in engine.reach_many(g, starts, 8.0)]
+    without_pruning(g)
+    assert [by_cell(r) for r in engine.reach_many(g, starts, 8.0)] == pruned
+
+
+@pytest.mark.parametrize("depth", [4.0, 7.0])
+def test_pruning_behind_rear_ranks_changes_no_cost(rules, demo, depth):
+    """Ranks deep over other ground leave a trail into the flat ground ahead: a cell
+    there may be reached more cheaply with that trail, and offer less than a path of
+    light steps would.  `search_trail` prunes only where no trail can hold other
+    ground (`_kernels.trail_cells`), so its reaches stay those of every step."""
+    g = engine.cost_grid(demo, rules, rules.unit("humans", move=24, depth=depth))
+    rng = np.random.default_rng(1)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    starts = [centre(g, c) for c in rng.choice(open_cells, 60)]
+    pruned = [by_cell(r) for r in engine.reach_many(g, starts)]
+    without_pruning(g)
+    assert [by_cell(r) for r in engine.reach_many(g, starts)] == pruned
+
+
+@pytest.mark.parametrize("depth", [2.0, 4.0])
+def test_pruning_near_a_footprint_over_other_ground_changes_no_cost(rules, depth):
+    """Starts just out of a wood, ranks still in it: the footprint's trail holds the
+    wood, near the start only, so pruning waits until the search is well clear."""
+    feats = [feature("woods", rect(0, 0, 20, 30)), feature("bog", rect(34, 10, 40, 14))]
+    g = engine.cost_grid(engine.load_map(battlefield(feats, 40, 30, cell=0.25)), rules,
+                         rules.unit("humans", depth=depth))
+    starts = [(20.0 + dx, y) for dx in (0.125, 0.375, 0.625, 1.125) for y in (5.1, 15.3, 24.9)]
+    pruned = [by_cell(r) for r in engine.reach_many(g, starts, 10.0)]
+    without_pruning(g)
+    assert [by_cell(r) for r in engine.reach_many(g, starts, 10.0)] == pruned
+
+
 @pytest.mark.parametrize("table", [True, False], ids=["table", "no-table"])
 @pytest.mark.parametrize("depth", [0.0, 2.0, 5.0])
 @pytest.mark.parametrize("directions", [8, 32])
@@ -247,7 +337,7 @@ def test_pruned_searches_equal_the_searches_of_every_step(rules, depth, directio
     if not table:
         g.__dict__["kernel_args"] = engine.terrain.kernel_args(  # the cached property, replaced
             g.base, g.steps, g.steep, g.slope, depth, g.footprint, table=False)
-    assert (g.kernel_args.flat >= _kernels.DEEP).mean() > 0.3
+    assert (g.kernel_args.flat > 0).mean() > 0.5
     assert (g.kernel_args.table_cost.size > 0) == table
     rng = np.random.default_rng(int(depth) + directions)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
