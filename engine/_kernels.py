@@ -706,7 +706,10 @@ def search_plain(
     is pushed again and its older entries are skipped once it is expanded,
     marked by ``CLOSED`` in ``parent``).  Dijkstra keys on cost in buckets as
     wide as the shortest step, so a bucket's cells are final (Dial's
-    algorithm, as in `search`).  A* keys on cost plus the distance left on
+    algorithm, as in `search`); of offers equal to the bit, a cell keeps the
+    lowest-numbered step, so the steps kept do not depend on the order of
+    the queue (nor on pruning: a reach priced per started quantum is settled
+    along them).  A* keys on cost plus the distance left on
     open ground (octile with 8 steps, straight line otherwise), which no step
     lowers, in buckets ``ASTAR_SPLIT`` times narrower.  Cells within one
     bucket can still improve each other, so an improved cell is reopened and
@@ -837,6 +840,8 @@ def _search_plain(
                     stack[slot, size[slot]] = b
                     size[slot] += 1
                     queued += 1
+                elif nd == db and k < parent[b] < CLOSED:  # of equal offers, the lowest step
+                    parent[b] = k
             continue
         # (Raw grids have no flat cells: their loop is the plain one over every step.)
         for q in range(onward_start[row] if tabled else 0,
@@ -856,6 +861,8 @@ def _search_plain(
             nd = da + total
             db = dist[b]
             if not nd < db or nd > budget:  # NaN and inf fail the first test
+                if not astar and nd == db and k < parent[b] < CLOSED:
+                    parent[b] = k  # of equal offers, the lowest step (as pruned or not)
                 continue
             if parent[b] >= CLOSED and nd > db * REOPEN:  # rounding, not a cheaper path
                 continue
@@ -1210,7 +1217,8 @@ def search_many(
                         if 2 * stack.size > stack_limit:
                             break
                         stack = np.empty((nb, 2 * stack.shape[1]), dtype=np.int32)
-            if not tabled or n < 0:
+            linked = not tabled or n < 0  # `search` queues in `pos`; the others leave it
+            if linked:
                 n = search(
                     base, steep, gxf, gxb, gyf, gyb, cols, plain,
                     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
@@ -1231,7 +1239,8 @@ def search_many(
                     m += 1
                 dist[t, c] = np.inf
                 parent[t, c] = -1
-                pos[t, c] = -1
+                if linked:
+                    pos[t, c] = -1
             out_start[u] = at
             out_n[u] = m if m <= cap else -1
             at += min(m, cap)
