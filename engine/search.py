@@ -73,7 +73,7 @@ class _Workspace:
         )
 
     def run(self, g: CostGrid | _RawGrid, source: int, goal: int, budget: float,
-            landmarks: tuple = _NO_LANDMARKS) -> int:
+            landmarks: tuple = _NO_LANDMARKS, lowest: bool = False) -> int:
         if g.depth > 0 and not self.trail:
             n = self.dist.size
             self.trail = (
@@ -94,7 +94,7 @@ class _Workspace:
                     a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
                     a.piece_dc, a.piece_w, a.nb, a.table_cost, a.flat, a.flat_of, a.onward_start,
                     a.onward, source, goal,
-                    g.cell, budget, self.dist, self.parent, self.touched, stack,
+                    g.cell, budget, self.dist, self.parent, self.touched, stack, lowest,
                 )
             ))
         elif g.depth > 0 and goal < 0 and a.table_cost.size:
@@ -285,7 +285,8 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
     quanta (`_kernels.settle_quanta`, the pricer's arithmetic), and only the
     cells still within the allowance are kept.
     """
-    n = ws.run(g, source, -1, budget + _SLACK)
+    # Of equally cheap steps into a cell the lowest-numbered, whatever the queue's order.
+    n = ws.run(g, source, -1, budget + _SLACK, lowest=True)
     try:
         idx = ws.touched[:n].astype(np.int64)
         cost = ws.dist[idx]

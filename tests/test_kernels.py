@@ -300,7 +300,7 @@ def test_pruning_near_other_ground_changes_no_cost(rules, seed, depth):
 def kept_steps(g, source, budget):
     """Costs and kept steps (``parent``) of a reach's cells, by cell."""
     ws = S._Workspace.for_cells(g.base.size)
-    n = ws.run(g, source, -1, budget)
+    n = ws.run(g, source, -1, budget, lowest=True)
     cells = ws.touched[:n].copy()
     out = dict(zip(cells.tolist(), zip(ws.dist[cells].tolist(),
                                        (ws.parent[cells] & (_kernels.CLOSED - 1)).tolist(),
@@ -311,10 +311,10 @@ def kept_steps(g, source, budget):
 
 @pytest.mark.parametrize("directions", [8, 32])
 def test_pruning_keeps_the_parents_and_quantised_costs(directions):
-    """Of equally cheap offers a cell keeps the lowest step, whatever the queue's order,
-    so pruning changes no parent either; a reach priced per started quantum (settled
-    along the kept steps) is then the same to the last bit.  (Before the tie rule, 4
-    of these 647 cells came out 1e-16 apart.)"""
+    """For a reach priced per started quantum (settled along the steps the search
+    kept), of offers equal to the bit a cell keeps the lowest step, whatever the
+    queue's order, so pruning changes no step kept nor any cost.  (Before the tie
+    rule, 4 of the first start's 647 cells came out 1e-16 apart.)"""
     bs = engine.load_rules("battlesystem")
     g = engine.cost_grid(engine.load_map("maps/battlesystem/light-woods.geojson"), bs,
                          bs.unit("infantry", depth=0.0), directions=directions)
