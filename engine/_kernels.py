@@ -707,13 +707,14 @@ def search_plain(
     marked by ``CLOSED`` in ``parent``).  Dijkstra keys on cost in buckets as
     wide as the shortest step, so a bucket's cells are final (Dial's
     algorithm, as in `search`).  With ``lowest`` (Dijkstra with a table: a
-    reach priced per started quantum, settled along the steps kept), of
+    reach priced per started quantum is settled along the steps kept), of
     offers equal to the bit a cell keeps the lowest-numbered step, so the
-    steps kept depend on neither the queue's order nor pruning (otherwise
-    the first: 20% faster on demo reaches).  A* keys on cost plus the distance left on
-    open ground (octile with 8 steps, straight line otherwise), which no step
-    lowers, in buckets ``ASTAR_SPLIT`` times narrower.  Cells within one
-    bucket can still improve each other, so an improved cell is reopened and
+    steps kept depend on neither the queue's order nor pruning; otherwise it
+    keeps the first (keeping the lowest made demo reaches 20% slower).  A*
+    keys on cost plus the distance left on open ground (octile with 8 steps,
+    straight line otherwise), which no step lowers, in buckets
+    ``ASTAR_SPLIT`` times narrower.  Cells within one bucket can still
+    improve each other, so an improved cell is reopened and
     expanded again (unless the improvement is rounding, ``REOPEN``), and the
     search stops once the cheapest bucket starts at or beyond the goal's
     cost: no open path can then be cheaper.  Cells costing more than
@@ -761,9 +762,10 @@ def _search_plain(
     table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget, dist, parent,
     touched, stack, astar, tabled, lowest,
 ):
-    """`search_plain` compiled for each value of ``astar`` (``goal >= 0``) and ``tabled``.
+    """`search_plain` compiled for each value of ``astar`` (``goal >= 0``), ``tabled``
+    and ``lowest``.
 
-    ``numba.literally`` makes both flags constants, so each compiled loop keeps
+    ``numba.literally`` makes the flags constants, so each compiled loop keeps
     only its own branches (about 15% on demo-map reaches, bench/README.md).
     Called from Python, the flags would cost a literal re-dispatch (milliseconds)
     every time: call `search_plain`.

@@ -213,7 +213,7 @@ class Steps:
     its pieces (the cells its straight segment crosses, with the fraction of
     the step in each; 0 for a corner touch) are
     ``piece_*[piece_start[k]:piece_start[k + 1]]``.  The steps worth taking
-    out of a cell reached by step k inside ground of one multiplier are
+    out of a flat cell reached by step k are
     ``onward[onward_start[k]:onward_start[k + 1]]`` (`onward_steps`, whose
     shorter paths stop within ``onward_window`` of the cell); row K (the
     number of steps) holds them all.
