@@ -16,7 +16,9 @@ last rank has cleared it") is a monotone deque per path: entries
 ``(level, rem, origin)`` with levels falling and ``rem`` (distance the front
 may still move before that ground leaves the footprint) rising.  The
 multiplier paid at any moment is the larger of the ground under the front and
-the first entry still in the footprint.
+the first entry still in the footprint.  The searches keep each cell's
+levels and distances (``dq_lv``, ``dq_rem``, ``dq_n`` entries); only a
+priced path's explanation (`engine.pricing`) needs the origins.
 """
 
 import math
@@ -34,7 +36,9 @@ STACK_ENTRIES = 2**22  # most entries a first stack of buckets gets (16 MiB)
 # with very many cells, times very many buckets) runs `search`'s linked buckets instead.
 STACK_LIMIT = 2**25
 TRAIL = 4  # deque capacity; distinct multiplier levels a footprint can hold exactly
-WIDE = 128  # bit of a `flat_cells` mark: alike farther around (`flat_cells`)
+WIDE = 128  # bit of a `flat_cells` mark: no heavier ground farther around
+UNIFORM = 1  # `step_table`: a step whose pieces all have one multiplier
+RISING = 2  # `step_table`: a step whose pieces' multipliers never fall
 
 
 @njit(cache=True)
@@ -187,8 +191,11 @@ def step_table(
     """Price every step of every cell once, without the trail.
 
     ``cost[a * K + k]`` is what step k out of cell a costs over its pieces
-    (``inf`` if it leaves the grid or is blocked); ``uniform`` is 1 where all
-    its pieces have one multiplier (the trail then needs a single update).
+    (``inf`` if it leaves the grid or is blocked); ``uniform`` is ``UNIFORM``
+    where all its pieces have one multiplier (the trail then needs a single
+    update), ``RISING`` where their multipliers never fall from one piece to
+    the next (a trail no heavier than the first piece's ground then leaves the
+    last piece's alone: `search_trail`), else 0.
     Flat entry costs (``enter``, ``narrow``: `entry`) are included.  A uniform
     step without them costs its multiplier times its length: the number the
     searches compute, without the table, for a step out of a `flat_cells`
@@ -221,7 +228,9 @@ def step_table(
                 continue
             total = 0.0
             first = -1.0
+            last = -1.0
             same = True
+            rising = True
             flat_cost = True  # no entry cost on the way
             prev = a
             for j in range(piece_start[k], piece_start[k + 1]):
@@ -241,6 +250,8 @@ def step_table(
                     first = g
                 elif g != first:
                     same = False
+                rising = rising and g >= last
+                last = g
                 total += piece_w[j] * step_len[k] * g
                 if entering:
                     e = entry(enter[i], enter[prev], narrow[i], narrow[prev])
@@ -248,9 +259,11 @@ def step_table(
                     flat_cost = flat_cost and e == 0.0
                 prev = i
             if same and total != np.inf:
-                uniform[slot] = 1
+                uniform[slot] = UNIFORM
                 if flat_cost:
                     total = first * step_len[k]
+            elif rising and total != np.inf:
+                uniform[slot] = RISING
             cost[slot] = total
 
 
@@ -275,7 +288,7 @@ def _alike(base, steep, enter, narrow, i, j, has_steep, entering):
 
 
 @njit(cache=True)
-def flat_cells(base, steep, enter, narrow, cols, reach, wide, out, multiplier):
+def flat_cells(base, steep, enter, narrow, cols, reach, calm, out, multiplier):
     """Mark the cells every step out of which costs the cell's multiplier times its length.
 
     That holds where every cell within ``reach`` (the longest step's, in rows
@@ -285,12 +298,12 @@ def flat_cells(base, steep, enter, narrow, cols, reach, wide, out, multiplier):
     (whose entry 0 is 0.0, filled here, at most ``WIDE`` long), else 0; a
     cell whose multiplier would be the ``WIDE``-th distinct one is left
     unmarked (the searches price it as any other).  The bit ``WIDE`` is set
-    as well where that holds within ``wide`` (if more than ``reach``; a unit
-    with rear ranks: `search_trail` prunes such a cell's steps, knowing that
-    no trail near it holds other ground).  Returns how many entries of
-    ``multiplier`` are used.  One byte a cell keeps the mark where the
-    searches read it often: on a 2048² grid, 4 MiB against 32 for the
-    multipliers themselves.
+    as well where ``calm`` (uint8, empty for none) is set: for a unit with
+    rear ranks, no ground near the cell is heavier than its own, so no trail
+    near it weighs more (`search_trail` prunes such a cell's steps).  Returns
+    how many entries of ``multiplier`` are used.  One byte a cell keeps the
+    mark where the searches read it often: on a 2048² grid, 4 MiB against 32
+    for the multipliers themselves.
 
     Runs of alike cells along each row, then runs down each column of cells
     whose row is alike, make it one pass each way.  The searches price a
@@ -301,12 +314,12 @@ def flat_cells(base, steep, enter, narrow, cols, reach, wide, out, multiplier):
     rows = n // cols
     has_steep = steep.shape[0] > 0
     entering = enter.shape[0] > 0
-    far = max(wide, reach) if wide > 0 else n  # no run is longer than n
+    has_calm = calm.shape[0] > 0
     # Runs of alike cells ending at each cell: leftward, then rightward (a row's
-    # `reach` on both sides alike: `row_ok` 1, and `wide` too: 2); then upward and
-    # downward over cells whose rows are alike, per column.
+    # `reach` on both sides alike: `row_ok`); then upward and downward over cells
+    # whose rows are alike, per column.
     run = np.zeros(cols, dtype=np.int64)
-    row_ok = np.zeros(n, dtype=np.uint8)
+    row_ok = np.zeros(n, dtype=np.bool_)
     for r in range(rows):
         o = r * cols
         for c in range(cols):
@@ -319,20 +332,15 @@ def flat_cells(base, steep, enter, narrow, cols, reach, wide, out, multiplier):
             alike = c < cols - 1 and _alike(base, steep, enter, narrow, i, i + 1, has_steep,
                                             entering)
             right = right + 1 if alike else 1
-            width = min(run[c], right)
-            row_ok[i] = 2 if width > far else (1 if width > reach else 0)
+            row_ok[i] = min(run[c], right) > reach
     run[:] = 0
-    run_far = np.zeros(cols, dtype=np.int64)
     for i in range(n):  # whether the runs upward are long enough, kept in `out` for the way back
         c = i % cols
         alike = i >= cols and _alike(base, steep, enter, narrow, i, i - cols, has_steep,
                                      entering)
-        run[c] = (run[c] + 1 if alike and row_ok[i - cols] > 0 else 1) if row_ok[i] > 0 else 0
-        run_far[c] = (run_far[c] + 1 if alike and row_ok[i - cols] > 1 else 1) if (
-            row_ok[i] > 1) else 0
-        out[i] = (1 if run[c] > reach else 0) + (2 if run_far[c] > far else 0)
+        run[c] = (run[c] + 1 if alike and row_ok[i - cols] else 1) if row_ok[i] else 0
+        out[i] = run[c] > reach
     run[:] = 0
-    run_far[:] = 0
     multiplier[0] = 0.0
     used = 1
     last = 0  # the index found last: neighbours mostly share it
@@ -340,13 +348,10 @@ def flat_cells(base, steep, enter, narrow, cols, reach, wide, out, multiplier):
         c = i % cols
         alike = i + cols < n and _alike(base, steep, enter, narrow, i, i + cols, has_steep,
                                         entering)
-        run[c] = (run[c] + 1 if alike and row_ok[i + cols] > 0 else 1) if row_ok[i] > 0 else 0
-        run_far[c] = (run_far[c] + 1 if alike and row_ok[i + cols] > 1 else 1) if (
-            row_ok[i] > 1) else 0
-        ok = out[i] & 1 == 1 and run[c] > reach and base[i] != np.inf
+        run[c] = (run[c] + 1 if alike and row_ok[i + cols] else 1) if row_ok[i] else 0
+        ok = out[i] == 1 and run[c] > reach and base[i] != np.inf
         if ok and has_steep:
             ok = steep[i] == 1.0
-        is_far = out[i] & 2 == 2 and run_far[c] > far
         out[i] = 0
         if ok:
             if multiplier[last] != base[i]:
@@ -359,7 +364,7 @@ def flat_cells(base, steep, enter, narrow, cols, reach, wide, out, multiplier):
                     multiplier[used] = base[i]
                     last = used
                     used += 1
-            out[i] = last | WIDE if is_far and last > 0 else last
+            out[i] = last | WIDE if has_calm and calm[i] and last > 0 else last
     return used
 
 
@@ -369,7 +374,7 @@ def search(
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, source, goal, cell, budget,
-    dist, parent, pos, hkey, hidx, touched, link, dq_lv, dq_rem, dq_org, dq_n, lm, lm_goal,
+    dist, parent, pos, hkey, hidx, touched, link, dq_lv, dq_rem, dq_n, lm, lm_goal,
 ):
     """Dijkstra (``goal < 0``) or A* (``goal >= 0``) over the step neighbourhood.
 
@@ -421,7 +426,7 @@ def search(
     nsteps = step_dr.shape[0]
     s_lv = np.empty(TRAIL)
     s_rem = np.empty(TRAIL)
-    s_org = np.empty(TRAIL, dtype=np.int64)
+    s_org = np.empty(TRAIL, dtype=np.int64)  # `advance`'s origins: not kept here
     no_f = np.empty(0)
     no_i = np.empty(0, dtype=np.int64)
     dist[source] = 0.0
@@ -522,11 +527,10 @@ def search(
                 n = 1
                 s_lv[0] = fa
                 s_rem[0] = depth
-                s_org[0] = a
             elif tabled and not light:
                 if depth == 0.0:
                     done = True
-                elif table_uniform[a * nsteps + k] and a != source:
+                elif table_uniform[a * nsteps + k] == UNIFORM and a != source:
                     g = base[a]
                     if not plain and steep[a] != 1.0:
                         g *= climb(steep[a], gxf[a], gxb[a], gyf[a], gyb[a], ux[k], uy[k])
@@ -534,7 +538,6 @@ def search(
                         n = 1
                         s_lv[0] = g
                         s_rem[0] = depth
-                        s_org[0] = a
                         done = True
             if not done and depth > 0.0:
                 if a == source:
@@ -552,7 +555,6 @@ def search(
                     for j in range(n):
                         s_lv[j] = dq_lv[a * TRAIL + j]
                         s_rem[j] = dq_rem[a * TRAIL + j]
-                        s_org[j] = dq_org[a * TRAIL + j]
             if not done:
                 total = 0.0
                 prev = a
@@ -594,7 +596,6 @@ def search(
                 for j in range(n):
                     dq_lv[b * TRAIL + j] = s_lv[j]
                     dq_rem[b * TRAIL + j] = s_rem[j]
-                    dq_org[b * TRAIL + j] = s_org[j]
             if astar and reopen and pos[b] >= 0:
                 # Queued already: its bound is its key less its old cost (landmark
                 # bounds carry far more slack than this subtraction's rounding).
@@ -903,8 +904,8 @@ def search_trail(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
-    narrow, onward_start, onward, source, budget, dist, parent, touched, dq_lv, dq_rem, dq_org,
-    dq_n, stack,
+    narrow, onward_start, onward, source, budget, dist, parent, touched, dq_lv, dq_rem, dq_n,
+    stack,
 ):
     """`search`'s Dijkstra for a unit with rear ranks (``depth > 0``) and a step table.
 
@@ -916,10 +917,13 @@ def search_trail(
     it) already reaches the neighbour's cost, beyond rounding, is not priced;
     nor is one that reaches it counting only the trail's heaviest ground for
     the distance it stays under the ranks.  The piece walk is `search`'s,
-    written out (see `step_table`).  A light cell reached by a light step
-    takes only the steps `terrain.onward_steps` keeps, where its mark has the
-    ``WIDE`` bit (no trail near it can hold other ground) and the source is
-    too far for the footprint's trail to matter: the paths that beat the
+    written out (see `step_table`), except for a step whose pieces' ground
+    never falls (``RISING``) under a trail no heavier than the first: the
+    walk would charge the table's price and leave the last piece's ground
+    alone.  A light cell reached by a light step takes only the steps
+    `terrain.onward_steps` keeps, where its mark has the ``WIDE`` bit (no
+    trail near it can hold heavier ground) and the footprint's ground is no
+    heavier or the source too far for it to matter: the paths that beat the
     others cost the same with or without the ranks.
 
     The queue is `search_plain`'s: a ring of ``nb`` buckets as wide as the
@@ -944,14 +948,24 @@ def search_trail(
     entering = enter.shape[0] > 0
     s_lv = np.empty(TRAIL)
     s_rem = np.empty(TRAIL)
-    s_org = np.empty(TRAIL, dtype=np.int64)
+    s_org = np.empty(TRAIL, dtype=np.int64)  # `advance`'s origins: not kept here
     no_f = np.empty(0)
     no_i = np.empty(0, dtype=np.int64)
     step_off = step_dr * cols + step_dc
-    # Farther than this from the source, no cell near a holds the footprint's trail.
+    # Farther than this from the source, no cell near a holds the footprint's trail;
+    # nearer, it weighs no more than ``behind``, the footprint's heaviest ground.
     near = max(np.abs(step_dr).max(), np.abs(step_dc).max()) + math.ceil(depth / step_len.min())
     src_r = source // cols
     src_c = source - src_r * cols
+    behind = 0.0
+    for k in range(nsteps):
+        for j in range(fp_start[k], fp_start[k + 1]):
+            rr = src_r + fp_dr[j]
+            cc = src_c + fp_dc[j]
+            if 0 <= rr < rows and 0 <= cc < cols:
+                g = ground(base, steep, gxf, gxb, gyf, gyb, rr * cols + cc, ux[k], uy[k])
+                if g != np.inf:
+                    behind = max(behind, g)
     width = step_len.min()
     per_width = (1.0 / width) * (1.0 + 1e-12)
     ring = nb - 1
@@ -983,29 +997,27 @@ def search_trail(
         ac = a - ar * cols
         mark = flat[a] if has_flat else 0
         fa = flat_of[mark] if has_flat else 0.0
-        # The trail's first (heaviest) level, how much farther it stays behind, and
-        # where it lies; -1 marks a light step's trail, not written out: the ground
-        # of the cell it came from, under the whole depth.
+        # The trail's first (heaviest) level and how much farther it stays behind;
+        # -1 marks a light step's trail, not written out: the ground of the cell it
+        # came from, under the whole depth.
         na = dq_n[a]
-        # Reached by a light step, where nothing near a differs from its ground (no trail
-        # there can weigh more, the footprint at the source too far to matter), only
-        # the steps that one leaves worth taking: any path through a's box costs its
-        # length at a's multiplier (`terrain.onward_steps`).
+        # Reached by a light step, where nothing near a is heavier than its ground (no
+        # trail there can weigh more; the footprint at the source no heavier or too far
+        # to matter), only the steps that one leaves worth taking: any path through a's
+        # box costs its length at a's multiplier (`terrain.onward_steps`).
         row = nsteps
-        if na < 0 and mark >= WIDE and (abs(ar - src_r) > near or abs(ac - src_c) > near):
+        if na < 0 and mark >= WIDE and (
+                behind <= fa or abs(ar - src_r) > near or abs(ac - src_c) > near):
             row = parent[a] & (CLOSED - 1)
         heavy = 0.0
         heavy_rem = 0.0
-        heavy_org = 0
         if na < 0:
-            heavy_org = a - step_off[parent[a] & (CLOSED - 1)]
-            heavy = flat_of[flat[heavy_org]]
+            heavy = flat_of[flat[a - step_off[parent[a] & (CLOSED - 1)]]]
             heavy_rem = depth
             na = 1
         elif na > 0:
             heavy = dq_lv[a * TRAIL]
             heavy_rem = dq_rem[a * TRAIL]
-            heavy_org = dq_org[a * TRAIL]
         # Behind the front of a flat cell, nothing heavier than its ground (every
         # direction's, there): all its steps take the table's price.
         light = a != source and fa > 0.0 and heavy <= fa
@@ -1060,8 +1072,7 @@ def search_trail(
                 n = 1
                 s_lv[0] = fa
                 s_rem[0] = depth
-                s_org[0] = a
-            elif fa == 0.0 and a != source and table_uniform[a * nsteps + k]:
+            elif fa == 0.0 and a != source and table_uniform[a * nsteps + k] > 0:
                 g = base[a]
                 if not plain and steep[a] != 1.0:
                     g *= climb(steep[a], gxf[a], gxb[a], gyf[a], gyb[a], ux[k], uy[k])
@@ -1069,8 +1080,15 @@ def search_trail(
                     n = 1
                     s_lv[0] = g
                     s_rem[0] = depth
-                    s_org[0] = a
                     done = True
+                    if table_uniform[a * nsteps + k] == RISING:
+                        # Each piece leaves the ground before it behind at once, the
+                        # trail too (none heavier than a's): the walk would charge
+                        # the table's price and keep b's ground alone.
+                        g = base[b]
+                        if not plain and steep[b] != 1.0:
+                            g *= climb(steep[b], gxf[b], gxb[b], gyf[b], gyb[b], ux[k], uy[k])
+                        s_lv[0] = g
             if not done:
                 if a == source:
                     for j in range(fp_start[k], fp_start[k + 1]):
@@ -1087,11 +1105,9 @@ def search_trail(
                     if n > 0:
                         s_lv[0] = heavy
                         s_rem[0] = heavy_rem
-                        s_org[0] = heavy_org
                     for j in range(1, n):
                         s_lv[j] = dq_lv[a * TRAIL + j]
                         s_rem[j] = dq_rem[a * TRAIL + j]
-                        s_org[j] = dq_org[a * TRAIL + j]
                 total = 0.0
                 prev = a
                 for j in range(piece_start[k], piece_start[k + 1]):
@@ -1130,7 +1146,6 @@ def search_trail(
             for j in range(n):
                 dq_lv[b * TRAIL + j] = s_lv[j]
                 dq_rem[b * TRAIL + j] = s_rem[j]
-                dq_org[b * TRAIL + j] = s_org[j]
             slot = max(int(nd * per_width), current) & ring
             if size[slot] == stack.shape[1]:
                 return -n_touched
@@ -1178,7 +1193,7 @@ def search_many(
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, sources, cell, budget,
-    dist, parent, pos, touched, link, dq_lv, dq_rem, dq_org, dq_n,
+    dist, parent, pos, touched, link, dq_lv, dq_rem, dq_n,
     width, stack_limit, cap, out_cells, out_cost, out_start, out_n,
 ):
     """`search` (Dijkstra; with a step table, `search_plain` at depth 0 and
@@ -1219,7 +1234,7 @@ def search_many(
                             fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
                             flat, flat_of, enter, narrow, onward_start, onward, sources[u],
                             budget, dist[t],
-                            parent[t], touched[t], dq_lv[t], dq_rem[t], dq_org[t], dq_n[t],
+                            parent[t], touched[t], dq_lv[t], dq_rem[t], dq_n[t],
                             stack,
                         )
                     if n < 0:  # a bucket outgrew the stack: again, with room
@@ -1236,7 +1251,7 @@ def search_many(
                     flat, flat_of, enter, narrow, onward_start, onward, sources[u], -1, cell,
                     budget,
                     dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
-                    dq_lv[t], dq_rem[t], dq_org[t], dq_n[t], no_lm, no_lm_goal,
+                    dq_lv[t], dq_rem[t], dq_n[t], no_lm, no_lm_goal,
                 )
             m = 0
             for j in range(n):

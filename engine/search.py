@@ -79,7 +79,6 @@ class _Workspace:
             self.trail = (
                 np.empty(n * _kernels.TRAIL),
                 np.empty(n * _kernels.TRAIL),
-                np.empty(n * _kernels.TRAIL, dtype=np.int64),
                 np.zeros(n, dtype=np.int8),
             )
         a = g.kernel_args
@@ -111,9 +110,7 @@ class _Workspace:
         if goal >= 0 and self.hkey.size == 0:  # A*'s heap, only when asked for
             self.hkey = np.empty(self.dist.size)
             self.hidx = np.empty(self.dist.size, dtype=np.int32)
-        trail = self.trail or (
-            np.empty(0), np.empty(0), np.empty(0, np.int64), np.empty(0, np.int8)
-        )
+        trail = self.trail or (np.empty(0), np.empty(0), np.empty(0, np.int8))
         return _kernels.search(
             *a, source, goal, g.cell, budget,
             self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, self.link,
@@ -397,7 +394,6 @@ def _many_workspace(g: CostGrid, threads: int) -> tuple:
             np.empty((threads, 2 * n), dtype=np.int32),
             np.empty((threads, trail * _kernels.TRAIL)),
             np.empty((threads, trail * _kernels.TRAIL)),
-            np.empty((threads, trail * _kernels.TRAIL), dtype=np.int64),
             np.zeros((threads, trail), dtype=np.int8),
         )
     return ws

@@ -131,11 +131,10 @@ def test_step_table_writes_flat_cells_as_their_pieces_price_them(rules, path, un
     assert np.array_equal(cost, a.table_cost) and np.array_equal(uniform, a.table_uniform)
 
 
-def flat_by_definition(g, half=None):
-    """`_kernels.flat_cells` written out: a cell's box of the longest step (or of
-    ``half`` rows and columns each way), all alike."""
+def flat_by_definition(g):
+    """`_kernels.flat_cells` written out: a cell's box of the longest step, all alike."""
     a = g.kernel_args
-    reach = int(np.abs(a.step_dr).max()) if half is None else half
+    reach = int(np.abs(a.step_dr).max())
     rows, cols = g.grid.shape
     layers = [g.base, g.steep, *(x.reshape(rows, cols) for x in (a.enter, a.narrow) if x.size)]
     out = np.zeros((rows, cols))
@@ -145,6 +144,19 @@ def flat_by_definition(g, half=None):
             if (np.isfinite(g.base[r, c]) and g.steep[r, c] == 1.0
                     and all((x[box] == x[r, c]).all() for x in layers)):
                 out[r, c] = g.base[r, c]
+    return out
+
+
+def calm_by_definition(g, half):
+    """`terrain._calm` written out: no cell within ``half`` rows and columns (on the
+    grid) whose ground, uphill at its steep multiplier, is heavier than the cell's."""
+    rows, cols = g.grid.shape
+    top = np.where(np.isfinite(g.base), g.base * g.steep, 0.0)
+    out = np.zeros((rows, cols), dtype=bool)
+    for r in range(rows):
+        for c in range(cols):
+            box = top[max(r - half, 0):r + half + 1, max(c - half, 0):c + half + 1]
+            out[r, c] = (box <= g.base[r, c]).all()
     return out
 
 
@@ -161,9 +173,9 @@ def test_flat_cells_are_the_cells_of_a_uniform_box(rules, path, directions, dept
     assert np.array_equal(got, flat_by_definition(g))
     assert 0.3 < (got > 0).mean() < 0.99
     wide = (a.flat >= _kernels.WIDE).reshape(g.grid.shape)
-    if depth > 0:  # alike as far again as the ranks' depth and a cell, for `search_trail`
+    if depth > 0:  # nothing heavier as far again as the ranks' depth, for `search_trail`
         half = g.steps.onward_window + math.floor(depth / bf.cell + 0.5)
-        assert np.array_equal(wide, flat_by_definition(g, half) > 0)
+        assert np.array_equal(wide, (got > 0) & calm_by_definition(g, half))
         assert 0.1 < wide.mean() < (got > 0).mean()
     else:
         assert not wide.any()
@@ -175,22 +187,22 @@ def test_flat_cells_are_the_cells_of_a_uniform_box(rules, path, directions, dept
 
 def test_flat_cells_mark_at_most_127_multipliers():
     """Blocks of 300 different multipliers: the first 127 met are marked, the rest not."""
-    block, reach, wide = 11, 2, 4
+    block, reach = 11, 2
     values = 1.0 + np.arange(300) / 7.0
     base = np.repeat(np.repeat(values.reshape(15, 20), block, axis=0), block, axis=1)
+    calm = (np.arange(base.size) % 3 == 0).astype(np.uint8)
     out, multiplier = np.empty(base.size, dtype=np.uint8), np.empty(_kernels.WIDE)
     used = _kernels.flat_cells(base.ravel(), np.empty(0), np.empty(0), np.empty(0),
-                               base.shape[1], reach, wide, out, multiplier)
+                               base.shape[1], reach, calm, out, multiplier)
     assert used == _kernels.WIDE
     got = multiplier[out % _kernels.WIDE].reshape(base.shape)
     marked = got > 0
     assert np.array_equal(got[marked], base[marked])
     # every block's middle can be marked, by its box; 127 of the 300 are, and those
-    # `wide` from the block's edges have the WIDE bit
+    # marked ``calm`` have the WIDE bit
     middles = marked[block // 2::block, block // 2::block]
     assert middles.sum() == 127 and marked.sum() == 127 * (block - 2 * reach) ** 2
-    far = out >= _kernels.WIDE
-    assert (far <= marked.ravel()).all() and far.sum() == 127 * (block - 2 * wide) ** 2
+    assert np.array_equal(out >= _kernels.WIDE, marked.ravel() & (calm == 1))
 
 
 def onward_by_search(st, window=None):
@@ -696,7 +708,7 @@ def search_costs(g, source, budget):
     a, n = g.kernel_args, g.base.size
     ws = S._Workspace.for_cells(n)
     trail = (np.empty(n * _kernels.TRAIL), np.empty(n * _kernels.TRAIL),
-             np.empty(n * _kernels.TRAIL, dtype=np.int64), np.zeros(n, dtype=np.int8))
+             np.zeros(n, dtype=np.int8))
     m = _kernels.search(*a, source, -1, g.cell, budget, ws.dist, ws.parent, ws.pos, ws.hkey,
                         ws.hidx, ws.touched, ws.link, *trail, *S._NO_LANDMARKS)
     cells = ws.touched[:m]
