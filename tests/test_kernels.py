@@ -113,6 +113,28 @@ def test_flat_cells_price_every_step_as_the_table_does(rules):
     assert_reach_is_reference(g, r * g.grid.shape[1] + c)
 
 
+def test_step_table_marks_uniform_and_rising_steps(rules):
+    """Across a wood one cell wide, a step from open ground into it is ``RISING``, one
+    out of it neither (the ranks stay in the wood), one along it ``UNIFORM``; the
+    rear-rank search, skipping the rising steps' piece walk, costs every cell as
+    `search`.  (The trail such a step leaves shows on hills, where the next step's
+    ground may be lighter: `test_trail_kernel_equals_search`.)"""
+    bf = engine.load_map(battlefield([feature("woods", rect(6, -1, 7, 15))], 18, 14, cell=1.0))
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=2.0), directions=8)
+    a = g.kernel_args
+    flag = a.table_uniform.reshape(a.flat.size, -1)
+    cols = g.grid.shape[1]
+    east, west, north = (int(np.flatnonzero((a.step_dr == dr) & (a.step_dc == dc))[0])
+                         for dr, dc in ((0, 1), (0, -1), (-1, 0)))
+    outside, inside = 7 * cols + 5, 7 * cols + 6  # either side of the wood's west edge
+    assert g.base.flat[outside] == 1.0 < g.base.flat[inside]
+    assert flag[outside, east] == _kernels.RISING and flag[outside, west] == _kernels.UNIFORM
+    assert flag[inside, east] == flag[inside, west] == 0 and flag[inside, north] == _kernels.UNIFORM
+    for source in (7 * cols + 1, 3 * cols + 4, inside):
+        assert by_cell(engine.reach(g, centre(g, source), 1e9)) == search_costs(
+            g, source, 1e9 + S._SLACK)
+
+
 @pytest.mark.parametrize(("path", "unit"), [
     ("maps/demo.geojson", {"depth": 0}), ("maps/demo.geojson", {"ranks": 2}),
     ("maps/crossings.geojson", {"frontage": 6}),
@@ -721,6 +743,7 @@ def test_trail_kernel_equals_search(rules, seed, depth, hills):
     """`search_trail` (stack buckets, lazy deletion) breaks ties as `search` does: equal costs."""
     g = engine.cost_grid(random_map(seed, hills=hills), rules, rules.unit("humans", depth=depth))
     assert g.kernel_args.table_cost.size
+    assert (g.kernel_args.table_uniform == _kernels.RISING).any()
     ws = S._Workspace.for_cells(g.base.size)
     ws.stack = np.empty((0, 1), dtype=np.int32)  # outgrown at once: the retry is exercised
     rng = np.random.default_rng(seed)
