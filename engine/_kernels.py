@@ -287,6 +287,53 @@ def _alike(base, steep, enter, narrow, i, j, has_steep, entering):
     return not entering or (enter[i] == enter[j] and narrow[i] == narrow[j])
 
 
+@njit(cache=True, inline="always")
+def _window_max(line, n, half, prefix, suffix):
+    """``line[i]`` becomes the largest of ``line[i - half : i + half + 1]`` (0 past
+    either end; values >= 0): van Herk and Gil-Werman's prefix and suffix maxima
+    over blocks as wide as the window, three passes whatever ``half``."""
+    w = 2 * half + 1
+    m = n + 2 * half  # the line padded with `half` zeros each side
+    for j in range(m):
+        v = line[j - half] if half <= j < n + half else 0.0
+        prefix[j] = v if j % w == 0 else max(prefix[j - 1], v)
+    for j in range(m - 1, -1, -1):
+        v = line[j - half] if half <= j < n + half else 0.0
+        suffix[j] = v if j % w == w - 1 or j == m - 1 else max(suffix[j + 1], v)
+    for i in range(n):
+        line[i] = max(suffix[i], prefix[i + w - 1])
+
+
+@njit(cache=True)
+def calm_cells(base, steep, cols, half, out):
+    """Mark (uint8, 1) the cells with no heavier ground within ``half`` rows and
+    columns: no cell there whose multiplier (times its steep multiplier, ``steep``
+    empty for none) exceeds the cell's own.  Impassable cells and the ground off
+    the grid hold no trail and count as none.  A running maximum along the rows,
+    then down the columns (`_window_max`)."""
+    n = base.shape[0]
+    rows = n // cols
+    top = np.empty(n)
+    for i in range(n):
+        g = base[i]
+        top[i] = 0.0 if g == np.inf else (g * steep[i] if steep.shape[0] > 0 else g)
+    longest = max(rows, cols)
+    line = np.empty(longest)
+    prefix = np.empty(longest + 4 * half + 1)
+    suffix = np.empty(longest + 4 * half + 1)
+    for r in range(rows):
+        line[:cols] = top[r * cols:(r + 1) * cols]
+        _window_max(line, cols, half, prefix, suffix)
+        top[r * cols:(r + 1) * cols] = line[:cols]
+    for c in range(cols):
+        for r in range(rows):
+            line[r] = top[r * cols + c]
+        _window_max(line, rows, half, prefix, suffix)
+        for r in range(rows):
+            i = r * cols + c
+            out[i] = 1 if line[r] <= base[i] else 0
+
+
 @njit(cache=True)
 def flat_cells(base, steep, enter, narrow, cols, reach, calm, out, multiplier):
     """Mark the cells every step out of which costs the cell's multiplier times its length.

@@ -586,7 +586,9 @@ def kernel_args(
         reach = int(max(np.abs(st.dr).max(), np.abs(st.dc).max()))
         calm = np.empty(0, dtype=np.uint8)
         if depth > 0:  # as far as the trails of the shorter paths' stops reach
-            calm = _calm(base, steep, st.onward_window + _kernels.trail_cells(st.length, depth))
+            calm = np.empty(base.size, dtype=np.uint8)
+            _kernels.calm_cells(base.ravel(), flat_steep, base.shape[1],
+                                st.onward_window + _kernels.trail_cells(st.length, depth), calm)
         _kernels.flat_cells(base.ravel(), flat_steep, *flats, base.shape[1], reach, calm,
                             flat_cells, multiplier)
         flat_of = np.concatenate([multiplier, multiplier])  # a mark with its WIDE bit too
@@ -608,19 +610,6 @@ def kernel_args(
     return KernelArgs(*cells, float(depth), *(footprint or (i, i, i, f)),
                       bucket_count(st, costliest), *priced, flat_cells, flat_of, *flats,
                       st.onward_start, st.onward)
-
-
-def _calm(base: np.ndarray, steep: np.ndarray | None, wide: int) -> np.ndarray:
-    """Where no cell within ``wide`` rows or columns has heavier ground (uphill at its
-    steep multiplier; impassable ground is in no trail): no rear-rank trail there
-    weighs more than the cell's own ground.  Flat, uint8."""
-    from scipy.ndimage import maximum_filter  # imported when first needed: it is slow to import
-
-    top = np.where(np.isfinite(base), base, 0.0)
-    if steep is not None:
-        top = top * steep
-    near = maximum_filter(top, size=2 * wide + 1, mode="constant", cval=0.0)
-    return (near <= base).ravel().astype(np.uint8)
 
 
 def cost_grid(

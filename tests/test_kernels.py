@@ -169,17 +169,30 @@ def flat_by_definition(g):
     return out
 
 
-def calm_by_definition(g, half):
-    """`terrain._calm` written out: no cell within ``half`` rows and columns (on the
-    grid) whose ground, uphill at its steep multiplier, is heavier than the cell's."""
-    rows, cols = g.grid.shape
-    top = np.where(np.isfinite(g.base), g.base * g.steep, 0.0)
+def calm_by_definition(base, steep, half):
+    """`_kernels.calm_cells` written out: no cell within ``half`` rows and columns (on
+    the grid) whose ground, uphill at its steep multiplier, is heavier than the cell's."""
+    rows, cols = base.shape
+    top = np.where(np.isfinite(base), base * steep, 0.0)
     out = np.zeros((rows, cols), dtype=bool)
     for r in range(rows):
         for c in range(cols):
             box = top[max(r - half, 0):r + half + 1, max(c - half, 0):c + half + 1]
-            out[r, c] = (box <= g.base[r, c]).all()
+            out[r, c] = (box <= base[r, c]).all()
     return out
+
+
+@pytest.mark.parametrize(("rows", "cols", "half"), [(1, 9, 2), (9, 1, 3), (7, 11, 0),
+                                                    (13, 17, 1), (20, 6, 4), (5, 5, 9)])
+def test_calm_cells_is_the_box_maximum(rows, cols, half):
+    rng = np.random.default_rng(rows * 100 + cols)
+    base = rng.choice([1.0, 1.5, 2.0, 3.0, np.inf], (rows, cols), p=[0.4, 0.2, 0.2, 0.1, 0.1])
+    steep = rng.choice([1.0, 1.0, 2.0], (rows, cols))
+    for st in (steep, np.ones_like(steep)):
+        out = np.empty(base.size, dtype=np.uint8)
+        _kernels.calm_cells(base.ravel(), st.ravel() if st is steep else np.empty(0), cols,
+                            half, out)
+        assert np.array_equal(out.reshape(rows, cols) == 1, calm_by_definition(base, st, half))
 
 
 @pytest.mark.parametrize(("path", "directions", "depth"), [
@@ -197,7 +210,7 @@ def test_flat_cells_are_the_cells_of_a_uniform_box(rules, path, directions, dept
     wide = (a.flat >= _kernels.WIDE).reshape(g.grid.shape)
     if depth > 0:  # nothing heavier as far again as the ranks' depth, for `search_trail`
         half = g.steps.onward_window + math.floor(depth / bf.cell + 0.5)
-        assert np.array_equal(wide, (got > 0) & calm_by_definition(g, half))
+        assert np.array_equal(wide, (got > 0) & calm_by_definition(g.base, g.steep, half))
         assert 0.1 < wide.mean() < (got > 0).mean()
     else:
         assert not wide.any()
