@@ -271,9 +271,11 @@ def step_table(
 def trail_cells(step_len, depth):
     """How many cells (rows or columns) from the front a trail ``depth`` deep can
     hold ground of: a cell's ground is kept until the front is ``depth`` past
-    where it left the cell, half a cell or more from its centre.  (A full trail
-    merges two levels, the lower taking the other's distance: that distance is
-    still a cell's within this reach.)"""
+    where it left the cell, half a cell or more from its centre.  So is the
+    footprint's at the source: a cell behind it is kept until the front is
+    ``depth`` past where the footprint's line enters it.  (A full trail merges
+    two levels, the lower taking the other's distance: that distance is still
+    a cell's within this reach.)"""
     return math.floor(depth / step_len.min() + 0.5)
 
 
@@ -968,10 +970,10 @@ def search_trail(
     never falls (``RISING``) under a trail no heavier than the first: the
     walk would charge the table's price and leave the last piece's ground
     alone.  A light cell reached by a light step takes only the steps
-    `terrain.onward_steps` keeps, where its mark has the ``WIDE`` bit (no
-    trail near it can hold heavier ground) and the footprint's ground is no
-    heavier or the source too far for it to matter: the paths that beat the
-    others cost the same with or without the ranks.
+    `terrain.onward_steps` keeps, where its mark has the ``WIDE`` bit: no
+    trail near it can hold heavier ground (the footprint at the source holds
+    ground behind the front for no longer than a path's trail would), so the
+    paths that beat the others cost the same with or without the ranks.
 
     The queue is `search_plain`'s: a ring of ``nb`` buckets as wide as the
     shortest step, each a stack (row of ``stack``, the caller's, so the
@@ -999,20 +1001,6 @@ def search_trail(
     no_f = np.empty(0)
     no_i = np.empty(0, dtype=np.int64)
     step_off = step_dr * cols + step_dc
-    # Farther than this from the source, no cell near a holds the footprint's trail;
-    # nearer, it weighs no more than ``behind``, the footprint's heaviest ground.
-    near = max(np.abs(step_dr).max(), np.abs(step_dc).max()) + math.ceil(depth / step_len.min())
-    src_r = source // cols
-    src_c = source - src_r * cols
-    behind = 0.0
-    for k in range(nsteps):
-        for j in range(fp_start[k], fp_start[k + 1]):
-            rr = src_r + fp_dr[j]
-            cc = src_c + fp_dc[j]
-            if 0 <= rr < rows and 0 <= cc < cols:
-                g = ground(base, steep, gxf, gxb, gyf, gyb, rr * cols + cc, ux[k], uy[k])
-                if g != np.inf:
-                    behind = max(behind, g)
     width = step_len.min()
     per_width = (1.0 / width) * (1.0 + 1e-12)
     ring = nb - 1
@@ -1049,12 +1037,12 @@ def search_trail(
         # came from, under the whole depth.
         na = dq_n[a]
         # Reached by a light step, where nothing near a is heavier than its ground (no
-        # trail there can weigh more; the footprint at the source no heavier or too far
-        # to matter), only the steps that one leaves worth taking: any path through a's
-        # box costs its length at a's multiplier (`terrain.onward_steps`).
+        # trail there can weigh more: the footprint's ground at the source is ground
+        # behind the front too, kept no longer than a path's), only the steps that one
+        # leaves worth taking: any path through a's box costs its length at a's
+        # multiplier (`terrain.onward_steps`).
         row = nsteps
-        if na < 0 and mark >= WIDE and (
-                behind <= fa or abs(ar - src_r) > near or abs(ac - src_c) > near):
+        if na < 0 and mark >= WIDE:
             row = parent[a] & (CLOSED - 1)
         heavy = 0.0
         heavy_rem = 0.0

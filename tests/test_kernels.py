@@ -769,6 +769,23 @@ def test_trail_kernel_equals_search(rules, seed, depth, hills):
     assert ws.stack.shape[1] > 1 and np.isinf(ws.dist).all() and (ws.parent == -1).all()
 
 
+@pytest.mark.parametrize("depth", [2.0, 4.0, 7.0])
+def test_trail_kernel_with_the_ranks_in_a_wood(rules, depth):
+    """Units at a wood's edge with their ranks still in the wood (the footprint at the
+    source holds the wood's ground, kept no longer than a trail's: `trail_cells`),
+    and a little way out of it: every cost is `search`'s."""
+    bf = engine.load_map(battlefield([feature("woods", rect(-1, -1, 10, 31)),
+                                      feature("woods", rect(26, 12, 29, 15))], 40, 30, cell=0.5))
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth))
+    wide = (g.kernel_args.flat >= _kernels.WIDE).reshape(g.grid.shape)
+    assert wide[:, 30:].any()  # open ground that prunes, beyond the trail's reach
+    for x, y in [(10.25, 15.25), (10.75, 3.25), (11.25, 27.75), (13.75, 15.25), (24.25, 13.25)]:
+        r, c = g.grid.xy_to_rc((x, y))
+        source = r * g.grid.shape[1] + c
+        assert by_cell(engine.reach(g, (x, y), 12.0)) == search_costs(
+            g, source, 12.0 + S._SLACK)
+
+
 def test_trail_kernel_on_the_demo_map(rules):
     """Walls, a narrow bridge and hills: `reach`, `reach_many` and `search` agree exactly."""
     bf = engine.load_map("maps/demo.geojson")
