@@ -381,23 +381,23 @@ def flat_cells(base, steep, enter, narrow, cols, reach, calm, out, multiplier):
             alike = c < cols - 1 and _alike(base, steep, enter, narrow, i, i + 1, has_steep,
                                             entering)
             right = right + 1 if alike else 1
-            row_ok[i] = min(run[c], right) > reach
+            row_ok[i] = run[c] > reach and right > reach
     run[:] = 0
-    for i in range(n):  # whether the runs upward are long enough, kept in `out` for the way back
+    for i in range(n):  # whether the run upward is long enough, kept in `out` for the way back
         c = i % cols
-        alike = i >= cols and _alike(base, steep, enter, narrow, i, i - cols, has_steep,
-                                     entering)
-        run[c] = (run[c] + 1 if alike and row_ok[i - cols] else 1) if row_ok[i] else 0
-        out[i] = run[c] > reach
+        alike = i >= cols and row_ok[i - cols] and _alike(base, steep, enter, narrow, i,
+                                                          i - cols, has_steep, entering)
+        run[c] = (run[c] + 1 if alike else 1) if row_ok[i] else 0
+        out[i] = 1 if run[c] > reach else 0
     run[:] = 0
     multiplier[0] = 0.0
     used = 1
     last = 0  # the index found last: neighbours mostly share it
     for i in range(n - 1, -1, -1):
         c = i % cols
-        alike = i + cols < n and _alike(base, steep, enter, narrow, i, i + cols, has_steep,
-                                        entering)
-        run[c] = (run[c] + 1 if alike and row_ok[i + cols] else 1) if row_ok[i] else 0
+        alike = i + cols < n and row_ok[i + cols] and _alike(base, steep, enter, narrow, i,
+                                                             i + cols, has_steep, entering)
+        run[c] = (run[c] + 1 if alike else 1) if row_ok[i] else 0
         ok = out[i] == 1 and run[c] > reach and base[i] != np.inf
         if ok and has_steep:
             ok = steep[i] == 1.0
@@ -1041,13 +1041,12 @@ def search_trail(
         # behind the front too, kept no longer than a path's), only the steps that one
         # leaves worth taking: any path through a's box costs its length at a's
         # multiplier (`terrain.onward_steps`).
-        row = nsteps
-        if na < 0 and mark >= WIDE:
-            row = parent[a] & (CLOSED - 1)
+        came = parent[a] & (CLOSED - 1)  # the step that reached a (junk at the source)
+        row = came if na < 0 and mark >= WIDE else nsteps
         heavy = 0.0
         heavy_rem = 0.0
         if na < 0:
-            heavy = flat_of[flat[a - step_off[parent[a] & (CLOSED - 1)]]]
+            heavy = flat_of[flat[a - step_off[came]]]
             heavy_rem = depth
             na = 1
         elif na > 0:

@@ -390,15 +390,21 @@ def test_pruning_behind_rear_ranks_changes_no_cost(rules, demo, depth):
     assert [by_cell(r) for r in engine.reach_many(g, starts)] == pruned
 
 
-@pytest.mark.parametrize("depth", [2.0, 4.0])
+@pytest.mark.parametrize("depth", [2.0, 4.0, 7.0])
 def test_pruning_near_a_footprint_over_other_ground_changes_no_cost(rules, depth):
-    """Starts just out of a wood, ranks still in it: the footprint's trail holds the
-    wood, near the start only, so pruning waits until the search is well clear."""
+    """Starts just out of a wood, ranks still in it: the footprint holds the wood's
+    ground no longer than a trail would (`_kernels.trail_cells`), so the ``WIDE``
+    marks cover it; every cost is the unpruned search's and `search`'s."""
     feats = [feature("woods", rect(0, 0, 20, 30)), feature("bog", rect(34, 10, 40, 14))]
     g = engine.cost_grid(engine.load_map(battlefield(feats, 40, 30, cell=0.25)), rules,
                          rules.unit("humans", depth=depth))
+    wide = (g.kernel_args.flat >= _kernels.WIDE).reshape(g.grid.shape)
+    assert wide[:, 100:].any()  # open ground that prunes, beyond the trail's reach
     starts = [(20.0 + dx, y) for dx in (0.125, 0.375, 0.625, 1.125) for y in (5.1, 15.3, 24.9)]
     pruned = [by_cell(r) for r in engine.reach_many(g, starts, 10.0)]
+    for xy, got in list(zip(starts, pruned, strict=True))[::3]:
+        r, c = g.grid.xy_to_rc(xy)
+        assert got == search_costs(g, r * g.grid.shape[1] + c, 10.0 + S._SLACK)
     without_pruning(g)
     assert [by_cell(r) for r in engine.reach_many(g, starts, 10.0)] == pruned
 
@@ -767,23 +773,6 @@ def test_trail_kernel_equals_search(rules, seed, depth, hills):
         ws.reset(n)
         assert got == search_costs(g, int(source), budget)
     assert ws.stack.shape[1] > 1 and np.isinf(ws.dist).all() and (ws.parent == -1).all()
-
-
-@pytest.mark.parametrize("depth", [2.0, 4.0, 7.0])
-def test_trail_kernel_with_the_ranks_in_a_wood(rules, depth):
-    """Units at a wood's edge with their ranks still in the wood (the footprint at the
-    source holds the wood's ground, kept no longer than a trail's: `trail_cells`),
-    and a little way out of it: every cost is `search`'s."""
-    bf = engine.load_map(battlefield([feature("woods", rect(-1, -1, 10, 31)),
-                                      feature("woods", rect(26, 12, 29, 15))], 40, 30, cell=0.5))
-    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth))
-    wide = (g.kernel_args.flat >= _kernels.WIDE).reshape(g.grid.shape)
-    assert wide[:, 30:].any()  # open ground that prunes, beyond the trail's reach
-    for x, y in [(10.25, 15.25), (10.75, 3.25), (11.25, 27.75), (13.75, 15.25), (24.25, 13.25)]:
-        r, c = g.grid.xy_to_rc((x, y))
-        source = r * g.grid.shape[1] + c
-        assert by_cell(engine.reach(g, (x, y), 12.0)) == search_costs(
-            g, source, 12.0 + S._SLACK)
 
 
 def test_trail_kernel_on_the_demo_map(rules):
