@@ -1,23 +1,23 @@
 """numba kernels: cost to a goal over reversed steps (flow fields).
 
 Private; `engine.ai` validates everything first.  The kernels call
-`engine._kernels.climb` and `engine._kernels.entry`, callees in another
-module: numba's disk cache does not notice an edit to them, so after changing
-either clear the cache (``engine/__pycache__/_flow.*``) or touch this file.
+`engine._kernels.prefetch`, a callee in another module: numba's disk cache
+does not notice an edit to it, so after changing it clear the cache
+(``engine/__pycache__/_flow.*``) or touch this file.
 """
 
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import climb, entry
+from ._kernels import prefetch
+
+AHEAD = 4  # pops between asking for what a queued cell's expansion reads and reading it
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def reverse_field(
-    base, steep, gxf, gxb, gyf, gyb, cols, plain,
-    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    nb, table_cost, flat, flat_of, enter, narrow, onward_start, onward, goals, limit, bounds,
-    dist, step, stacks,
+    cols, step_dr, step_dc, step_len, nb, flat, flat_of, in_row, in_cost, onward_start, onward,
+    goals, limit, bounds, dist, step, stacks,
 ):
     """Cost from every cell to the nearest of ``goals``, one band of rows per thread.
 
@@ -68,9 +68,8 @@ def reverse_field(
             # lists what it expands, to take the marks off those alone.
             done = listed[0:0] if rnd == 0 else listed[lo:hi]
             n, m = reverse_search(
-                base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
-                ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, table_cost, flat, flat_of,
-                enter, narrow, onward_start, onward, seeds, limit, lo, hi, dist, step, stacks[r],
+                cols, step_dr, step_dc, step_len, nb, flat, flat_of, in_row, in_cost,
+                onward_start, onward, seeds, limit, lo, hi, dist, step, stacks[r],
                 post_cell[rnd, r], post_step[rnd, r], post_cost[rnd, r], done,
             )
             settled[r] = -1 if n < 0 or settled[r] < 0 else settled[r] + n
@@ -84,10 +83,9 @@ def reverse_field(
                     step)
     done = listed
     n, _ = reverse_search(
-        base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
-        ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, table_cost, flat, flat_of,
-        enter, narrow, onward_start, onward, seeds, limit, 0, ncell, dist, step, stacks[0],
-        post_cell[0, 0], post_step[0, 0], post_cost[0, 0], done,
+        cols, step_dr, step_dc, step_len, nb, flat, flat_of, in_row, in_cost, onward_start,
+        onward, seeds, limit, 0, ncell, dist, step, stacks[0], post_cell[0, 0], post_step[0, 0],
+        post_cost[0, 0], done,
     )
     _unmark(dist, 0, ncell, done, n)
     return -1 if n < 0 else settled.sum() + n
@@ -138,10 +136,8 @@ def _unmark(dist, lo, hi, done, n):
 
 @njit(cache=True, error_model="numpy")
 def reverse_search(
-    base, steep, gxf, gxb, gyf, gyb, cols, plain,
-    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    nb, table_cost, flat, flat_of, enter, narrow, onward_start, onward, seeds, limit, lo, hi,
-    dist, step, stack, post_cell, post_step, post_cost, done,
+    cols, step_dr, step_dc, step_len, nb, flat, flat_of, in_row, in_cost, onward_start, onward,
+    seeds, limit, lo, hi, dist, step, stack, post_cell, post_step, post_cost, done,
 ):
     """Costs to the goal over the cells ``lo`` to ``hi - 1``, from ``seeds`` on.
 
@@ -163,14 +159,12 @@ def reverse_search(
     to ``post_cell``, ``post_step`` and ``post_cost`` instead (`reverse_field`
     takes it on).
 
-    ``table_cost`` (from `_kernels.step_table`, or empty) holds every step's
-    price; without it steps are priced from their pieces, slopes and flat
-    entry costs ``enter`` and ``narrow`` as `_kernels.step_table` does, except
-    into or out of a cell marked in ``flat`` (`_kernels.flat_cells`): its
-    multiplier ``flat_of[flat[a]]`` times the step's length (the table's
-    number; the sum over a step's pieces may differ from it in the last bit);
-    a flat cell offers only the steps ``onward_*`` keep before its own
-    (`terrain.onward_steps`).
+    A step into or out of a cell marked in ``flat`` (`_kernels.flat_cells`)
+    costs its length times that cell's multiplier ``flat_of[flat[b]]`` (the
+    step table's number: it lies inside the cell's box), and a flat cell
+    offers only the steps ``onward_*`` keep before its own
+    (`terrain.onward_steps`); every step into any other cell b is priced in
+    ``in_cost``'s row ``in_row[b]`` (`_kernels.step_table`'s incoming rows).
     The queue is `_kernels.search_plain`'s: ``nb`` buckets as wide as the
     shortest step (no step costs less than its length), each a row of
     ``stack``, the seeds joining as it reaches their costs; an improved cell
@@ -183,12 +177,9 @@ def reverse_search(
     are listed in it, as many as it holds) and of offers posted.
     """
     ncell = dist.shape[0]
-    rows = ncell // cols
     nsteps = step_dr.shape[0]
-    tabled = table_cost.shape[0] > 0
-    has_flat = flat.shape[0] > 0
-    entering = enter.shape[0] > 0
     step_off = step_dr * cols + step_dc
+    reach = max(np.abs(step_dr).max(), np.abs(step_dc).max())
     size = np.zeros(nb, dtype=np.int64)
     ring = nb - 1
     width = step_len.min()
@@ -232,8 +223,33 @@ def reverse_search(
             break
         slot = current & ring
         size[slot] -= 1
-        b = stack[slot, size[slot]]
+        top = size[slot]
+        b = stack[slot, top]
         queued -= 1
+        # A bucket pops last in, first out, and the cells it holds lie far apart
+        # in memory: fetch what the cells further down will read, their own
+        # entries 2 * AHEAD pops ahead, then (with those in cache) the costs of
+        # the cells they offer to, or their rows of `in_cost`, AHEAD pops ahead.
+        if top >= 2 * AHEAD:
+            c = stack[slot, top - 2 * AHEAD]
+            prefetch(dist, c)
+            prefetch(flat, c)
+            prefetch(step, c)
+        if top >= AHEAD:
+            c = stack[slot, top - AHEAD]
+            if flat_of[flat[c]] > 0.0:
+                own_step = step[c] if step[c] >= 0 else nsteps
+                for q in range(onward_start[own_step], onward_start[own_step + 1]):
+                    prefetch(dist, c - step_off[onward[q]])
+            else:
+                into = np.int64(in_row[c]) * nsteps
+                for k in range(0, nsteps, 8):
+                    prefetch(in_cost, into + k)
+                for dr in range(-reach, reach + 1):  # the lines of its box, row by row
+                    i = c + dr * cols
+                    if reach <= i < ncell - reach:
+                        prefetch(dist, i - reach)
+                        prefetch(dist, i + reach)
         own = lo <= b < hi
         if own:
             db = dist[b]
@@ -245,7 +261,7 @@ def reverse_search(
         else:
             db = 0.0  # a goal in another band: its band posts its other steps
         settled += 1
-        fb = flat_of[flat[b]] if has_flat else 0.0
+        fb = flat_of[flat[b]]
         if fb > 0.0:
             # Every step into a flat cell lies inside its box: on the grid, over
             # one multiplier, at that times its length.  A loop of its own, over the
@@ -280,45 +296,18 @@ def reverse_search(
                 elif nd == da and k < step[a]:  # of the cheapest steps, the lowest-numbered
                     step[a] = k
             continue
-        br = b // cols
-        bc = b - br * cols
+        into = np.int64(in_row[b]) * nsteps
         for k in range(nsteps):
-            ar = br - step_dr[k]
-            ac = bc - step_dc[k]
-            if ar < 0 or ar >= rows or ac < 0 or ac >= cols:
+            total = in_cost[into + k]
+            if total == np.inf:  # off the grid or blocked
                 continue
-            a = ar * cols + ac
+            a = b - step_off[k]
             inside = lo <= a < hi
             if inside:
                 if dist[a] < 0.0:  # expanded
                     continue
             elif not own:  # its band posts this step
                 continue
-            fa = flat_of[flat[a]] if has_flat else 0.0
-            if fa > 0.0:
-                total = fa * step_len[k]
-            elif tabled:
-                total = table_cost[a * nsteps + k]
-            else:
-                total = 0.0
-                prev = a
-                for j in range(piece_start[k], piece_start[k + 1]):
-                    i = a + piece_dr[j] * cols + piece_dc[j]
-                    if piece_w[j] == 0.0:  # a corner touch only blocks
-                        if base[i] == np.inf:
-                            total = np.inf
-                            break
-                        continue
-                    g = base[i]
-                    if not plain and steep[i] != 1.0:
-                        g *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux[k], uy[k])
-                    if g == np.inf:
-                        total = np.inf
-                        break
-                    total += piece_w[j] * step_len[k] * g
-                    if entering:
-                        total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
-                    prev = i
             nd = db + total
             if not nd <= limit:  # inf and NaN too
                 continue

@@ -422,11 +422,9 @@ def flow_field(
         dist = np.full(n, np.inf)
         step = np.full(n, -1, dtype=np.int8)
         if _flow.reverse_field(
-            a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols, a.plain,
-            a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start, a.piece_dr, a.piece_dc,
-            a.piece_w, a.nb, a.table_cost, a.flat, a.flat_of, a.enter, a.narrow, a.onward_start,
-            a.onward, np.array(cells, dtype=np.int64), float(limit) + _SLACK, bounds, dist,
-            step, np.empty((bands, a.nb, width), dtype=np.int32),
+            a.cols, a.step_dr, a.step_dc, a.step_len, a.nb, a.flat, a.flat_of, *grid.incoming_steps,
+            a.onward_start, a.onward, np.array(cells, dtype=np.int64), float(limit) + _SLACK,
+            bounds, dist, step, np.empty((bands, a.nb, width), dtype=np.int32),
         ) >= 0:
             break
         width *= 2

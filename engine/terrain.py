@@ -503,6 +503,24 @@ class CostGrid:
         return kernel_args(self.base, self.steps, self.steep, self.slope, self.unit.depth,
                            self.footprint, enter=self.enter, narrow=self.narrow)
 
+    @functools.cached_property
+    def incoming_steps(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every step's price into each passable cell that is not flat, for flow fields.
+
+        ``(row, cost)``: ``cost[row[b] * K + k]`` is step k's price into cell b,
+        ``row`` -1 for the other cells (`_kernels.step_table`'s incoming rows;
+        built once: 8 bytes a step and 4 a cell).
+        """
+        a = self.kernel_args
+        into = np.flatnonzero((a.flat_of[a.flat] == 0.0) & np.isfinite(a.base))
+        row = np.full(a.base.size, -1, dtype=np.int32)
+        row[into] = np.arange(into.size, dtype=np.int32)
+        n = into.size * len(a.step_dr)
+        cost = np.empty(n)
+        _kernels.step_table(*a[:17], a.enter, a.narrow, a.flat, a.flat_of, True, into, cost,
+                            np.empty(n, dtype=np.int8))
+        return row, cost
+
 
 class KernelArgs(NamedTuple):
     """The cost arguments of `_kernels.search`, in its order."""
@@ -596,7 +614,7 @@ def kernel_args(
     n = base.size * len(st.dr)
     if table and n * 9 <= _TABLE_BYTES:
         priced = (np.empty(n), np.empty(n, dtype=np.int8))
-        _kernels.step_table(*cells, *flats, flat_cells, flat_of, *priced)
+        _kernels.step_table(*cells, *flats, flat_cells, flat_of, False, i, *priced)
     # The costliest step: its length at multiplier `top` plus the flat costs of each cell
     # it crosses; with a table, the dearest step in it (flat costs included), plus what
     # a rear-rank trail can add to a step (its length at `top`).

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import engine
-from engine import terrain
 from engine.ai import (
     DEFAULT_WEIGHTS,
     choose_position,
@@ -201,17 +200,31 @@ def test_flow_field_several_goals_and_limit(rules, demo):
         near.path_from((90, 60))
 
 
-def test_flow_field_without_a_step_table_is_the_same(rules, monkeypatch):
-    with_table = engine.cost_grid(engine.load_map(MAPS / "demo.geojson"), rules,
-                                  rules.unit("humans", depth=0))
-    assert with_table.kernel_args.table_cost.size > 0
-    monkeypatch.setattr(terrain, "_TABLE_BYTES", 0)
-    without = engine.cost_grid(engine.load_map(MAPS / "demo.geojson"), rules,
-                               rules.unit("humans", depth=0))
-    assert without.kernel_args.table_cost.size == 0
-    goal = [(90.25, 30.25)]
-    np.testing.assert_allclose(flow_field(without, goal).cost, flow_field(with_table, goal).cost,
-                               rtol=1e-12)
+@pytest.mark.parametrize("mapname", ["demo.geojson", "crossings.geojson"])
+@pytest.mark.parametrize("directions", [8, 32])
+def test_flow_fields_price_steps_into_a_cell_as_the_step_table(rules, mapname, directions):
+    # The flow kernel reads the steps into each cell that is not flat from a table of
+    # its own, row by row: each entry is the step table's for the step out of the
+    # cell it comes from (inf off the grid), slopes, walls and flat ground alike.
+    g = engine.cost_grid(engine.load_map(MAPS / mapname), rules, rules.unit("humans", depth=0),
+                         directions=directions)
+    a = g.kernel_args
+    assert a.table_cost.size > 0
+    row, cost = g.incoming_steps
+    k = len(a.step_dr)
+    into = np.flatnonzero(row >= 0)
+    flat = a.flat_of[a.flat] > 0
+    assert not flat[into].any() and np.isfinite(a.base[into]).all()
+    assert set(np.flatnonzero(~flat & np.isfinite(a.base))) == set(into)
+    rows, cols = g.grid.shape
+    r, c = np.divmod(into[:, None], cols)
+    fr, fc = r - a.step_dr, c - a.step_dc
+    on = (fr >= 0) & (fr < rows) & (fc >= 0) & (fc < cols)
+    expected = np.full(on.shape, np.inf)
+    expected[on] = a.table_cost[(fr * cols + fc)[on] * k + np.nonzero(on)[1]]
+    got = cost.reshape(-1, k)[row[into]]
+    np.testing.assert_array_equal(got, expected)
+    assert np.isfinite(got).any() and (flat[(fr * cols + fc)[on]]).any()
 
 
 @pytest.mark.parametrize("mapname", ["demo.geojson", "crossings.geojson"])

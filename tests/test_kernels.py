@@ -149,7 +149,8 @@ def test_step_table_writes_flat_cells_as_their_pieces_price_them(rules, path, un
     _kernels.step_table(a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols, a.plain,
                         a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start,
                         a.piece_dr, a.piece_dc, a.piece_w, a.enter, a.narrow,
-                        np.empty(0, dtype=np.uint8), np.empty(0), cost, uniform)
+                        np.empty(0, dtype=np.uint8), np.empty(0), False,
+                        np.empty(0, dtype=np.int64), cost, uniform)
     assert np.array_equal(cost, a.table_cost) and np.array_equal(uniform, a.table_uniform)
 
 
