@@ -70,5 +70,5 @@ def test_flow_field_2048(benchmark, rules, directions, limit):
         xy = g.grid.rc_to_xy(divmod(int(flat), 2048))
         assert engine.route(g, xy, goal).cost == pytest.approx(f.cost.flat[flat], rel=1e-9)
     benchmark.extra_info["cells"] = int(near.size)
-    benchmark.pedantic(flow_field, (g, [goal], limit), rounds=3 if limit == math.inf else 7,
+    benchmark.pedantic(flow_field, (g, [goal], limit), rounds=7,
                        warmup_rounds=1)
