@@ -1,23 +1,26 @@
 """numba kernels: cost to a goal over reversed steps (flow fields).
 
 Private; `engine.ai` validates everything first.  The kernels call
-`engine._kernels.prefetch`, a callee in another module: numba's disk cache
-does not notice an edit to it, so after changing it clear the cache
-(``engine/__pycache__/_flow.*``) or touch this file.
+`engine._kernels.climb`, `entry`, `prefetch` and `step_table`, callees in
+another module: numba's disk cache does not notice an edit to them, so after
+changing one clear the cache (``engine/__pycache__/_flow.*``) or touch this
+file.
 """
 
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import prefetch
+from ._kernels import climb, entry, prefetch, step_table
 
 AHEAD = 4  # pops between asking for what a queued cell's expansion reads and reading it
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def reverse_field(
-    cols, step_dr, step_dc, step_len, nb, flat, flat_of, in_row, in_cost, onward_start, onward,
-    goals, limit, bounds, dist, step, stacks,
+    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+    nb, flat, flat_of, enter, narrow, in_row, in_cost, onward_start, onward, goals, limit,
+    bounds, dist, step, stacks,
 ):
     """Cost from every cell to the nearest of ``goals``, one band of rows per thread.
 
@@ -68,9 +71,10 @@ def reverse_field(
             # lists what it expands, to take the marks off those alone.
             done = listed[0:0] if rnd == 0 else listed[lo:hi]
             n, m = reverse_search(
-                cols, step_dr, step_dc, step_len, nb, flat, flat_of, in_row, in_cost,
-                onward_start, onward, seeds, limit, lo, hi, dist, step, stacks[r],
-                post_cell[rnd, r], post_step[rnd, r], post_cost[rnd, r], done,
+                base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
+                ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, flat, flat_of, enter,
+                narrow, in_row, in_cost, onward_start, onward, seeds, limit, lo, hi, dist, step,
+                stacks[r], post_cell[rnd, r], post_step[rnd, r], post_cost[rnd, r], done,
             )
             settled[r] = -1 if n < 0 or settled[r] < 0 else settled[r] + n
             posted[rnd, r] = m
@@ -83,9 +87,10 @@ def reverse_field(
                     step)
     done = listed
     n, _ = reverse_search(
-        cols, step_dr, step_dc, step_len, nb, flat, flat_of, in_row, in_cost, onward_start,
-        onward, seeds, limit, 0, ncell, dist, step, stacks[0], post_cell[0, 0], post_step[0, 0],
-        post_cost[0, 0], done,
+        base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
+        ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, flat, flat_of, enter, narrow,
+        in_row, in_cost, onward_start, onward, seeds, limit, 0, ncell, dist, step, stacks[0],
+        post_cell[0, 0], post_step[0, 0], post_cost[0, 0], done,
     )
     _unmark(dist, 0, ncell, done, n)
     return -1 if n < 0 else settled.sum() + n
@@ -136,8 +141,10 @@ def _unmark(dist, lo, hi, done, n):
 
 @njit(cache=True, error_model="numpy")
 def reverse_search(
-    cols, step_dr, step_dc, step_len, nb, flat, flat_of, in_row, in_cost, onward_start, onward,
-    seeds, limit, lo, hi, dist, step, stack, post_cell, post_step, post_cost, done,
+    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+    nb, flat, flat_of, enter, narrow, in_row, in_cost, onward_start, onward, seeds, limit, lo,
+    hi, dist, step, stack, post_cell, post_step, post_cost, done,
 ):
     """Costs to the goal over the cells ``lo`` to ``hi - 1``, from ``seeds`` on.
 
@@ -164,7 +171,11 @@ def reverse_search(
     step table's number: it lies inside the cell's box), and a flat cell
     offers only the steps ``onward_*`` keep before its own
     (`terrain.onward_steps`); every step into any other cell b is priced in
-    ``in_cost``'s row ``in_row[b]`` (`_kernels.step_table`'s incoming rows).
+    ``in_cost``'s row ``in_row[b]`` (`_kernels.step_table`'s incoming rows),
+    or where that is -1 (the table would be too big) from the step's pieces,
+    slopes and flat entry costs ``enter`` and ``narrow`` as `step_table`
+    prices them, or the flat number out of a flat cell (a uniform step's sum
+    over its pieces may differ from the table's number in the last bit).
     The queue is `_kernels.search_plain`'s: ``nb`` buckets as wide as the
     shortest step (no step costs less than its length), each a row of
     ``stack``, the seeds joining as it reaches their costs; an improved cell
@@ -177,7 +188,9 @@ def reverse_search(
     are listed in it, as many as it holds) and of offers posted.
     """
     ncell = dist.shape[0]
+    rows = ncell // cols
     nsteps = step_dr.shape[0]
+    entering = enter.shape[0] > 0
     step_off = step_dr * cols + step_dc
     reach = max(np.abs(step_dr).max(), np.abs(step_dc).max())
     on_off = step_off[onward]  # the onward steps' offsets and lengths, in their order
@@ -247,13 +260,16 @@ def reverse_search(
                     prefetch(dist, c - on_off[q])
             else:
                 into = np.int64(in_row[c]) * nsteps
-                for k in range(0, nsteps, 8):
+                for k in range(0, nsteps if into >= 0 else 0, 8):
                     prefetch(in_cost, into + k)
                 for dr in range(-reach, reach + 1):  # the lines of its box, row by row
                     i = c + dr * cols
                     if reach <= i < ncell - reach:
                         prefetch(dist, i - reach)
                         prefetch(dist, i + reach)
+                        if into < 0:
+                            prefetch(base, i - reach)
+                            prefetch(base, i + reach)
         own = lo <= b < hi
         if own:
             db = dist[b]
@@ -301,18 +317,50 @@ def reverse_search(
                 elif nd == da and k < step[ua]:  # of the cheapest steps, the lowest-numbered
                     step[ua] = k
             continue
-        into = np.int64(in_row[b]) * nsteps
+        into = np.int64(in_row[b]) * nsteps  # negative: no row, walk the pieces
+        br = np.int64(b) // cols
+        bc = np.int64(b) - br * cols
         for k in range(nsteps):
-            total = in_cost[into + k]
-            if total == np.inf:  # off the grid or blocked
-                continue
-            a = b - step_off[k]
+            total = 0.0
+            if into >= 0:
+                total = in_cost[into + k]
+                if total == np.inf:  # off the grid or blocked
+                    continue
+                a = b - step_off[k]
+            else:
+                ar = br - step_dr[k]
+                ac = bc - step_dc[k]
+                if ar < 0 or ar >= rows or ac < 0 or ac >= cols:
+                    continue
+                a = ar * cols + ac
             inside = lo <= a < hi
             if inside:
                 if dist[a] < 0.0:  # expanded
                     continue
             elif not own:  # its band posts this step
                 continue
+            fa = 0.0 if into >= 0 else flat_of[flat[a]]
+            if fa > 0.0:
+                total = fa * step_len[k]
+            elif into < 0:
+                prev = a
+                for j in range(piece_start[k], piece_start[k + 1]):
+                    i = a + piece_dr[j] * cols + piece_dc[j]
+                    if piece_w[j] == 0.0:  # a corner touch only blocks
+                        if base[i] == np.inf:
+                            total = np.inf
+                            break
+                        continue
+                    g = base[i]
+                    if not plain and steep[i] != 1.0:
+                        g *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux[k], uy[k])
+                    if g == np.inf:
+                        total = np.inf
+                        break
+                    total += piece_w[j] * step_len[k] * g
+                    if entering:
+                        total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
+                    prev = i
             nd = db + total
             if not nd <= limit:  # inf and NaN too
                 continue
@@ -335,3 +383,23 @@ def reverse_search(
             size[slot] += 1
             queued += 1
     return settled, sent
+
+
+@njit(cache=True, parallel=True)
+def incoming_table(
+    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
+    narrow, flat, flat_of, into, cost, uniform,
+):
+    """`_kernels.step_table`'s incoming rows for the cells ``into``, in 64 blocks
+    of rows shared among the threads (a call each: a call per row would pay a
+    reference count for each of its arrays)."""
+    nsteps = step_dr.shape[0]
+    blocks = 64
+    for t in prange(blocks):
+        lo = into.shape[0] * t // blocks
+        hi = into.shape[0] * (t + 1) // blocks
+        step_table(base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
+                   ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter, narrow, flat,
+                   flat_of, True, into[lo:hi], cost[lo * nsteps:hi * nsteps],
+                   uniform[lo * nsteps:hi * nsteps])

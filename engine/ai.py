@@ -422,7 +422,7 @@ def flow_field(
         dist = np.full(n, np.inf)
         step = np.full(n, -1, dtype=np.int8)
         if _flow.reverse_field(
-            a.cols, a.step_dr, a.step_dc, a.step_len, a.nb, a.flat, a.flat_of, *grid.incoming_steps,
+            *a[:17], a.nb, a.flat, a.flat_of, a.enter, a.narrow, *grid.incoming_steps,
             a.onward_start, a.onward, np.array(cells, dtype=np.int64), float(limit) + _SLACK,
             bounds, dist, step, np.empty((bands, a.nb, width), dtype=np.int32),
         ) >= 0:

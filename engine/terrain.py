@@ -27,7 +27,7 @@ from typing import NamedTuple
 import numpy as np
 import shapely
 
-from . import _kernels
+from . import _flow, _kernels
 from .errors import InputError, MapError
 from .grid import GridSpec, check_directions, neighbourhood, segment_cells
 from .maps import Battlefield
@@ -505,20 +505,24 @@ class CostGrid:
 
     @functools.cached_property
     def incoming_steps(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every step's price into each passable cell that is not flat, for flow fields.
+        """Every step's price into passable cells that are not flat, for flow fields.
 
         ``(row, cost)``: ``cost[row[b] * K + k]`` is step k's price into cell b,
-        ``row`` -1 for the other cells (`_kernels.step_table`'s incoming rows;
-        built once: 8 bytes a step and 4 a cell).
+        ``row`` -1 for the other cells (`_kernels.step_table`'s incoming rows,
+        built once on every thread by `_flow.incoming_table`: 8 bytes a step
+        and 4 a cell).  Rows go to such cells in order while they fit in
+        ``_TABLE_BYTES`` (128 MiB: 524k cells at 32 directions); the flow
+        kernel walks the pieces of the steps into the rest.
         """
         a = self.kernel_args
         into = np.flatnonzero((a.flat_of[a.flat] == 0.0) & np.isfinite(a.base))
+        into = into[:_TABLE_BYTES // (8 * len(a.step_dr))]
         row = np.full(a.base.size, -1, dtype=np.int32)
         row[into] = np.arange(into.size, dtype=np.int32)
         n = into.size * len(a.step_dr)
         cost = np.empty(n)
-        _kernels.step_table(*a[:17], a.enter, a.narrow, a.flat, a.flat_of, True, into, cost,
-                            np.empty(n, dtype=np.int8))
+        _flow.incoming_table(*a[:17], a.enter, a.narrow, a.flat, a.flat_of, into, cost,
+                             np.empty(n, dtype=np.int8))
         return row, cost
 
 

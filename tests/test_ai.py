@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import engine
+from engine import terrain
 from engine.ai import (
     DEFAULT_WEIGHTS,
     choose_position,
@@ -225,6 +226,30 @@ def test_flow_fields_price_steps_into_a_cell_as_the_step_table(rules, mapname, d
     got = cost.reshape(-1, k)[row[into]]
     np.testing.assert_array_equal(got, expected)
     assert np.isfinite(got).any() and (flat[(fr * cols + fc)[on]]).any()
+
+
+@pytest.mark.parametrize("directions", [8, 32])
+def test_flow_field_walks_the_pieces_where_its_table_would_be_too_big(rules, monkeypatch,
+                                                                      directions):
+    # Past the table's budget the flow kernel prices the steps into the remaining cells
+    # from their pieces: the same costs (to the last bits of a uniform step's sum).
+    def grid():
+        return engine.cost_grid(engine.load_map(MAPS / "crossings.geojson"), rules,
+                                rules.unit("humans", depth=0), directions=directions)
+
+    full = grid()
+    k = len(full.kernel_args.step_dr)
+    every = int((full.incoming_steps[0] >= 0).sum())
+    goals = [(30.25, 20.25), (120.25, 90.25)]
+    expected = flow_field(full, goals)
+    for rows in (every // 2, 0):
+        monkeypatch.setattr(terrain, "_TABLE_BYTES", rows * 8 * k)
+        g = grid()
+        assert (g.incoming_steps[0] >= 0).sum() == rows
+        f = flow_field(g, goals)
+        np.testing.assert_allclose(f.cost, expected.cost, rtol=1e-12)
+        assert np.array_equal(np.isfinite(f.cost), np.isfinite(expected.cost))
+        assert (f.step == expected.step).mean() > 0.99
 
 
 @pytest.mark.parametrize("mapname", ["demo.geojson", "crossings.geojson"])
