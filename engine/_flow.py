@@ -166,9 +166,10 @@ def reverse_search(
     to ``post_cell``, ``post_step`` and ``post_cost`` instead (`reverse_field`
     takes it on).
 
-    A step into or out of a cell marked in ``flat`` (`_kernels.flat_cells`)
-    costs its length times that cell's multiplier ``flat_of[flat[b]]`` (the
-    step table's number: it lies inside the cell's box), and a flat cell
+    ``flat`` holds the cost grid's marks (`_kernels.flat_cells`; not empty).
+    A step into or out of a marked cell costs its length times that cell's
+    multiplier ``flat_of[flat[cell]]`` (the step table's number: it lies
+    inside the cell's box), and a flat cell
     offers only the steps ``onward_*`` keep before its own
     (`terrain.onward_steps`); every step into any other cell b is priced in
     ``in_cost``'s row ``in_row[b]`` (`_kernels.step_table`'s incoming rows),
@@ -260,8 +261,10 @@ def reverse_search(
                     prefetch(dist, c - on_off[q])
             else:
                 into = np.int64(in_row[c]) * nsteps
-                for k in range(0, nsteps if into >= 0 else 0, 8):
-                    prefetch(in_cost, into + k)
+                if into >= 0:  # its row's lines (a row need not start on one)
+                    for k in range(0, nsteps, 8):
+                        prefetch(in_cost, into + k)
+                    prefetch(in_cost, into + nsteps - 1)
                 for dr in range(-reach, reach + 1):  # the lines of its box, row by row
                     i = c + dr * cols
                     if reach <= i < ncell - reach:
@@ -270,7 +273,7 @@ def reverse_search(
                         if into < 0:
                             prefetch(base, i - reach)
                             prefetch(base, i + reach)
-        own = lo <= b < hi
+        own = lo <= np.int64(b) < hi  # signed: a comparison with uint64 goes through floats
         if own:
             db = dist[b]
             if db < 0.0:  # expanded since pushed (a goal's -0.0 is not: goals come once)

@@ -47,8 +47,10 @@ RISING = 2  # `step_table`: a step whose pieces' multipliers never fall
 @intrinsic
 def prefetch(typingctx, arr, i):
     """Ask the CPU to start loading the cache line of ``arr[i]`` (a 1-d array, i an
-    index into it): a hint, with no effect on any result (LLVM's ``llvm.prefetch``,
-    for reading, into every cache level)."""
+    integer index into it): a hint, with no effect on any result (LLVM's
+    ``llvm.prefetch``, for reading, into every cache level)."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(i, types.Integer)):
+        return None  # numba reports the call as untyped
 
     def codegen(context, builder, signature, args):
         aryty = signature.args[0]

@@ -36,7 +36,8 @@ from .rules import Ruleset, TerrainKind, Unit
 __all__ = ["CostGrid", "Layers", "cost_grid", "layers"]
 
 _MAX_KINDS = 64
-# Largest per-grid table of precomputed step costs; bigger grids price steps as they go.
+# Largest per-grid table of precomputed step costs (bigger grids price steps as they go),
+# and of a flow field's steps into cells that are not flat (`CostGrid.incoming_steps`).
 _TABLE_BYTES = 128 * 2**20
 # Most buckets a search's queue may have (a power of two): A* on a raw grid keeps four
 # times as many rows of stack, at least 64 bytes each (`_kernels.stack_width`), so the
@@ -510,9 +511,10 @@ class CostGrid:
         ``(row, cost)``: ``cost[row[b] * K + k]`` is step k's price into cell b,
         ``row`` -1 for the other cells (`_kernels.step_table`'s incoming rows,
         built once on every thread by `_flow.incoming_table`: 8 bytes a step
-        and 4 a cell).  Rows go to such cells in order while they fit in
-        ``_TABLE_BYTES`` (128 MiB: 524k cells at 32 directions); the flow
-        kernel walks the pieces of the steps into the rest.
+        and 4 a cell kept, and a byte a step while it is built).  Rows go to
+        such cells in order while they fit in ``_TABLE_BYTES`` (128 MiB: 524k
+        cells at 32 directions); the flow kernel walks the pieces of the steps
+        into the rest.
         """
         a = self.kernel_args
         into = np.flatnonzero((a.flat_of[a.flat] == 0.0) & np.isfinite(a.base))
