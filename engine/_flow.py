@@ -169,14 +169,14 @@ def reverse_search(
     ``flat`` holds the cost grid's marks (`_kernels.flat_cells`; not empty).
     A step into or out of a marked cell costs its length times that cell's
     multiplier ``flat_of[flat[cell]]`` (the step table's number: it lies
-    inside the cell's box), and a flat cell
-    offers only the steps ``onward_*`` keep before its own
-    (`terrain.onward_steps`); every step into any other cell b is priced in
-    ``in_cost``'s row ``in_row[b]`` (`_kernels.step_table`'s incoming rows),
-    or where that is -1 (the table would be too big) from the step's pieces,
-    slopes and flat entry costs ``enter`` and ``narrow`` as `step_table`
-    prices them, or the flat number out of a flat cell (a uniform step's sum
-    over its pieces may differ from the table's number in the last bit).
+    inside the cell's box), and a flat cell offers only the steps
+    ``onward_*`` keep before its own (`terrain.onward_steps`).  Every step
+    into any other cell b is priced in ``in_cost``'s row ``in_row[b]``
+    (`_kernels.step_table`'s incoming rows), or where that is -1 (the table
+    would be too big) from the step's pieces, slopes and flat entry costs
+    ``enter`` and ``narrow`` as `step_table` prices them, or the flat number
+    out of a flat cell (a uniform step's sum over its pieces may differ from
+    the table's number in the last bit).
     The queue is `_kernels.search_plain`'s: ``nb`` buckets as wide as the
     shortest step (no step costs less than its length), each a row of
     ``stack``, the seeds joining as it reaches their costs; an improved cell
