@@ -248,15 +248,15 @@ def step_table(
                 cost[r * nsteps + k] = fa * step_len[k]
                 uniform[r * nsteps + k] = UNIFORM
             continue
+        tr = into[r] // cols if incoming else 0  # the cell the incoming row's steps reach
+        tc = into[r] - tr * cols if incoming else 0
         for k in range(nsteps):
             slot = r * nsteps + k
             cost[slot] = np.inf
             uniform[slot] = 0
             if incoming:  # a is the cell step k leaves for into[r]
-                br = into[r] // cols
-                bc = into[r] - br * cols
-                ar = br - step_dr[k]
-                ac = bc - step_dc[k]
+                ar = tr - step_dr[k]
+                ac = tc - step_dc[k]
                 if ar < 0 or ar >= rows or ac < 0 or ac >= cols:
                     continue
                 a = ar * cols + ac
