@@ -226,6 +226,9 @@ def test_flow_fields_price_steps_into_a_cell_as_the_step_table(rules, mapname, d
     got = cost.reshape(-1, k)[row[into]]
     np.testing.assert_array_equal(got, expected)
     assert np.isfinite(got).any() and (flat[(fr * cols + fc)[on]]).any()
+    # Cells with equal rows share one, and no row is kept twice.
+    kept = cost.reshape(-1, k)
+    assert len(np.unique(kept, axis=0)) == len(kept) < into.size
 
 
 @pytest.mark.parametrize("directions", [8, 32])

@@ -230,3 +230,21 @@ def test_unit_of_another_ruleset_is_refused(rules):
         engine.cost_grid(bf, rules, infantry)  # was KeyError: 'marsh'
     with pytest.raises(engine.InputError, match="8, 16, 32, 48 directions, got \\[8\\]"):
         engine.cost_grid(bf, rules, rules.unit("humans"), directions=[8])
+
+
+def test_distinct_rows_numbers_rows_by_content_even_when_their_hashes_collide():
+    from engine.terrain import _distinct_rows
+
+    rng = np.random.default_rng(5)
+    rows = rng.integers(0, 3, (400, 8)).astype(float)
+    rows[200:] = rows[rng.integers(0, 200, 200)]
+    first, which = _distinct_rows(rows)
+    np.testing.assert_array_equal(rows[first][which], rows)
+    assert (np.diff(first) > 0).all() and len(first) == len(np.unique(rows, axis=0))
+    # Bit patterns (odd, 0) and (0, 1) hash alike: odd * 1 + 0 * odd = 0 * 1 + 1 * odd.
+    odd = np.array([0x9E3779B97F4A7C15, 0, 0, 1], dtype=np.uint64).view(float).reshape(2, 2)
+    collide = np.vstack([odd, odd[::-1], odd])
+    first, which = _distinct_rows(collide)
+    assert first.tolist() == [0, 1] and which.tolist() == [0, 1, 1, 0, 0, 1]
+    empty = _distinct_rows(np.empty((0, 4)))
+    assert empty[0].size == empty[1].size == 0
