@@ -418,13 +418,14 @@ def flow_field(
                     np.array(cells) // a.cols) * a.cols
     bands = len(bounds) - 1
     width = _kernels.stack_width(n, a.nb)
+    entries = np.uint32 if n <= _flow.PACKED_CELLS else np.uint64  # a cell and its step
     while True:  # a bucket that outgrows its row of a stack: again, with room
         dist = np.full(n, np.inf)
         step = np.full(n, -1, dtype=np.int8)
         if _flow.reverse_field(
             *a[:17], a.nb, a.flat, a.flat_of, a.enter, a.narrow, *grid.incoming_steps,
             a.onward_start, a.onward, np.array(cells, dtype=np.int64), float(limit) + _SLACK,
-            bounds, dist, step, np.empty((bands, a.nb, width), dtype=np.int32),
+            bounds, dist, step, np.empty((bands, a.nb, width), dtype=entries),
         ) >= 0:
             break
         width *= 2

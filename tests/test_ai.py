@@ -322,6 +322,29 @@ def test_pruned_flow_fields_equal_the_fields_of_every_step(rules, monkeypatch, d
     assert np.isfinite(fields[1][0].cost).mean() > 0.9
 
 
+
+def test_flow_field_queues_cells_with_their_steps_in_wide_entries_on_huge_grids(
+        rules, demo, monkeypatch):
+    # A queue entry packs a cell and the step that reached it into 32 bits while the
+    # cells fit (2**26 of them); past that it takes 64 bits: the same field.
+    g = engine.cost_grid(demo, rules, rules.unit("humans", depth=0))
+    goals = [(30.25, 20.25), (120.25, 90.25)]
+    kernel = engine.ai._flow.reverse_field
+    queues = []
+
+    def spying(*args):
+        queues.append(args[-1].dtype)
+        return kernel(*args)
+
+    monkeypatch.setattr(engine.ai._flow, "reverse_field", spying)
+    narrow = flow_field(g, goals)
+    monkeypatch.setattr(engine.ai._flow, "PACKED_CELLS", g.base.size - 1)
+    wide = flow_field(g, goals)
+    assert queues == [np.uint32, np.uint64]
+    np.testing.assert_array_equal(wide.cost, narrow.cost)
+    np.testing.assert_array_equal(wide.step, narrow.step)
+    assert np.isfinite(narrow.cost).mean() > 0.9
+
 def test_flow_bands_meet_at_a_goal_when_one_would_have_none():
     rows, reach = 200, 2
     assert list(engine.ai._bands(rows, 2, reach, np.array([99]))) == [0, 100, 200]
