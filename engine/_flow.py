@@ -14,8 +14,8 @@ from ._kernels import climb, entry, prefetch, step_table
 
 AHEAD = 4  # pops between asking for what a queued cell's expansion reads and reading it
 # A queue entry is a cell and the step that reached it: ``cell << STEP_BITS | step``,
-# ``NO_STEP`` for none (a goal).  Stacks of uint32 hold cells below PACKED_CELLS;
-# bigger grids need uint64 ones (`engine.ai.flow_field` picks).
+# ``NO_STEP`` for none (a goal).  uint32 entries hold grids of up to PACKED_CELLS
+# cells; bigger grids need uint64 ones (`engine.ai.flow_field` picks).
 STEP_BITS = 6  # steps 0 to 47, the most directions there are
 NO_STEP = (1 << STEP_BITS) - 1
 PACKED_CELLS = 1 << (32 - STEP_BITS)
@@ -31,10 +31,10 @@ def reverse_field(
     """Cost from every cell to the nearest of ``goals``, one band of rows per thread.
 
     Band r holds cells ``bounds[r]`` to ``bounds[r + 1]`` (whole rows) and
-    ``stacks[r]`` its queue (uint32 for grids of fewer than ``PACKED_CELLS``
-    cells, else uint64: `reverse_search`'s entries); each thread runs `reverse_search` on its own
-    band, from the goals in it or a step from it, writing only its band's
-    cells.  A step into a cell of another band is posted instead: the next
+    ``stacks[r]`` its queue (`reverse_search`'s entries: uint32 on grids of at
+    most ``PACKED_CELLS`` cells, else uint64); each thread runs
+    `reverse_search` on its own band, from the goals in it or a step from it,
+    writing only its band's cells.  A step into a cell of another band is posted instead: the next
     round, that band takes every posted offer that beats its cell's cost as a
     seed and searches on from there.  On open ground that second round has
     little to do; where the best routes cross a border again and again (a
