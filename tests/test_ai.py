@@ -341,6 +341,7 @@ def test_flow_field_queues_cells_with_their_steps_in_wide_entries_on_huge_grids(
     monkeypatch.setattr(engine.ai._flow, "PACKED_CELLS", g.base.size - 1)
     wide = flow_field(g, goals)
     assert queues == [np.uint32, np.uint64]
+    assert max(engine.grid.DIRECTIONS) <= engine.ai._flow.NO_STEP  # a step never reads as none
     np.testing.assert_array_equal(wide.cost, narrow.cost)
     np.testing.assert_array_equal(wide.step, narrow.step)
     assert np.isfinite(narrow.cost).mean() > 0.9
