@@ -39,6 +39,7 @@ _MAX_KINDS = 64
 # Largest per-grid table of precomputed step costs (bigger grids price steps as they go),
 # and of a flow field's steps into cells that are not flat (`CostGrid.incoming_steps`).
 _TABLE_BYTES = 128 * 2**20
+_INCOMING_CHUNK = 2**18  # cells whose incoming rows are built at a time (72 MiB at 32 directions)
 # Most buckets a search's queue may have (a power of two): A* on a raw grid keeps four
 # times as many rows of stack, at least 64 bytes each (`_kernels.stack_width`), so the
 # first stack is at most 16 MiB; its sizes (8 bytes a row) are 2 MiB.
@@ -528,28 +529,33 @@ class CostGrid:
 
         ``(row, cost)``: ``cost[row[b] * K + k]`` is step k's price into cell b,
         ``row`` -1 for the other cells (`_kernels.step_table`'s incoming rows,
-        built once on every thread by `_flow.incoming_table`: 9 bytes a step
-        while it is built).  Rows go to such cells in order while they fit in
-        ``_TABLE_BYTES`` (128 MiB: 524k cells at 32 directions); the flow
-        kernel walks the pieces of the steps into the rest.  Cells with equal
+        built on every thread by `_flow.incoming_table`).  Cells with equal
         rows share one (the cells along a wood's straight edge): 976 rows serve
-        the 116k such cells of the 2048² battlefield in bench/, so the table
-        kept stays in the caches.
+        the 116k such cells of the 2048² battlefield in bench/, and 99k the
+        1.1M of the 2048² campaign map, so the table kept is small.  Rows are
+        built ``_INCOMING_CHUNK`` cells at a time (9 bytes a step while a chunk
+        is built), and new rows are kept while the table fits in
+        ``_TABLE_BYTES`` (128 MiB: 524k rows at 32 directions); the flow
+        kernel walks the pieces of the steps into cells whose row did not fit.
         """
         a = self.kernel_args
+        k = len(a.step_dr)
         into = np.flatnonzero((a.flat_of[a.flat] == 0.0) & np.isfinite(a.base))
-        into = into[:_TABLE_BYTES // (8 * len(a.step_dr))]
         row = np.full(a.base.size, -1, dtype=np.int32)
-        row[into] = np.arange(into.size, dtype=np.int32)
-        n = into.size * len(a.step_dr)
-        cost = np.empty(n)
-        _flow.incoming_table(*a[:17], a.enter, a.narrow, a.flat, a.flat_of, into, cost,
-                             np.empty(n, dtype=np.int8))
-        # Cells alike around them (a wood's straight edge) have the same row: keep one.
-        table = cost.reshape(into.size, len(a.step_dr))
-        first, which = _distinct_rows(table)
-        row[into] = which
-        return row, table[first].ravel()
+        room = _TABLE_BYTES // (8 * k)  # rows the table may keep
+        kept = np.empty((0, k))
+        for lo in range(0, into.size, _INCOMING_CHUNK):
+            cells = into[lo:lo + _INCOMING_CHUNK]
+            cost = np.empty(cells.size * k)
+            _flow.incoming_table(*a[:17], a.enter, a.narrow, a.flat, a.flat_of, cells, cost,
+                                 np.empty(cost.size, dtype=np.int8))
+            # The kept rows are distinct and come first, so they keep their numbers.
+            both = np.concatenate([kept, cost.reshape(cells.size, k)])
+            first, which = _distinct_rows(both)
+            which = which[len(kept):]
+            row[cells] = np.where(which < room, which, -1)
+            kept = both[first[:room]]
+        return row, kept.ravel()
 
 
 class KernelArgs(NamedTuple):
