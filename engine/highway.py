@@ -2,17 +2,17 @@
 
 A `Highway` is built once per (map, unit).  It places landmarks on the road
 network (its far ends first: road ends at the table's edge, then bridges,
-fords and junctions, spread out by farthest-point choice) and stores each
-landmark's exact cost field, as the grid search itself prices it but without
-the rear ranks, in float32.  A route is then A* with the landmark (ALT)
-lower bound
+fords and junctions, spread out by farthest-point choice) and stores every
+cell's exact cost *to* each landmark, as the grid search itself prices it but
+without the rear ranks (a flow field, `engine.ai.flow_field`, on every
+core), in float32.  A route is then A* with the landmark (ALT) lower bound
 
-    cost(v -> goal) >= cost(L -> goal) - cost(L -> v)
+    cost(v -> goal) >= cost(v -> L) - cost(goal -> L)
 
 (the triangle inequality; it holds for direction-dependent costs such as
-uphill slopes, since only costs *from* the landmark are used) and, where a
+uphill slopes, since only costs *to* the landmark are used) and, where a
 step costs the same both ways (no slopes or entry costs),
-``cost(L -> v) - cost(L -> goal)`` as well, taken as the largest over the
+``cost(goal -> L) - cost(v -> L)`` as well, taken as the largest over the
 landmarks and the straight-line bound.  The rear ranks only ever add cost,
 so fields without them still bound a unit with them from below.  Roads are
 where the bound is tight: between two towns on a road every cell off the
@@ -31,13 +31,13 @@ worth (tested).
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
+from .ai import flow_field
 from .errors import InputError
 from .network import network
-from .search import Route, _route, _Workspace
+from .search import Route, _route
 from .terrain import CostGrid, cost_grid
 
 __all__ = ["Highway"]
@@ -86,13 +86,11 @@ class Highway:
                               dataclasses.replace(grid.unit, depth=0.0), len(grid.steps.dr))
         # Cell-major: a cell's landmark costs share a cache line, read together.
         self.fields = np.empty((grid.base.size, len(self.cells)), dtype=np.float32)
-        ws = _Workspace.for_cells(grid.base.size)
         top = 0.0
-        for i, cell in enumerate(self.cells):
-            n = ws.run(front, cell, -1, math.inf)
-            self.fields[:, i] = ws.dist
-            top = max(top, float(ws.dist[ws.touched[:n]].max(initial=0.0)))
-            ws.reset(n)
+        for i, xy in enumerate(self.landmarks):
+            cost = flow_field(front, [xy]).cost.ravel()  # every cell's cost to the landmark
+            self.fields[:, i] = cost
+            top = max(top, float(cost[np.isfinite(cost)].max(initial=0.0)))
         self.slack = top * _F32_SLACK
         # A step costs the same both ways unless slopes or entry costs make the
         # direction matter; then cost(v -> goal) >= cost(L -> v) - cost(L -> goal) too.
@@ -120,12 +118,13 @@ class Highway:
         return _route(self.grid, start, goal, allowance, self._bounds)
 
     def _bounds(self, target: int) -> tuple[np.ndarray, np.ndarray]:
-        """The fields, and each landmark's cost at the goal less the float32 slack and,
-        where costs are the same both ways, minus it plus the slack (`_kernels.search`)."""
+        """The fields and `_kernels.search`'s two rows for them: each landmark's cost
+        from the goal less the float32 slack where costs are the same both ways (else
+        ``-inf``), and minus it less the slack."""
         at = self.fields[target]
         slack = np.float32(self.slack)
-        back = -at - slack if self.symmetric else np.full_like(at, -np.inf)
-        return self.fields, np.stack([at - slack, back])
+        ahead = at - slack if self.symmetric else np.full_like(at, -np.inf)
+        return self.fields, np.stack([ahead, -at - slack])
 
 
 def _place(grid: CostGrid, count: int) -> np.ndarray:

@@ -89,6 +89,26 @@ def test_highway_lower_bound_never_overestimates(rules):
         assert (f[reached] + back <= to_goal[reached] + 1e-9).all()
 
 
+def test_highway_lower_bound_never_overestimates_uphill(rules):
+    """Where slopes make costs depend on the direction, the bound uses each cell's cost to
+    a landmark less the goal's, which the triangle inequality keeps below the cost to the
+    goal (the field of costs to the goal is the flow field's)."""
+    g = engine.cost_grid(engine.load_map(MAPS / "crossings.geojson"), rules,
+                         rules.unit("humans", depth=0))
+    hw = Highway(g, landmarks=4)
+    assert not hw.symmetric
+    for xy in [(60.5, 30.5), (150.5, 120.5)]:
+        goal = _start_cell(g, xy, "goal")
+        to_goal = engine.flow_field(g, [xy]).cost.ravel()
+        fields, bounds = hw._bounds(goal)
+        assert (bounds[0] == -np.inf).all()  # no bound the other way round
+        ok = np.isfinite(to_goal)
+        for f, back in zip(fields.T, bounds[1], strict=True):
+            reached = ok & np.isfinite(f)
+            assert (f[reached] + back <= to_goal[reached] + 1e-9).all()
+            assert (f[reached] + back > to_goal[reached] - 1.0).mean() > 0.01  # some tight
+
+
 def test_highway_no_route(rules):
     feats = [feature("river", line((20, -1), (20, 21)), width=4),
              feature("road", line((0, 10), (40, 10)), width=2)]
