@@ -34,9 +34,9 @@ def reverse_field(
     ``stacks[r]`` its queue (`reverse_search`'s entries: uint32 on grids of at
     most ``PACKED_CELLS`` cells, else uint64); each thread runs
     `reverse_search` on its own band, from the goals in it or a step from it,
-    writing only its band's cells.  A step into a cell of another band is posted instead: the next
-    round, that band takes every posted offer that beats its cell's cost as a
-    seed and searches on from there.  On open ground that second round has
+    writing only its band's cells.  A step into a cell of another band is
+    posted instead: the next round, that band takes every posted offer that
+    beats its cell's cost as a seed and searches on from there.  On open ground that second round has
     little to do; where the best routes cross a border again and again (a
     corridor along it) each crossing would cost a round, so whatever the
     second round still posts is taken on by one search over the whole grid,

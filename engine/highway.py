@@ -93,7 +93,8 @@ class Highway:
             top = max(top, float(cost[np.isfinite(cost)].max(initial=0.0)))
         self.slack = top * _F32_SLACK
         # A step costs the same both ways unless slopes or entry costs make the
-        # direction matter; then cost(v -> goal) >= cost(L -> v) - cost(L -> goal) too.
+        # direction matter; where it does, cost(v -> goal) >= cost(goal -> L) - cost(v -> L)
+        # too.
         self.symmetric = bool((grid.steep == 1.0).all() and not grid.enter.any()
                               and not grid.narrow.any())
 
