@@ -36,19 +36,19 @@ def reverse_field(
     `reverse_search` on its own band, from the goals in it or a step from it,
     writing only its band's cells.  A step into a cell of another band is
     posted instead: the next round, that band takes every posted offer that
-    beats its cell's cost as a seed and searches on from there.  On open ground that second round has
-    little to do; where the best routes cross a border again and again (a
-    corridor along it) each crossing would cost a round, so whatever the
-    second round still posts is taken on by one search over the whole grid,
-    which posts nothing.  Then no step anywhere can lower a cost (the Bellman
-    condition holds inside every band and across every border): the costs are
-    the single search's, and each cell's step is the lowest-numbered of its
-    cheapest (`reverse_search`), whatever the bands.  ``dist`` must come in
-    ``inf`` and ``step`` ``-1`` (numpy's fill, in the caller: filling them here,
-    on either thread, cost a freshly allocated 2048² field about 35 ms more in
-    a process that had churned through memory); returns the number of cells
-    expanded, or -1 if a bucket outgrew its row of a stack (the caller starts
-    again with wider ones).
+    beats its cell's cost as a seed and searches on from there.  On open ground
+    that second round has little to do; where the best routes cross a border
+    again and again (a corridor along it) each crossing would cost a round, so
+    whatever the second round still posts is taken on by one search over the
+    whole grid, which posts nothing.  Then no step anywhere can lower a cost
+    (the Bellman condition holds inside every band and across every border):
+    the costs are the single search's, and each cell's step is the
+    lowest-numbered of its cheapest (`reverse_search`), whatever the bands.
+    ``dist`` must come in ``inf`` and ``step`` ``-1`` (numpy's fill, in the
+    caller: filling them here, on either thread, cost a freshly allocated 2048²
+    field about 35 ms more in a process that had churned through memory);
+    returns the number of cells expanded, or -1 if a bucket outgrew its row of
+    a stack (the caller starts again with wider ones).
     """
     goals = np.unique(goals)
     nreg = bounds.shape[0] - 1
