@@ -398,20 +398,21 @@ def reverse_search(
 
 
 @njit(cache=True, parallel=True)
-def incoming_table(
+def step_rows(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
-    narrow, flat, flat_of, into, cost, uniform,
+    narrow, flat, flat_of, incoming, cells, cost, uniform,
 ):
-    """`_kernels.step_table`'s incoming rows for the cells ``into``, in 64 blocks
-    of rows shared among the threads (a call each: a call per row would pay a
-    reference count for each of its arrays)."""
+    """`_kernels.step_table`'s rows for ``cells`` (steps into them with ``incoming``,
+    else out of them), in 64 blocks of rows shared among the threads (a call each:
+    a call per row would pay a reference count for each of its arrays)."""
     nsteps = step_dr.shape[0]
     blocks = 64
     for t in prange(blocks):
-        lo = into.shape[0] * t // blocks
-        hi = into.shape[0] * (t + 1) // blocks
-        step_table(base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
-                   ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter, narrow, flat,
-                   flat_of, True, into[lo:hi], cost[lo * nsteps:hi * nsteps],
-                   uniform[lo * nsteps:hi * nsteps])
+        lo = cells.shape[0] * t // blocks
+        hi = cells.shape[0] * (t + 1) // blocks
+        if hi > lo:  # an empty block would ask for every cell's row
+            step_table(base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc,
+                       step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
+                       narrow, flat, flat_of, incoming, cells[lo:hi],
+                       cost[lo * nsteps:hi * nsteps], uniform[lo * nsteps:hi * nsteps])

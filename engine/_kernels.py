@@ -30,6 +30,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 UPHILL_TOL = 1e-9
+POOL_SPLIT = 32  # the same with shared rows, whose buckets are lists in one pool
 ASTAR_SPLIT = 2  # A* buckets are half the shortest step wide: fewer cells expanded twice
 # A* reopens an expanded cell only for a path cheaper by more than rounding.
 REOPEN = 1.0 - 1e-10
@@ -234,15 +235,18 @@ def step_table(
     With ``incoming``, row r prices instead the steps into cell ``into[r]``
     (cells that are not flat): ``cost[r * K + k]`` is step k's out of the cell
     ``into[r] - step k`` (``inf`` off the grid), the row the flow kernel
-    (`engine._flow.reverse_search`) reads when it expands that cell.
+    (`engine._flow.reverse_search`) reads when it expands that cell.  Without
+    it, a non-empty ``into`` asks for the rows of those cells alone: row r
+    prices the steps out of ``into[r]``.
     """
     ncell = base.shape[0]
     rows = ncell // cols
     nsteps = step_dr.shape[0]
     entering = enter.shape[0] > 0
     has_flat = flat.shape[0] > 0
-    for r in range(into.shape[0] if incoming else ncell):
-        fa = flat_of[flat[r]] if has_flat and not incoming else 0.0
+    listed = into.shape[0] > 0
+    for r in range(into.shape[0] if incoming or listed else ncell):
+        fa = flat_of[flat[into[r] if listed else r]] if has_flat and not incoming else 0.0
         if fa > 0.0:
             for k in range(nsteps):
                 cost[r * nsteps + k] = fa * step_len[k]
@@ -266,7 +270,7 @@ def step_table(
                     uniform[slot] = UNIFORM
                     continue
             else:
-                a = r
+                a = into[r] if listed else r
                 ar = a // cols
                 ac = a - ar * cols
                 br = ar + step_dr[k]
@@ -782,8 +786,8 @@ def stack_rows(nb, astar):
 @njit(cache=True, error_model="numpy")
 def search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget, dist, parent,
-    touched, stack, lowest,
+    table_cost, table_row, flat, flat_of, onward_start, onward, source, goal, cell, budget,
+    dist, parent, touched, stack, lowest, lm, lm_goal,
 ):
     """`search` where a step's cost depends on nothing behind the front.
 
@@ -791,76 +795,99 @@ def search_plain(
     inf off the grid; from a cell marked in ``flat`` (`flat_cells`), its
     multiplier ``flat_of[flat[a]]`` times the step's length, the same number)
     or, with an empty table, its pieces' multipliers (no slopes), in a kernel
-    small enough to compile tight.  A flat cell takes only the steps
-    ``onward_*`` keep after the step that reached it (`terrain.onward_steps`).
-    Without a table the grid has a border of
+    small enough to compile tight.  With a ``table_row`` (A* only), the table
+    holds rows shared by cells (`CostGrid.outgoing_steps`): cell a's is
+    ``table_row[a]``, and every cell that is not flat must have one.  A flat
+    cell takes only the steps ``onward_*`` keep after the step that reached
+    it (`terrain.onward_steps`).  Without a table the grid has a border of
     blocked cells at least as wide as the longest step, so no step leaves it
     and nothing is bounds-checked.  Pieces are priced branch-free: a corner
     piece (length 0) over a blocked cell gives NaN, which blocks like inf.
 
     Dijkstra and A* share one queue: a ring of buckets, each a stack of cells
-    (the lightest queue: an entry is two sequential writes; an improved cell
-    is pushed again and its older entries are skipped once it is expanded,
-    marked by ``CLOSED`` in ``parent``).  Dijkstra keys on cost in buckets as
-    wide as the shortest step, so a bucket's cells are final (Dial's
-    algorithm, as in `search`).  With ``lowest`` (Dijkstra with a table: a
-    reach priced per started quantum is settled along the steps kept), of
-    offers equal to the bit a cell keeps the lowest-numbered step, so the
-    steps kept depend on neither the queue's order nor pruning; otherwise it
-    keeps the first (keeping the lowest made demo reaches 20% slower).  A*
-    keys on cost plus the distance left on open ground (octile with 8 steps,
-    straight line otherwise), which no step lowers, in buckets
-    ``ASTAR_SPLIT`` times narrower.  Cells within one bucket can still
-    improve each other, so an improved cell is reopened and
-    expanded again (unless the improvement is rounding, ``REOPEN``), and the
-    search stops once the cheapest bucket starts at or beyond the goal's
-    cost: no open path can then be cheaper.  Cells costing more than
-    ``budget`` are never queued.
+    (the lightest queue: an entry is two sequential writes; an improved cell is
+    pushed again and its older entries are skipped once it is expanded, marked
+    by ``CLOSED`` in ``parent``).  Dijkstra keys on cost in buckets as wide as
+    the shortest step, so a bucket's cells are final (Dial's algorithm, as in
+    `search`).  With ``lowest`` (Dijkstra with a table: a reach priced per
+    started quantum is settled along the steps kept), of offers equal to the
+    bit a cell keeps the lowest-numbered step, so the steps kept depend on
+    neither the queue's order nor pruning; otherwise it keeps the first
+    (keeping the lowest made demo reaches 20% slower).  A* keys on cost plus
+    the distance left on open ground (octile with 8 steps, straight line
+    otherwise), which no step lowers, or the landmarks' bound where it is
+    larger (``lm``, ``lm_goal``: `search`'s; a cell it shows cannot reach the
+    goal is dropped), in buckets ``ASTAR_SPLIT`` times narrower (``POOL_SPLIT``
+    with a ``table_row``, whose buckets are lists in ``stack`` taken whole).
+    Cells within one bucket can still improve each other (and the landmarks'
+    float32 bound is consistent only to rounding), so an improved cell is
+    reopened and expanded again (unless the improvement is rounding,
+    ``REOPEN``; a key below the current bucket goes into it), and the search
+    stops once the cheapest bucket starts at or beyond the goal's cost: no open
+    path can then be cheaper.  Cells costing more than ``budget`` are never
+    queued.
 
     The buckets are rows of ``stack``, the caller's (`stack_rows` of them),
     so the loop holds no array it may replace.  Returns the number of cells
     written to ``touched``, or minus it if a bucket outgrew its row (the
     caller resets them and calls again with a wider stack).
     """
+    tabled = table_cost.shape[0] > 0
+    if goal >= 0 and table_row.shape[0] > 0:
+        return _search_plain(
+            base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
+            nb, table_cost, table_row, flat, flat_of, onward_start, onward, source, goal, cell,
+            budget, dist, parent, touched, stack, lm, lm_goal, True, True, False, True,
+        )
+    if goal >= 0 and tabled:
+        return _search_plain(
+            base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
+            nb, table_cost, table_row, flat, flat_of, onward_start, onward, source, goal, cell,
+            budget, dist, parent, touched, stack, lm, lm_goal, True, True, False, False,
+        )
     if goal >= 0:
-        if table_cost.shape[0] > 0:
-            return _search_plain(
-                base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-                nb, table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget,
-                dist, parent, touched, stack, True, True, False,
-            )
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-            nb, table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget,
-            dist, parent, touched, stack, True, False, False,
+            nb, table_cost, table_row, flat, flat_of, onward_start, onward, source, goal, cell,
+            budget, dist, parent, touched, stack, lm, lm_goal, True, False, False, False,
         )
-    if table_cost.shape[0] > 0 and lowest:
+    if tabled and lowest:
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-            nb, table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget,
-            dist, parent, touched, stack, False, True, True,
+            nb, table_cost, table_row, flat, flat_of, onward_start, onward, source, goal, cell,
+            budget, dist, parent, touched, stack, lm, lm_goal, False, True, True, False,
         )
-    if table_cost.shape[0] > 0:
+    if tabled:
         return _search_plain(
             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-            nb, table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget,
-            dist, parent, touched, stack, False, True, False,
+            nb, table_cost, table_row, flat, flat_of, onward_start, onward, source, goal, cell,
+            budget, dist, parent, touched, stack, lm, lm_goal, False, True, False, False,
         )
     return _search_plain(
         base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w,
-        nb, table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget,
-        dist, parent, touched, stack, False, False, False,
+        nb, table_cost, table_row, flat, flat_of, onward_start, onward, source, goal, cell,
+        budget, dist, parent, touched, stack, lm, lm_goal, False, False, False, False,
     )
+
+
+@njit(cache=True, inline="always")
+def _landmark_bound(lm, lm_goal, b, h):
+    """``h`` raised to the landmarks' bound at cell ``b`` (`search`'s ALT bound)."""
+    for m in range(lm_goal.shape[1]):
+        at = lm[b, m]
+        if at != np.inf:
+            h = max(h, lm_goal[0, m] - at, at + lm_goal[1, m])
+    return h
 
 
 @njit(cache=True, error_model="numpy")
 def _search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
-    table_cost, flat, flat_of, onward_start, onward, source, goal, cell, budget, dist, parent,
-    touched, stack, astar, tabled, lowest,
+    table_cost, table_row, flat, flat_of, onward_start, onward, source, goal, cell, budget,
+    dist, parent, touched, stack, lm, lm_goal, astar, tabled, lowest, indexed,
 ):
-    """`search_plain` compiled for each value of ``astar`` (``goal >= 0``), ``tabled``
-    and ``lowest``.
+    """`search_plain` compiled for each value of ``astar`` (``goal >= 0``), ``tabled``,
+    ``lowest`` and ``indexed`` (a ``table_row``).
 
     ``numba.literally`` makes the flags constants, so each compiled loop keeps
     only its own branches (about 15% on demo-map reaches, bench/README.md).
@@ -870,6 +897,7 @@ def _search_plain(
     literally(astar)
     literally(tabled)
     literally(lowest)
+    literally(indexed)
     nsteps = step_dr.shape[0]
     step_off = step_dr * cols + step_dc
     piece_off = piece_dr * cols + piece_dc
@@ -881,10 +909,14 @@ def _search_plain(
     goal_c = goal - goal_r * cols
     shortest = step_len.min()
     diagonal = min(step_len.max(), 2.0 * shortest)
-    width = shortest / ASTAR_SPLIT if astar else shortest
+    # The pool's lists cost nothing per bucket, so its A* keeps them far narrower: wide
+    # ones, taken last in first out, expanded the plateau's cells before their cost was
+    # final and again after (2.2x the time across the 4096² campaign map).
+    split = POOL_SPLIT if indexed and nb * POOL_SPLIT <= 2**16 else ASTAR_SPLIT
+    width = shortest / split if astar else shortest
     per_width = (1.0 / width) * (1.0 + 1e-12)
     has_flat = tabled and flat.shape[0] > 0
-    span = stack_rows(nb, astar)
+    span = 2 * nb * split if astar else nb
     ring = span - 1
     size = np.zeros(span, dtype=np.int64)
     dist[source] = 0.0
@@ -895,20 +927,44 @@ def _search_plain(
     if astar:
         h = _to_go(source // cols - goal_r, source % cols - goal_c, nsteps, shortest, diagonal,
                    cell)
+        h = _landmark_bound(lm, lm_goal, source, h)
+        if h == np.inf:  # the landmarks show the goal out of reach
+            return n_touched
         current = int(h * per_width)
-    stack[current & ring, 0] = source
-    size[current & ring] = 1
+    # With shared rows (a grid too big for the whole table: the highway's A*) one
+    # bucket may hold most of the queue (the landmark bound's plateau), so the buckets
+    # are lists through ``stack`` taken whole, entries (cell, next), ``size`` their
+    # heads (-1: empty): last in, first out as the rows are.  A popped entry is
+    # reused (``spare`` lists them), so the pool holds the queue, not every push.
+    pool = stack.reshape(-1)
+    used = 1
+    spare = -1
+    if indexed:
+        size[:] = -1
+        pool[0] = source
+        pool[1] = -1
+        size[current & ring] = 0
+    else:
+        stack[current & ring, 0] = source
+        size[current & ring] = 1
     queued = 1
     while queued > 0:
-        while size[current & ring] == 0:
+        while size[current & ring] == (-1 if indexed else 0):
             current += 1
         if current * width > budget:
             break
         if astar and current * width >= dist[goal] * (1.0 + 1e-12):
             break
         slot = current & ring
-        size[slot] -= 1
-        a = stack[slot, size[slot]]
+        if indexed:
+            top = size[slot]
+            a = pool[2 * top]
+            size[slot] = pool[2 * top + 1]
+            pool[2 * top + 1] = spare
+            spare = top
+        else:
+            size[slot] -= 1
+            a = stack[slot, size[slot]]
         queued -= 1
         if parent[a] >= CLOSED:  # expanded since this entry was pushed
             continue
@@ -917,8 +973,8 @@ def _search_plain(
         da = dist[a]
         ar = a // cols
         ac = a - ar * cols
-        if astar and da + _to_go(ar - goal_r, ac - goal_c, nsteps, shortest, diagonal,
-                                 cell) >= dist[goal]:
+        if astar and not indexed and da + _landmark_bound(lm, lm_goal, a, _to_go(
+                ar - goal_r, ac - goal_c, nsteps, shortest, diagonal, cell)) >= dist[goal]:
             continue  # no path through a beats the goal's (in the last buckets: many ties)
         fa = flat_of[flat[a]] if has_flat else 0.0
         # Out of a flat cell, only the steps the one that reached it leaves worth taking.
@@ -951,13 +1007,14 @@ def _search_plain(
                     parent[b] = k  # of offers equal to the bit, the lowest step
             continue
         # (Raw grids have no flat cells: their loop is the plain one over every step.)
+        own = (np.int64(table_row[a]) if indexed else a) * nsteps  # a's row of the table
         for q in range(onward_start[row] if tabled else 0,
                        onward_start[row + 1] if tabled else nsteps):
             k = onward[q] if tabled else q
             if fa > 0.0:  # the table's number, without reading it
                 total = fa * step_len[k]
             elif tabled:
-                total = table_cost[a * nsteps + k]
+                total = table_cost[own + k]
                 if total == np.inf:  # off the grid, or blocked
                     continue
             else:
@@ -984,13 +1041,29 @@ def _search_plain(
             parent[b] = k
             key = nd
             if astar:
-                key += _to_go(ar + step_dr[k] - goal_r, ac + step_dc[k] - goal_c, nsteps,
-                              shortest, diagonal, cell)
+                key += _landmark_bound(lm, lm_goal, b, _to_go(
+                    ar + step_dr[k] - goal_r, ac + step_dc[k] - goal_c, nsteps, shortest,
+                    diagonal, cell))
+                if key == np.inf:  # the landmarks show b cannot reach the goal
+                    continue
             slot = max(int(key * per_width), current) & ring
-            if size[slot] == stack.shape[1]:
-                return -n_touched
-            stack[slot, size[slot]] = b
-            size[slot] += 1
+            if indexed:
+                e = spare
+                if e >= 0:
+                    spare = pool[2 * e + 1]
+                elif 2 * used + 1 < pool.shape[0]:
+                    e = used
+                    used += 1
+                else:
+                    return -n_touched
+                pool[2 * e] = b
+                pool[2 * e + 1] = size[slot]
+                size[slot] = e
+            else:
+                if size[slot] == stack.shape[1]:
+                    return -n_touched
+                stack[slot, size[slot]] = b
+                size[slot] += 1
             queued += 1
     return n_touched
 
@@ -1304,9 +1377,10 @@ def search_many(
                     if depth == 0.0:
                         n = search_plain(
                             base, cols, step_dr, step_dc, step_len, piece_start, piece_dr,
-                            piece_dc, piece_w, nb, table_cost, flat, flat_of, onward_start,
-                            onward, sources[u], -1, cell,
-                            budget, dist[t], parent[t], touched[t], stack, False,
+                            piece_dc, piece_w, nb, table_cost, no_i, flat, flat_of,
+                            onward_start, onward, sources[u], -1, cell,
+                            budget, dist[t], parent[t], touched[t], stack, False, no_lm,
+                            no_lm_goal,
                         )
                     else:
                         n = search_trail(

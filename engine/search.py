@@ -37,6 +37,7 @@ _SLACK = 1e-9
 MAX_TURNS = 2**15 - 1
 # No landmark bounds for A* (`engine.highway` passes its own).
 _NO_LANDMARKS = (np.empty((0, 0), dtype=np.float32), np.empty((2, 0), dtype=np.float32))
+_NO_ROWS = (np.empty(0, dtype=np.int32), np.empty(0))  # `CostGrid.outgoing_steps` not built
 
 
 @dataclass(eq=False)
@@ -83,17 +84,24 @@ class _Workspace:
             )
         a = g.kernel_args
         n = -1
+        # An A* with landmarks, or too big for the whole table, reads the shared rows
+        # if they are built (`Highway` builds them: a reach would pay for every row).
+        row, cost = _NO_ROWS
+        if isinstance(g, CostGrid) and goal >= 0 and g.depth == 0 and (
+                landmarks[1].size or not a.table_cost.size):
+            row, cost = vars(g).get("outgoing_steps", _NO_ROWS)
         if id(a) in self.linked:
             pass
-        elif isinstance(g, _RawGrid) or (
+        elif isinstance(g, _RawGrid) or row.size or (
             g.depth == 0 and a.table_cost.size and not landmarks[1].size
         ):
             n = self._stacked(_kernels.stack_rows(a.nb, goal >= 0), lambda stack: (
                 _kernels.search_plain(
                     a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
-                    a.piece_dc, a.piece_w, a.nb, a.table_cost, a.flat, a.flat_of, a.onward_start,
-                    a.onward, source, goal,
+                    a.piece_dc, a.piece_w, a.nb, cost if row.size else a.table_cost, row,
+                    a.flat, a.flat_of, a.onward_start, a.onward, source, goal,
                     g.cell, budget, self.dist, self.parent, self.touched, stack, lowest,
+                    *landmarks,
                 )
             ))
         elif g.depth > 0 and goal < 0 and a.table_cost.size:

@@ -37,9 +37,10 @@ __all__ = ["CostGrid", "Layers", "cost_grid", "layers"]
 
 _MAX_KINDS = 64
 # Largest per-grid table of precomputed step costs (bigger grids price steps as they go),
-# and of a flow field's steps into cells that are not flat (`CostGrid.incoming_steps`).
+# and of the rows of steps into and out of cells that are not flat (`CostGrid.incoming_steps`,
+# `CostGrid.outgoing_steps`).
 _TABLE_BYTES = 128 * 2**20
-_INCOMING_CHUNK = 2**18  # cells whose incoming rows are built at a time (72 MiB at 32 directions)
+_ROWS_CHUNK = 2**18  # cells whose rows of steps are built at a time (72 MiB at 32 directions)
 # Most buckets a search's queue may have (a power of two): A* on a raw grid keeps four
 # times as many rows of stack, at least 64 bytes each (`_kernels.stack_width`), so the
 # first stack is at most 16 MiB; its sizes (8 bytes a row) are 2 MiB.
@@ -529,26 +530,44 @@ class CostGrid:
 
         ``(row, cost)``: ``cost[row[b] * K + k]`` is step k's price into cell b,
         ``row`` -1 for the other cells (`_kernels.step_table`'s incoming rows,
-        built on every thread by `_flow.incoming_table`).  Cells with equal
-        rows share one (the cells along a wood's straight edge): 976 rows serve
-        the 116k such cells of the 2048² battlefield in bench/, and 99k the
-        1.1M of the 2048² campaign map, so the table kept is small.  Rows are
-        built ``_INCOMING_CHUNK`` cells at a time (9 bytes a step while a chunk
-        is built), and new rows are kept while the table fits in
-        ``_TABLE_BYTES`` (128 MiB: 524k rows at 32 directions); the flow
-        kernel walks the pieces of the steps into cells whose row did not fit.
+        built on every thread by `_flow.step_rows`).  Cells with equal rows
+        share one (the cells along a wood's straight edge): 976 rows serve the
+        116k such cells of the 2048² battlefield in bench/, and 99k the 1.1M
+        of the 2048² campaign map, so the table kept is small.  Rows are built
+        ``_ROWS_CHUNK`` cells at a time (9 bytes a step while a chunk is
+        built), and new rows are kept while the table fits in ``_TABLE_BYTES``
+        (128 MiB: 524k rows at 32 directions); the flow kernel walks the pieces
+        of the steps into cells whose row did not fit.
         """
+        return self._shared_rows(incoming=True)
+
+    @functools.cached_property
+    def outgoing_steps(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every step's price out of passable cells that are not flat, shared like
+        `incoming_steps`: ``cost[row[a] * K + k]`` is step k's price out of cell a
+        (``inf`` off the grid or blocked).  `Highway` builds it, and once it is
+        built `_kernels.search_plain`'s A* reads it: with landmarks, or on a grid
+        too big for the whole table.  All or nothing: if some such cell's row
+        does not fit, both arrays are empty."""
+        row, cost = self._shared_rows(incoming=False)
+        a = self.kernel_args
+        if (row[(a.flat_of[a.flat] == 0.0) & np.isfinite(a.base)] < 0).any():
+            return np.empty(0, dtype=np.int32), np.empty(0)
+        return row, cost
+
+    def _shared_rows(self, incoming: bool) -> tuple[np.ndarray, np.ndarray]:
+        """`incoming_steps` or `outgoing_steps`."""
         a = self.kernel_args
         k = len(a.step_dr)
         into = np.flatnonzero((a.flat_of[a.flat] == 0.0) & np.isfinite(a.base))
         row = np.full(a.base.size, -1, dtype=np.int32)
         room = _TABLE_BYTES // (8 * k)  # rows the table may keep
         kept = np.empty((0, k))
-        for lo in range(0, into.size, _INCOMING_CHUNK):
-            cells = into[lo:lo + _INCOMING_CHUNK]
+        for lo in range(0, into.size, _ROWS_CHUNK):
+            cells = into[lo:lo + _ROWS_CHUNK]
             cost = np.empty(cells.size * k)
-            _flow.incoming_table(*a[:17], a.enter, a.narrow, a.flat, a.flat_of, cells, cost,
-                                 np.empty(cost.size, dtype=np.int8))
+            _flow.step_rows(*a[:17], a.enter, a.narrow, a.flat, a.flat_of, incoming, cells,
+                            cost, np.empty(cost.size, dtype=np.int8))
             # The kept rows are distinct and come first, so they keep their numbers.
             both = np.concatenate([kept, cost.reshape(cells.size, k)])
             first, which = _distinct_rows(both)

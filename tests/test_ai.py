@@ -254,7 +254,7 @@ def test_flow_field_walks_the_pieces_where_its_table_would_be_too_big(rules, mon
     assert (doctored >= expected.cost).all() and (doctored > expected.cost).mean() > 0.5
     # Built a few cells at a time, the rows are the same; the budget counts distinct
     # rows, the first kept, and cells whose row did not fit have none.
-    monkeypatch.setattr(terrain, "_INCOMING_CHUNK", 997)
+    monkeypatch.setattr(terrain, "_ROWS_CHUNK", 997)
     for rows in (distinct, distinct // 2, 0):
         monkeypatch.setattr(terrain, "_TABLE_BYTES", rows * 8 * k)
         g = grid()

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 import engine
 from bench.conftest import campaign_map
+from engine import terrain
 from engine.highway import Highway
 from engine.search import _NO_LANDMARKS, _start_cell, _workspace
 
@@ -107,6 +108,50 @@ def test_highway_lower_bound_never_overestimates_uphill(rules):
             reached = ok & np.isfinite(f)
             assert (f[reached] + back <= to_goal[reached] + 1e-9).all()
             assert (f[reached] + back > to_goal[reached] - 1.0).mean() > 0.01  # some tight
+
+
+@pytest.mark.parametrize("landmarks", [0, 4])
+def test_a_star_on_shared_rows_finds_the_heap_search_costs(rules, monkeypatch, landmarks):
+    """On a grid too big for the whole step table (made so), once the rows cells share
+    are built (`CostGrid.outgoing_steps`, as `Highway` builds them) an A* reads them in
+    list buckets: the costs of `search`'s heap, with the landmarks or without them, and
+    after its first queue is outgrown."""
+    monkeypatch.setattr(terrain, "_TABLE_BYTES", 8 * 2**20)
+    g = engine.cost_grid(engine.load_map(MAPS / "crossings.geojson"), rules,
+                         rules.unit("humans", depth=0))
+    a = g.kernel_args
+    assert not a.table_cost.size and "outgoing_steps" not in vars(g)
+    rng = np.random.default_rng(landmarks)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    pairs = [(_point(g, p), _point(g, q)) for p, q in rng.choice(open_cells, (6, 2))]
+    heap = [cell_cost(g, p, q, None) for p, q in pairs]
+    bounds = Highway(g, landmarks)._bounds if landmarks else None
+    row, cost = g.outgoing_steps  # built by the highway, or here
+    k = len(a.step_dr)
+    into = np.flatnonzero((a.flat_of[a.flat] == 0.0) & np.isfinite(a.base))
+    assert (row[into] >= 0).all() and cost.size < into.size * k  # shared, every one
+    _workspace(g).stack = np.empty((0, 1), dtype=np.int32)  # outgrown at once
+
+    def heap_search(*args):
+        raise AssertionError("the heap search ran")
+
+    monkeypatch.setattr(engine.search._kernels, "search", heap_search)
+    for (p, q), (expected, _) in zip(pairs, heap, strict=True):
+        assert cell_cost(g, p, q, bounds)[0] == pytest.approx(expected, rel=1e-12)
+    assert _workspace(g).stack.shape[1] > 1
+
+
+def test_shared_rows_of_steps_out_are_the_step_table_rows(rules):
+    g = engine.cost_grid(engine.load_map(MAPS / "demo.geojson"), rules,
+                         rules.unit("humans", depth=0))
+    a = g.kernel_args
+    k = len(a.step_dr)
+    row, cost = g.outgoing_steps
+    into = np.flatnonzero(row >= 0)
+    assert set(into) == set(np.flatnonzero((a.flat_of[a.flat] == 0.0) & np.isfinite(a.base)))
+    np.testing.assert_array_equal(cost.reshape(-1, k)[row[into]],
+                                  a.table_cost.reshape(-1, k)[into])
+    assert len(np.unique(cost.reshape(-1, k), axis=0)) == cost.size // k < into.size
 
 
 def test_highway_no_route(rules):
