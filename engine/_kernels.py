@@ -778,8 +778,11 @@ def stack_width(ncell: int, rows: int) -> int:
 @njit(cache=True)
 def stack_rows(nb, astar):
     """Buckets `search_plain` needs (its ``stack``'s rows): ``nb`` for Dijkstra;
-    for A*, whose keys rise by a step's cost plus at most its length in buckets
-    ``ASTAR_SPLIT`` times narrower, ``2 * ASTAR_SPLIT * nb``."""
+    for A*, whose keys rise by a step's cost plus at most its length (with
+    landmarks, at most the step's cost both ways) in buckets ``ASTAR_SPLIT``
+    times narrower, ``2 * ASTAR_SPLIT * nb``.  (With shared rows the A*'s
+    buckets are lists, their heads in an array of its own, ``POOL_SPLIT``
+    times narrower, and ``stack`` is only their pool.)"""
     return 2 * nb * ASTAR_SPLIT if astar else nb
 
 

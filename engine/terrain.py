@@ -549,14 +549,11 @@ class CostGrid:
         built `_kernels.search_plain`'s A* reads it: with landmarks, or on a grid
         too big for the whole table.  All or nothing: if some such cell's row
         does not fit, both arrays are empty."""
-        row, cost = self._shared_rows(incoming=False)
-        a = self.kernel_args
-        if (row[(a.flat_of[a.flat] == 0.0) & np.isfinite(a.base)] < 0).any():
-            return np.empty(0, dtype=np.int32), np.empty(0)
-        return row, cost
+        return self._shared_rows(incoming=False)
 
     def _shared_rows(self, incoming: bool) -> tuple[np.ndarray, np.ndarray]:
-        """`incoming_steps` or `outgoing_steps`."""
+        """`incoming_steps` or `outgoing_steps` (all or nothing: empty arrays as soon
+        as a row does not fit)."""
         a = self.kernel_args
         k = len(a.step_dr)
         into = np.flatnonzero((a.flat_of[a.flat] == 0.0) & np.isfinite(a.base))
@@ -572,6 +569,8 @@ class CostGrid:
             both = np.concatenate([kept, cost.reshape(cells.size, k)])
             first, which = _distinct_rows(both)
             which = which[len(kept):]
+            if not incoming and (which >= room).any():
+                return np.empty(0, dtype=np.int32), np.empty(0)
             row[cells] = np.where(which < room, which, -1)
             kept = both[first[:room]]
         return row, kept.ravel()

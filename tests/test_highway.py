@@ -141,9 +141,12 @@ def test_a_star_on_shared_rows_finds_the_heap_search_costs(rules, monkeypatch, l
     assert _workspace(g).stack.shape[1] > 1
 
 
-def test_shared_rows_of_steps_out_are_the_step_table_rows(rules):
-    g = engine.cost_grid(engine.load_map(MAPS / "demo.geojson"), rules,
-                         rules.unit("humans", depth=0))
+def test_shared_rows_of_steps_out_are_the_step_table_rows(rules, monkeypatch):
+    def grid():
+        return engine.cost_grid(engine.load_map(MAPS / "demo.geojson"), rules,
+                                rules.unit("humans", depth=0))
+
+    g = grid()
     a = g.kernel_args
     k = len(a.step_dr)
     row, cost = g.outgoing_steps
@@ -152,6 +155,12 @@ def test_shared_rows_of_steps_out_are_the_step_table_rows(rules):
     np.testing.assert_array_equal(cost.reshape(-1, k)[row[into]],
                                   a.table_cost.reshape(-1, k)[into])
     assert len(np.unique(cost.reshape(-1, k), axis=0)) == cost.size // k < into.size
+    # All or nothing: one row short of the budget, there are none (a search needs them all).
+    monkeypatch.setattr(terrain, "_TABLE_BYTES", (cost.size - k) * 8)
+    monkeypatch.setattr(terrain, "_ROWS_CHUNK", 1009)
+    short = grid()
+    assert [x.size for x in short.outgoing_steps] == [0, 0]
+    assert short.incoming_steps[1].size > 0  # the flow fields' rows are kept while they fit
 
 
 def test_highway_no_route(rules):
