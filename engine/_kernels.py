@@ -30,8 +30,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 UPHILL_TOL = 1e-9
-POOL_SPLIT = 32  # the same with shared rows, whose buckets are lists in one pool
 ASTAR_SPLIT = 2  # A* buckets are half the shortest step wide: fewer cells expanded twice
+POOL_SPLIT = 32  # the same with shared rows, whose buckets are lists in one pool
 # A* reopens an expanded cell only for a path cheaper by more than rounding.
 REOPEN = 1.0 - 1e-10
 CLOSED = 64  # flag in parent (a step index, below 64): cell expanded (search_plain, search_trail)
