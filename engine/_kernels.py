@@ -702,16 +702,8 @@ def search(
                 hkey[pos[b]] -= before - nd
                 _sift_up(pos[b], hkey, hidx, pos)
             elif astar:
-                dr = abs(b // cols - goal_r)
-                dc = abs(b % cols - goal_c)
-                if nsteps == 8:  # octile distance: the 8-neighbour length on open ground
-                    h = straight * (max(dr, dc) - min(dr, dc)) + diagonal * min(dr, dc)
-                else:
-                    h = cell * math.hypot(dr, dc)
-                for m in range(lm_goal.shape[1]):
-                    at = lm[b, m]
-                    if at != np.inf:
-                        h = max(h, lm_goal[0, m] - at, at + lm_goal[1, m])
+                h = _landmark_bound(lm, lm_goal, b, _to_go(
+                    b // cols - goal_r, b % cols - goal_c, nsteps, straight, diagonal, cell))
                 if h == np.inf:
                     continue
                 key = nd + h
@@ -776,14 +768,14 @@ def stack_width(ncell: int, rows: int) -> int:
 
 
 @njit(cache=True)
-def stack_rows(nb, astar):
+def stack_rows(nb, astar, split=ASTAR_SPLIT):
     """Buckets `search_plain` needs (its ``stack``'s rows): ``nb`` for Dijkstra;
     for A*, whose keys rise by a step's cost plus at most its length (with
     landmarks, at most the step's cost both ways) in buckets ``ASTAR_SPLIT``
     times narrower, ``2 * ASTAR_SPLIT * nb``.  (With shared rows the A*'s
-    buckets are lists, their heads in an array of its own, ``POOL_SPLIT``
-    times narrower, and ``stack`` is only their pool.)"""
-    return 2 * nb * ASTAR_SPLIT if astar else nb
+    buckets are lists, their heads in an array of its own, ``split`` =
+    ``POOL_SPLIT`` times narrower, and ``stack`` is only their pool.)"""
+    return 2 * nb * split if astar else nb
 
 
 @njit(cache=True, error_model="numpy")
@@ -919,7 +911,7 @@ def _search_plain(
     width = shortest / split if astar else shortest
     per_width = (1.0 / width) * (1.0 + 1e-12)
     has_flat = tabled and flat.shape[0] > 0
-    span = 2 * nb * split if astar else nb
+    span = stack_rows(nb, astar, split)
     ring = span - 1
     size = np.zeros(span, dtype=np.int64)
     dist[source] = 0.0

@@ -194,6 +194,7 @@ def test_landmarks_stand_on_the_network_and_spread_out(rules):
 def test_highway_with_rear_ranks_within_a_cell_on_wild_maps(rules, seed, depth):
     g = engine.cost_grid(wild(seed), rules, rules.unit("humans", depth=depth, frontage=2))
     hw = Highway(g, landmarks=4)
+    assert not hw.rows  # rear ranks: the trail search, not the shared rows
     rng = np.random.default_rng(seed)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     for a, b in rng.choice(open_cells, (15, 2)):
@@ -237,6 +238,7 @@ def test_highway_on_a_campaign_map(rules):
     g = engine.cost_grid(campaign_map(n), rules, rules.unit("humans", depth=0))
     hw = Highway(g, landmarks=8)
     assert hw.fields.shape == (g.base.size, len(hw.cells))
+    assert hw.rows and not g.kernel_args.table_cost.size  # shared rows, no whole table
     s = n / 4096
     pairs = [((300 * s, 300 * s), (3800 * s, 3800 * s)), ((2 * s, 1700 * s), (4090 * s, 2400 * s)),
              ((1700 * s, 2 * s), (3100 * s, 4090 * s))]
