@@ -29,6 +29,8 @@ from numba import literally, njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
+
 UPHILL_TOL = 1e-9
 ASTAR_SPLIT = 2  # A* buckets are half the shortest step wide: fewer cells expanded twice
 POOL_SPLIT = 32  # the same with shared rows, whose buckets are lists in one pool
@@ -170,6 +172,178 @@ def entry(enter_i, enter_prev, narrow_i, narrow_prev):
     if narrow_i > 0.0 and narrow_prev == 0.0:
         c += narrow_i
     return c
+
+
+# `walk_path`'s row kinds.
+MOVE, BLOCKED, BLOCKED_SEGMENT, OBSTACLE, NARROW, QUANTUM = range(6)
+# A stretch within this of a whole number of quanta is that number (float error
+# along a path must not start a quantum that was never entered).
+_QUANTUM_TOL = 1e-9
+
+
+@njit(cache=True, error_model="numpy")
+def walk_path(
+    xs, ys, seg, ux, uy, total, cell, base, steep, gxf, gxb, gyf, gyb, enter, narrow,
+    quantum, lv, rem, org, n, at, depth, cols, out_f, out_i,
+):
+    """Price a polyline piece by piece: `engine.pricing`'s walk, in one call.
+
+    Segment j runs from ``(xs[j], ys[j])`` to ``(xs[j + 1], ys[j + 1])`` (table
+    units, no two consecutive points equal), ``seg[j]`` long, along the unit
+    vector ``(ux[j], uy[j])``, ``total[j]`` cells long (the caller computes
+    these, so they are Python's own ``math.hypot``).  Each segment is cut where
+    it crosses grid lines, as `engine.grid.segment_cells` cuts it; a segment that
+    touches an impassable cell at a corner only is one `BLOCKED_SEGMENT` row.
+    The trail (``lv``, ``rem``, ``org``, ``n`` entries: the footprint the unit
+    stood on) and the front's cell ``at`` carry on from piece to piece;
+    ``quantum`` (empty where nothing is priced per started quantum) is the
+    quantum of each cell.
+
+    Row k of the result is ``out_i[k] = (kind, cell, front)`` and ``out_f[k] =
+    (x0, y0, x1, y1, length, cost, level)``: a `MOVE` stretch (cell: the one
+    that set the multiplier ``level``; front: the cell the front is in), a
+    `BLOCKED` piece, an `OBSTACLE` crossed or a `NARROW` passage entered (cost:
+    its flat cost), or a `QUANTUM` rounding up (level: the distance priced in
+    the quantised ground, cell: the last cell of it, front: the quanta
+    started).  The caller sizes the arrays for at most ``TRAIL + 4`` rows per
+    cell crossed, plus one per segment and one.  Returns the number of rows.
+    """
+    rows = base.shape[0] // cols
+    rec_len = np.empty(TRAIL + 1)
+    rec_lv = np.empty(TRAIL + 1)
+    rec_org = np.empty(TRAIL + 1, dtype=np.int64)
+    has_q = quantum.shape[0] > 0
+    q, qd, qm, qcell = 0.0, 0.0, 1.0, -1
+    k = 0
+    for j in range(xs.shape[0] - 1):
+        px, py, qx, qy = xs[j], ys[j], xs[j + 1], ys[j + 1]
+        # The segment in cells: where it crosses grid lines, ascending.
+        cpx, cpy = px / cell, py / cell
+        dx, dy = qx / cell - cpx, qy / cell - cpy
+        tot = total[j]
+        if tot == 0.0:
+            continue
+        lox, hix = min(cpx, cpx + dx), max(cpx, cpx + dx)
+        loy, hiy = min(cpy, cpy + dy), max(cpy, cpy + dy)
+        nx = max(math.ceil(hix) - math.floor(lox) - 1, 0) if dx != 0.0 else 0
+        ny = max(math.ceil(hiy) - math.floor(loy) - 1, 0) if dy != 0.0 else 0
+        cross = np.empty(nx + ny)
+        nc = 0
+        for start, delta, lo, count in ((cpx, dx, lox, nx), (cpy, dy, loy, ny)):
+            if count > 0:
+                scale = tot / delta
+                for g in range(math.floor(lo) + 1, math.floor(lo) + 1 + count):
+                    s = (g - start) * scale
+                    if _SEGMENT_EPS < s < tot - _SEGMENT_EPS:
+                        cross[nc] = s
+                        nc += 1
+        cross = np.sort(cross[:nc])
+        breaks = np.empty(nc + 2)
+        corner_at = np.empty(nc)
+        breaks[0] = 0.0
+        nb, ncorner = 1, 0
+        close = _SEGMENT_EPS * max(1.0, tot)
+        for s in cross:
+            if s - breaks[nb - 1] <= close:
+                if nb > 1:
+                    corner_at[ncorner] = breaks[nb - 1]
+                    ncorner += 1
+                continue
+            breaks[nb] = s
+            nb += 1
+        breaks[nb] = tot
+        nb += 1
+        pr = np.empty(nb - 1, dtype=np.int64)
+        pc = np.empty(nb - 1, dtype=np.int64)
+        for t in range(nb - 1):
+            sm = 0.5 * (breaks[t] + breaks[t + 1]) / tot
+            pr[t] = math.floor(cpy + sm * dy)
+            pc[t] = math.floor(cpx + sm * dx)
+        # A step may not squeeze between impassable cells through their shared corner.
+        blocked = -1
+        for t in range(ncorner):
+            s = corner_at[t]
+            cx, cy = round(cpx + s / tot * dx), round(cpy + s / tot * dy)
+            for r, c in ((cy - 1, cx - 1), (cy - 1, cx), (cy, cx - 1), (cy, cx)):
+                if 0 <= r < rows and 0 <= c < cols and base[r * cols + c] == np.inf:
+                    crossed = False
+                    for v in range(nb - 1):
+                        if pr[v] == r and pc[v] == c:
+                            crossed = True
+                    if not crossed:
+                        blocked = r * cols + c
+                        break
+            if blocked >= 0:
+                break
+        if blocked >= 0:
+            out_i[k, 0], out_i[k, 1], out_i[k, 2] = BLOCKED_SEGMENT, blocked, blocked
+            out_f[k, 0], out_f[k, 1], out_f[k, 2], out_f[k, 3] = px, py, qx, qy
+            out_f[k, 4], out_f[k, 5], out_f[k, 6] = seg[j], np.inf, np.inf
+            k += 1
+            continue
+        u, w = ux[j], uy[j]
+        for t in range(nb - 1):
+            s0, s1 = breaks[t], breaks[t + 1]
+            i = min(max(pr[t], 0), rows - 1) * cols + min(max(pc[t], 0), cols - 1)
+            # Points by distance along the unit direction: exact on axis-parallel paths.
+            ax, ay = px + u * s0 * cell, py + w * s0 * cell
+            bx, by = (qx, qy) if t == nb - 2 else (px + u * s1 * cell, py + w * s1 * cell)
+            length = (s1 - s0) * cell
+            m = ground(base, steep, gxf, gxb, gyf, gyb, i, u, w)
+            if m == np.inf:
+                out_i[k, 0], out_i[k, 1], out_i[k, 2] = BLOCKED, i, i
+                out_f[k, 0], out_f[k, 1], out_f[k, 2], out_f[k, 3] = ax, ay, bx, by
+                out_f[k, 4], out_f[k, 5], out_f[k, 6] = length, np.inf, np.inf
+                k += 1
+                continue
+            if enter[i] > 0.0 and enter[i] != enter[at]:
+                out_i[k, 0], out_i[k, 1], out_i[k, 2] = OBSTACLE, i, i
+                out_f[k, 0], out_f[k, 1], out_f[k, 2], out_f[k, 3] = ax, ay, ax, ay
+                out_f[k, 4], out_f[k, 5], out_f[k, 6] = 0.0, enter[i], 0.0
+                k += 1
+            if narrow[i] > 0.0 and narrow[at] == 0.0:
+                out_i[k, 0], out_i[k, 1], out_i[k, 2] = NARROW, i, i
+                out_f[k, 0], out_f[k, 1], out_f[k, 2], out_f[k, 3] = ax, ay, ax, ay
+                out_f[k, 4], out_f[k, 5], out_f[k, 6] = 0.0, narrow[i], 0.0
+                k += 1
+            at = i
+            if has_q:
+                if quantum[i] != q:
+                    k = _close_quantum(q, qd, qm, qcell, ax, ay, out_f, out_i, k)
+                    q, qd = quantum[i], 0.0
+                if q > 0.0:
+                    qd += length
+                    qm, qcell = m, i
+            _, n, nrec = advance(lv, rem, org, n, m, i, length, depth, rec_len, rec_lv,
+                                 rec_org, True)
+            done = 0.0
+            for v in range(nrec):
+                part, level = rec_len[v], rec_lv[v]
+                f0, f1 = done / length, (done + part) / length
+                done += part
+                out_i[k, 0], out_i[k, 1], out_i[k, 2] = MOVE, rec_org[v], i
+                out_f[k, 0], out_f[k, 1] = ax + f0 * (bx - ax), ay + f0 * (by - ay)
+                out_f[k, 2], out_f[k, 3] = ax + f1 * (bx - ax), ay + f1 * (by - ay)
+                out_f[k, 4], out_f[k, 5], out_f[k, 6] = part, part * level, level
+                k += 1
+    last = xs.shape[0] - 1
+    return _close_quantum(q, qd, qm, qcell, xs[last], ys[last], out_f, out_i, k)
+
+
+@njit(cache=True, inline="always")
+def _close_quantum(q, qd, qm, qcell, x, y, out_f, out_i, k):
+    """`walk_path`'s end of a stretch of quantised ground at (x, y): a `QUANTUM` row
+    for the rest of its last started quantum, if any; returns the row count."""
+    if q <= 0.0:
+        return k
+    started = math.ceil(qd / q - _QUANTUM_TOL)
+    extra = (started * q - qd) * qm
+    if extra > _QUANTUM_TOL:
+        out_i[k, 0], out_i[k, 1], out_i[k, 2] = QUANTUM, qcell, started
+        out_f[k, 0], out_f[k, 1], out_f[k, 2], out_f[k, 3] = x, y, x, y
+        out_f[k, 4], out_f[k, 5], out_f[k, 6] = 0.0, extra, qd
+        k += 1
+    return k
 
 
 @njit(cache=True)

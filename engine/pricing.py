@@ -11,6 +11,7 @@ no rounding: costs are the smooth product of distance and multiplier.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -19,15 +20,10 @@ import numpy as np
 
 from . import _kernels
 from .errors import InputError
-from .grid import _finite_point, segment_cells
+from .grid import _finite_point
 from .terrain import CostGrid, trail_behind
 
 __all__ = ["Leg", "Pricing", "price_path"]
-
-# A stretch within this of a whole number of quanta is that number (float error
-# along a path must not start a quantum that was never entered).
-_QUANTUM_TOL = 1e-9
-
 
 @dataclass(frozen=True)
 class Leg:
@@ -135,6 +131,13 @@ def price_path(grid: CostGrid, path) -> Pricing:
     [(1.0, 1.0, ['clear']), (5.0, 2.0, ['broken ground']),
      (4.0, 2.0, ['broken ground (rear ranks)']), (1.0, 1.0, ['clear'])]
     """
+    return _price(grid, path, pieces=True)[0]
+
+
+def _price(grid: CostGrid, path, pieces: bool) -> tuple[Pricing, np.ndarray]:
+    """`price_path`, and its pieces' rows ``(x0, y0, x1, y1, length, cost, level)``
+    (`_kernels.walk_path`); without ``pieces``, ``Pricing.pieces`` is left empty
+    (a route's legs and turns need only the rows)."""
     points = _points(path)
     for i, p in enumerate(points):
         try:
@@ -142,26 +145,16 @@ def price_path(grid: CostGrid, path) -> Pricing:
         except InputError as exc:
             raise InputError(f"path point {i}: {exc}") from None
         grid.grid.xy_to_rc(points[i])
+    moves = [p for p, q in itertools.pairwise(points) if p != q]
+    if not moves:
+        return Pricing(0.0, 0.0, [], []), np.empty((0, 7))
     pricer = _Pricer(grid)
-    moves = [(p, q) for p, q in itertools.pairwise(points) if p != q]
-    if moves:
-        pricer.stand(*moves[0])
-    for p, q in moves:
-        pricer.move(p, q)
-    pricer.close_quantum(points[-1])
-    legs: list[Leg] = []
-    for piece in pricer.pieces:
-        last = legs[-1] if legs else None
-        if last and last.multiplier == piece.multiplier and last.terrain == piece.terrain:
-            legs[-1] = Leg(
-                last.start, piece.end, last.length + piece.length,
-                last.cost + piece.cost, last.multiplier, last.terrain,
-            )
-        else:
-            legs.append(piece)
-    cost = math.fsum(leg.cost for leg in pricer.pieces)
-    length = math.fsum(leg.length for leg in pricer.pieces)
-    return Pricing(cost, length, legs, pricer.pieces)
+    rows_f, rows_i = pricer.walk([*moves, points[-1]])
+    rows = list(zip(rows_f.tolist(), rows_i.tolist(), strict=True))
+    cost = math.fsum(rows_f[:, 5].tolist())
+    length = math.fsum(rows_f[:, 4].tolist())
+    listed = [pricer.piece(*row) for row in rows] if pieces else []
+    return Pricing(cost, length, pricer.legs(rows), listed), rows_f
 
 
 def _points(path) -> list:
@@ -175,7 +168,8 @@ def _points(path) -> list:
 
 
 class _Pricer:
-    """Walks a path cell by cell with the kernels' own trail, recording pieces."""
+    """Walks a path cell by cell with the kernels' own trail (`_kernels.walk_path`)
+    and names what it priced."""
 
     def __init__(self, grid: CostGrid):
         self.g = grid
@@ -185,32 +179,20 @@ class _Pricer:
         self.lv = np.empty(_kernels.TRAIL)
         self.rem = np.empty(_kernels.TRAIL)
         self.org = np.empty(_kernels.TRAIL, dtype=np.int64)
-        self.rec = (
-            np.empty(_kernels.TRAIL + 1),
-            np.empty(_kernels.TRAIL + 1),
-            np.empty(_kernels.TRAIL + 1, dtype=np.int64),
-        )
         self.n = 0
-        self.pieces: list[Leg] = []
-        self.flats = (grid.enter.ravel(), grid.narrow.ravel())
         self.at = -1  # the cell the front is in, for entry costs
-        # The stretch of quantised ground the front is in: quantum, distance so far,
-        # the front's multiplier and cell at its latest piece.
-        self.quantum = grid.quantum[grid.combo].ravel() if grid.quantum.any() else None
-        self.q, self.qd, self.qm, self.qcell = 0.0, 0.0, 1.0, -1
+        self.names: dict[tuple, list[str]] = {}
 
     def _direction(self, p, q) -> tuple[float, float]:
         dx, dy = (q[0] - p[0]) / self.cell, (q[1] - p[1]) / self.cell
         hyp = math.hypot(dx, dy)
         return dx / hyp, dy / hyp
 
-    def _index(self, r: int, c: int) -> int:
-        return min(max(r, 0), self.rows - 1) * self.cols + min(max(c, 0), self.cols - 1)
-
     def stand(self, p, q) -> None:
         """Place the footprint straight behind ``p``, facing ``q``."""
         u = self._direction(p, q)
-        self.at = self._index(*self.g.grid.xy_to_rc(p))
+        r, c = self.g.grid.xy_to_rc(p)
+        self.at = min(max(r, 0), self.rows - 1) * self.cols + min(max(c, 0), self.cols - 1)
         depth = self.g.unit.depth / self.cell
         for r, c, rem in trail_behind((p[0] / self.cell, p[1] / self.cell), u, depth):
             if 0 <= r < self.rows and 0 <= c < self.cols:
@@ -221,99 +203,105 @@ class _Pricer:
                         self.lv, self.rem, self.org, self.n, m, rem * self.cell, i
                     )
 
-    def move(self, p, q) -> None:
-        """Advance the front from ``p`` to ``q`` in a straight line."""
-        u = self._direction(p, q)
-        seg = math.hypot(q[0] - p[0], q[1] - p[1])
-        cells, corners = segment_cells(
-            (p[0] / self.cell, p[1] / self.cell), (q[0] / self.cell, q[1] / self.cell)
+    def walk(self, points: list) -> list[Leg]:
+        """The pieces of the polyline ``points`` (no two in a row equal), the unit
+        standing at the first facing the second."""
+        self.stand(points[0], points[1])
+        xy = np.array(points, dtype=np.float64)
+        d = np.diff(xy, axis=0)
+        # Python's own hypot (numba's may differ in the last bit), as the walk always had.
+        seg = np.array([math.hypot(dx, dy) for dx, dy in d.tolist()])
+        u = np.array([self._direction(p, q) for p, q in itertools.pairwise(points)])
+        cells = xy / self.cell
+        total = np.array([math.hypot(dx, dy) for dx, dy in np.diff(cells, axis=0).tolist()])
+        crossed = np.ceil(np.abs(np.diff(cells, axis=0))).sum() + 3 * len(seg)
+        size = int(crossed) * (_kernels.TRAIL + 4) + len(seg) + 1
+        out_f = np.empty((size, 7))
+        out_i = np.empty((size, 3), dtype=np.int64)
+        quantum = self.g.quantum[self.g.combo].ravel() if self.g.quantum.any() else np.empty(0)
+        k = _kernels.walk_path(
+            np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1]), seg,
+            np.ascontiguousarray(u[:, 0]), np.ascontiguousarray(u[:, 1]), total, self.cell,
+            *self.flat, self.g.enter.ravel(), self.g.narrow.ravel(), quantum,
+            self.lv, self.rem, self.org, self.n, self.at, float(self.g.unit.depth), self.cols,
+            out_f, out_i,
         )
-        base = self.flat[0]
-        for r, c in corners:
-            if 0 <= r < self.rows and 0 <= c < self.cols and base[r * self.cols + c] == math.inf:
-                blocked = [self._blocked(r * self.cols + c)]
-                self.pieces.append(Leg(p, q, seg, math.inf, math.inf, blocked))
-                return
-        depth = float(self.g.unit.depth)
-        for r, c, s0, s1 in cells:
-            i = self._index(r, c)
-            # Points by distance along the unit direction: exact on axis-parallel paths.
-            a = (p[0] + u[0] * s0 * self.cell, p[1] + u[1] * s0 * self.cell)
-            b = (p[0] + u[0] * s1 * self.cell, p[1] + u[1] * s1 * self.cell)
-            if s1 == cells[-1][3]:
-                b = q
-            length = (s1 - s0) * self.cell
-            m = _kernels.ground(*self.flat, i, *u)
-            if m == math.inf:
-                self.pieces.append(Leg(a, b, length, math.inf, math.inf, [self._blocked(i)]))
-                continue
-            if self.flats[0][i] > 0.0 or self.flats[1][i] > 0.0:
-                self._entry(i, a)
-            self.at = i
-            if self.quantum is not None:
-                if self.quantum[i] != self.q:
-                    self.close_quantum(a)
-                    self.q, self.qd = float(self.quantum[i]), 0.0
-                if self.q > 0:
-                    self.qd += length
-                    self.qm, self.qcell = m, i
-            _, self.n, nrec = _kernels.advance(
-                self.lv, self.rem, self.org, self.n, m, i, length, depth, *self.rec, True
-            )
-            done = 0.0
-            for j in range(nrec):
-                part, level = float(self.rec[0][j]), float(self.rec[1][j])
-                origin = int(self.rec[2][j])
-                f0, f1 = done / length, (done + part) / length
-                done += part
-                self.pieces.append(Leg(
-                    (a[0] + f0 * (b[0] - a[0]), a[1] + f0 * (b[1] - a[1])),
-                    (a[0] + f1 * (b[0] - a[0]), a[1] + f1 * (b[1] - a[1])),
-                    part, part * level, level, self._terrain(origin, i, level),
-                ))
+        return out_f[:k], out_i[:k]
+
+    def piece(self, row_f: list, row_i: list) -> Leg:
+        """The piece a row of `walk` stands for."""
+        (x0, y0, x1, y1, length, cost, level), (kind, i, front) = row_f, row_i
+        a, b = (x0, y0), (x1, y1)
+        if kind == _kernels.MOVE:
+            return Leg(a, b, length, cost, level, list(self._terrain(i, front, level)))
+        if kind in (_kernels.BLOCKED, _kernels.BLOCKED_SEGMENT):
+            return Leg(a, b, length, math.inf, math.inf, [self._blocked(i)])
+        if kind == _kernels.QUANTUM:
+            return Leg(a, a, 0.0, cost, 0.0, [self._quantum(i, level, front)], "quantum")
+        return self._entry(kind, i, cost, a)
+
+    def legs(self, rows: list) -> list[Leg]:
+        """The pieces of ``rows`` (`walk`'s, as lists) merged where their multiplier
+        and terrain are the same; a leg is built only once it is complete."""
+        legs = []
+        cur: list = []  # the leg being merged: Leg's fields, in order
+        for row_f, row_i in rows:
+            if row_i[0] == _kernels.MOVE:
+                x0, y0, x1, y1, length, cost, level = row_f
+                start, end, multiplier = (x0, y0), (x1, y1), level
+                terrain, kind = self._terrain(row_i[1], row_i[2], level), "move"
+            else:
+                leg = self.piece(row_f, row_i)
+                start, end, length, cost, multiplier, terrain, kind = dataclasses.astuple(leg)
+            if cur and cur[4] == multiplier and cur[5] == terrain:
+                cur[1], cur[2], cur[3] = end, cur[2] + length, cur[3] + cost
+            else:
+                if cur:
+                    legs.append(Leg(*cur[:5], list(cur[5]), cur[6]))
+                cur = [start, end, length, cost, multiplier, terrain, kind]
+        if cur:
+            legs.append(Leg(*cur[:5], list(cur[5]), cur[6]))
+        return legs
 
     def _terrain(self, origin: int, front: int, level: float) -> list[str]:
-        rc = divmod(origin, self.cols)
-        names = [n for n in self.g.combos[self.g.combo[rc]] if n != "clear"]
-        if level > self.flat[0][origin]:
-            names.append("steep slope (uphill)" if self.g.layers.steep[rc] else "uphill")
-        names = names or ["clear"]
-        if origin != front:
-            names = [f"{n} (rear ranks)" for n in names]
-        return names
+        """What set ``level`` at cell ``origin``, the front in ``front``: one list per
+        answer, shared (callers copy it into a leg)."""
+        combo = int(self.g.combo.flat[origin])
+        uphill = level > self.flat[0][origin]
+        steep = uphill and bool(self.g.layers.steep.flat[origin])
+        key = (combo, uphill, steep, origin != front)
+        if key not in self.names:
+            names = [n for n in self.g.combos[combo] if n != "clear"]
+            if uphill:
+                names.append("steep slope (uphill)" if steep else "uphill")
+            names = names or ["clear"]
+            if origin != front:
+                names = [f"{n} (rear ranks)" for n in names]
+            self.names[key] = names
+        return self.names[key]
 
-    def close_quantum(self, at) -> None:
-        """End the stretch of quantised ground: charge the rest of its last started quantum."""
-        if self.q <= 0:
-            return
-        started = math.ceil(self.qd / self.q - _QUANTUM_TOL)
-        extra = (started * self.q - self.qd) * self.qm
-        if extra > _QUANTUM_TOL:
-            names = [n for n in self.g.combos[self.g.combo[divmod(self.qcell, self.cols)]]
-                     if n != "clear"]
-            self.pieces.append(Leg(at, at, 0.0, extra, 0.0, [
-                f"{', '.join(names)}: {self.qd:g} charged as {started} started "
-                f"{self.q:g}"], "quantum"))
-        self.q, self.qd = 0.0, 0.0
+    def _quantum(self, i: int, distance: float, started: int) -> str:
+        """What a `_kernels.QUANTUM` row says: ``distance`` over the quantised ground
+        that ends in cell ``i`` charged as ``started`` quanta."""
+        combo = self.g.combo.flat[i]
+        names = [n for n in self.g.combos[combo] if n != "clear"]
+        return (f"{', '.join(names)}: {distance:g} charged as {started} started "
+                f"{self.g.quantum[combo]:g}")
 
-    def _entry(self, i: int, at) -> None:
-        """The flat costs of the front going into cell ``i`` (`_kernels.entry`): an
-        obstacle's crossing, a formation change."""
-        enter, narrow = self.flats
-        prev = self.at
+    def _entry(self, kind: int, i: int, cost: float, at) -> Leg:
+        """A flat cost of the front going into cell ``i`` (`_kernels.entry`): an
+        obstacle's crossing (`_kernels.OBSTACLE`), a formation change (`_kernels.NARROW`)."""
         rc = divmod(i, self.cols)
         rules, unit, lay = self.g.rules, self.g.unit, self.g.layers
         names = self.g.combos[self.g.combo[rc]]
-        if enter[i] > 0.0 and enter[i] != enter[prev]:
+        if kind == _kernels.OBSTACLE:
             kinds = [n for n in names if rules.terrain[n].crossing_cost > 0] or list(names)
-            self.pieces.append(Leg(at, at, 0.0, float(enter[i]), 0.0,
-                                   [f"{', '.join(kinds)} ({enter[i]:g} to cross)"], "obstacle"))
-        if narrow[i] > 0.0 and narrow[prev] == 0.0:
-            widths = [f"{kind} {lay.passage[kind][rc]:g} wide" for kind in names
-                      if kind in lay.passage and lay.passage[kind][rc] < unit.frontage]
-            self.pieces.append(Leg(at, at, 0.0, float(narrow[i]), 0.0,
-                                   [f"{', '.join(widths)}, frontage {unit.frontage:g}"],
-                                   "formation change"))
+            return Leg(at, at, 0.0, cost, 0.0, [f"{', '.join(kinds)} ({cost:g} to cross)"],
+                       "obstacle")
+        widths = [f"{name} {lay.passage[name][rc]:g} wide" for name in names
+                  if name in lay.passage and lay.passage[name][rc] < unit.frontage]
+        return Leg(at, at, 0.0, cost, 0.0, [f"{', '.join(widths)}, frontage {unit.frontage:g}"],
+                   "formation change")
 
     def _blocked(self, i: int) -> str:
         names = self.g.combos[self.g.combo[divmod(i, self.cols)]]

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _kernels
 from .errors import InputError, NoRouteError
-from .pricing import Leg, Pricing, price_path
+from .pricing import Leg, Pricing, _price
 from .terrain import CostGrid, KernelArgs, kernel_args, steps
 
 __all__ = [
@@ -492,8 +492,8 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
         cells = _trace(grid, ws.parent, source, target)
     finally:
         ws.reset(n)
-    path, priced = _join(grid, start, goal, _polyline(grid, cells))
-    turns, stops = _turns(priced.pieces, priced.cost, per_turn)
+    path, priced, rows = _join(grid, start, goal, _polyline(grid, cells))
+    turns, stops = _turns(rows, priced.cost, per_turn)
     return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
 
 
@@ -521,8 +521,9 @@ def _polyline(g: CostGrid, cells: list[int]) -> list[tuple[float, float]]:
     return [g.grid.rc_to_xy(divmod(c, cols)) for c in keep]
 
 
-def _join(g: CostGrid, start, goal, centres: list) -> tuple[list, Pricing]:
-    """The exact start and goal joined to the cell-centre path, priced.
+def _join(g: CostGrid, start, goal, centres: list) -> tuple[list, Pricing, np.ndarray]:
+    """The exact start and goal joined to the cell-centre path, priced (and the rows
+    of its pieces, `engine.pricing._price`).
 
     The end centres are dropped where going straight to the exact point is
     still passable, so a route does not overshoot into the middle of a cell.
@@ -538,17 +539,19 @@ def _join(g: CostGrid, start, goal, centres: list) -> tuple[list, Pricing]:
                 path.append(p)
         if len(path) == 1:
             path.append(path[0])
-        priced = price_path(g, path)
+        priced, rows = _price(g, path, pieces=False)
         if priced.cost < math.inf:
-            return path, priced
-        best = best or (path, priced)
+            return path, priced, rows
+        best = best or (path, priced, rows)
     return best
 
 
-def _turns(pieces: list[Leg], cost: float, per_turn: float):
+def _turns(rows: np.ndarray, cost: float, per_turn: float):
     """Turns needed and where each full turn ends (leftover is not carried over).
 
-    ``pieces`` are straight, so a stop is found by interpolating within one.
+    ``rows`` are the path's pieces, ``(x0, y0, x1, y1, length, cost, level)``
+    (`engine.pricing._price`); they are straight, so a stop is found by
+    interpolating within one.
     """
     if cost <= _SLACK:
         return 0, []
@@ -558,16 +561,15 @@ def _turns(pieces: list[Leg], cost: float, per_turn: float):
     if turns > MAX_TURNS:
         raise InputError(f"allowance {per_turn:g} is too small: the route costs {cost:g}, "
                          f"more than {MAX_TURNS} turns")
+    spent = np.cumsum(rows[:, 5])  # after each piece, summed in order
     stops = []
-    spent = 0.0
-    for leg in pieces:
-        while len(stops) < turns - 1 and spent + leg.cost >= (len(stops) + 1) * per_turn - _SLACK:
-            f = ((len(stops) + 1) * per_turn - spent) / leg.cost
-            stops.append((
-                leg.start[0] + f * (leg.end[0] - leg.start[0]),
-                leg.start[1] + f * (leg.end[1] - leg.start[1]),
-            ))
-        spent += leg.cost
+    for k in range(1, turns):
+        j = int(np.searchsorted(spent, k * per_turn - _SLACK))
+        if j == len(spent):  # the pieces' sum fell short of the fsum by rounding
+            break
+        x0, y0, x1, y1, _, piece, _ = rows[j].tolist()
+        f = (k * per_turn - (float(spent[j - 1]) if j else 0.0)) / piece
+        stops.append((x0 + f * (x1 - x0), y0 + f * (y1 - y0)))
     return turns, stops
 
 

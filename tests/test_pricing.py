@@ -1,0 +1,200 @@
+"""`price_path`'s numba walk (`_kernels.walk_path`) against a walk written in Python.
+
+The reference below walks each segment through `engine.grid.segment_cells` and
+prices it cell by cell with the trail's own `_kernels.advance`, as the pricer
+did before its walk was compiled; it names what it priced with the pricer's
+own helpers.  Every piece must come out the same, bit for bit: points,
+lengths, costs, multipliers, terrain and kind.
+"""
+
+import dataclasses
+import itertools
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import engine
+from engine import _kernels
+from engine.errors import MapError
+from engine.grid import segment_cells
+from engine.pricing import Leg, _Pricer
+
+from .conftest import battlefield, feature, rect
+
+MAPS = sorted(Path(__file__).resolve().parent.parent.glob("maps/**/*.geojson"))
+_QUANTUM_TOL = 1e-9
+
+
+class ReferencePricer(_Pricer):
+    """The walk in Python: one segment at a time, one cell at a time."""
+
+    def reference(self, points: list) -> list[Leg]:
+        self.pieces: list[Leg] = []
+        self.stand(points[0], points[1])
+        self.quantum = self.g.quantum[self.g.combo].ravel() if self.g.quantum.any() else None
+        self.q, self.qd, self.qm, self.qcell = 0.0, 0.0, 1.0, -1
+        for p, q in itertools.pairwise(points):
+            self.move(p, q)
+        self.close(points[-1])
+        return self.pieces
+
+    def move(self, p, q) -> None:
+        u = self._direction(p, q)
+        seg = math.hypot(q[0] - p[0], q[1] - p[1])
+        cells, corners = segment_cells(
+            (p[0] / self.cell, p[1] / self.cell), (q[0] / self.cell, q[1] / self.cell)
+        )
+        base = self.flat[0]
+        for r, c in corners:
+            if 0 <= r < self.rows and 0 <= c < self.cols and base[r * self.cols + c] == math.inf:
+                self.pieces.append(Leg(p, q, seg, math.inf, math.inf,
+                                       [self._blocked(r * self.cols + c)]))
+                return
+        enter, narrow = self.g.enter.ravel(), self.g.narrow.ravel()
+        rec = (np.empty(_kernels.TRAIL + 1), np.empty(_kernels.TRAIL + 1),
+               np.empty(_kernels.TRAIL + 1, dtype=np.int64))
+        for r, c, s0, s1 in cells:
+            i = min(max(r, 0), self.rows - 1) * self.cols + min(max(c, 0), self.cols - 1)
+            a = (p[0] + u[0] * s0 * self.cell, p[1] + u[1] * s0 * self.cell)
+            b = q if s1 == cells[-1][3] else (p[0] + u[0] * s1 * self.cell,
+                                               p[1] + u[1] * s1 * self.cell)
+            length = (s1 - s0) * self.cell
+            m = _kernels.ground(*self.flat, i, *u)
+            if m == math.inf:
+                self.pieces.append(Leg(a, b, length, math.inf, math.inf, [self._blocked(i)]))
+                continue
+            if enter[i] > 0.0 and enter[i] != enter[self.at]:
+                self.pieces.append(self._entry(_kernels.OBSTACLE, i, float(enter[i]), a))
+            if narrow[i] > 0.0 and narrow[self.at] == 0.0:
+                self.pieces.append(self._entry(_kernels.NARROW, i, float(narrow[i]), a))
+            self.at = i
+            if self.quantum is not None:
+                if self.quantum[i] != self.q:
+                    self.close(a)
+                    self.q, self.qd = float(self.quantum[i]), 0.0
+                if self.q > 0:
+                    self.qd += length
+                    self.qm, self.qcell = m, i
+            _, self.n, nrec = _kernels.advance(self.lv, self.rem, self.org, self.n, m, i, length,
+                                               float(self.g.unit.depth), *rec, True)
+            done = 0.0
+            for j in range(nrec):
+                part, level, origin = float(rec[0][j]), float(rec[1][j]), int(rec[2][j])
+                f0, f1 = done / length, (done + part) / length
+                done += part
+                self.pieces.append(Leg(
+                    (a[0] + f0 * (b[0] - a[0]), a[1] + f0 * (b[1] - a[1])),
+                    (a[0] + f1 * (b[0] - a[0]), a[1] + f1 * (b[1] - a[1])),
+                    part, part * level, level, list(self._terrain(origin, i, level)),
+                ))
+
+    def close(self, at) -> None:
+        if self.q <= 0:
+            return
+        started = math.ceil(self.qd / self.q - _QUANTUM_TOL)
+        extra = (started * self.q - self.qd) * self.qm
+        if extra > _QUANTUM_TOL:
+            self.pieces.append(Leg(at, at, 0.0, extra, 0.0,
+                                   [self._quantum(self.qcell, self.qd, started)], "quantum"))
+        self.q, self.qd = 0.0, 0.0
+
+
+def grids():
+    """Every shipped map under every ruleset in its units that knows its kinds, for
+    each race, with its rulebook ranks and without rear ranks."""
+    out = []
+    for name in ("fantasy-warlord", "battlesystem", "reglamento"):
+        rules = engine.load_rules(name)
+        for path in MAPS:
+            bf = engine.load_map(path)
+            if bf.units != rules.units:
+                continue
+            for race in rules.races:
+                for unit in (rules.unit(race), rules.unit(race, depth=0)):
+                    try:
+                        grid = engine.cost_grid(bf, rules, unit)
+                    except MapError:  # a kind these rules do not know
+                        break
+                    out.append(pytest.param(grid, id=f"{name}-{path.stem}-{race}-{unit.depth:g}"))
+    return out
+
+
+def random_paths(grid, rng: random.Random, count: int) -> list[list]:
+    """Polylines of two to six points: anywhere, or on cell centres and corners
+    (exact diagonals through grid corners), sometimes with a point repeated."""
+    cell, w, h = grid.grid.cell, grid.grid.width, grid.grid.height
+    paths = []
+    for _ in range(count):
+        points = []
+        for _ in range(rng.randint(2, 6)):
+            if rng.random() < 0.5:
+                points.append(((rng.randrange(int(w / cell)) + rng.choice([0, 0.5])) * cell,
+                               (rng.randrange(int(h / cell)) + rng.choice([0, 0.5])) * cell))
+            else:
+                points.append((rng.uniform(0, w), rng.uniform(0, h)))
+        if len(points) > 2 and rng.random() < 0.2:
+            points[1] = points[0]
+        paths.append(points)
+    return paths
+
+
+@pytest.mark.parametrize("grid", grids())
+def test_walk_prices_every_piece_as_the_python_walk(grid):
+    rng = random.Random(grid.unit.race + str(grid.grid.shape))
+    for path in random_paths(grid, rng, 12):
+        moves = [p for p, q in itertools.pairwise(path) if p != q]
+        points = [*moves, path[-1]]
+        want = ReferencePricer(grid).reference(points)
+        got = engine.price_path(grid, path)
+        assert [dataclasses.astuple(leg) for leg in got.pieces] == \
+            [dataclasses.astuple(leg) for leg in want], path
+        assert got.cost == math.fsum(leg.cost for leg in want)
+
+
+def test_the_walk_names_every_kind_of_piece():
+    """The shipped maps give the comparison above every kind of row to check."""
+    kinds = set()
+    for param in grids():
+        grid = param.values[0]
+        for path in random_paths(grid, random.Random(1), 10):
+            for leg in engine.price_path(grid, path).pieces:
+                kinds.add((leg.kind, math.isinf(leg.cost), "(rear ranks)" in " ".join(leg.terrain),
+                           "uphill" in " ".join(leg.terrain)))
+    assert {("move", False, False, False), ("move", True, False, False),
+            ("move", False, True, False), ("move", False, False, True),
+            ("quantum", False, False, False), ("obstacle", False, False, False),
+            ("formation change", False, False, False)} <= kinds
+
+
+def test_legs_merge_pieces_alike():
+    rules = engine.load_rules("fantasy-warlord")
+    grid = engine.cost_grid(engine.load_map("maps/examples/archers.geojson"), rules,
+                            rules.unit("humans", ranks=2))
+    priced = engine.price_path(grid, [(0, 3.25), (5, 3.25), (11, 3.25)])
+    merged = []
+    for piece in priced.pieces:
+        if merged and (merged[-1].multiplier, merged[-1].terrain) == (piece.multiplier,
+                                                                     piece.terrain):
+            last = merged.pop()
+            piece = Leg(last.start, piece.end, last.length + piece.length,
+                        last.cost + piece.cost, last.multiplier, last.terrain, last.kind)
+        merged.append(piece)
+    assert priced.legs == merged
+    assert len(priced.legs) == 4 < len(priced.pieces)
+
+
+def test_a_diagonal_through_one_impassable_cell_blocks_that_cell_alone():
+    """Cells the segment crosses are priced, blocked or not; only a cell it touches at
+    a corner and does not cross blocks the whole segment."""
+    rules = engine.load_rules("fantasy-warlord")
+    bf = engine.load_map(battlefield([feature("building", rect(4, 4, 4.5, 4.5))]))
+    grid = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
+    through = engine.price_path(grid, [(1, 1), (8, 8)]).pieces
+    assert [leg.cost == math.inf for leg in through].count(True) == 1
+    assert len(through) == 14
+    beside = engine.price_path(grid, [(1, 1.5), (8, 8.5)]).pieces  # a corner of it only
+    assert [(leg.length, leg.cost, leg.terrain) for leg in beside] == \
+        [(math.hypot(7, 7), math.inf, ["impassable: building"])]
