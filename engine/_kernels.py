@@ -184,7 +184,7 @@ _QUANTUM_TOL = 1e-9
 @njit(cache=True, error_model="numpy")
 def walk_path(
     xs, ys, seg, ux, uy, total, cell, base, steep, gxf, gxb, gyf, gyb, enter, narrow,
-    quantum, lv, rem, org, n, at, depth, cols, out_f, out_i,
+    quantum, combo, lv, rem, org, n, at, depth, cols, out_f, out_i,
 ):
     """Price a polyline piece by piece: `engine.pricing`'s walk, in one call.
 
@@ -197,7 +197,7 @@ def walk_path(
     The trail (``lv``, ``rem``, ``org``, ``n`` entries: the footprint the unit
     stood on) and the front's cell ``at`` carry on from piece to piece;
     ``quantum`` (empty where nothing is priced per started quantum) is the
-    quantum of each cell.
+    quantum of each kind of ground, ``combo`` each cell's kind.
 
     Row k of the result is ``out_i[k] = (kind, cell, front)`` and ``out_f[k] =
     (x0, y0, x1, y1, length, cost, level)``: a `MOVE` stretch (cell: the one
@@ -308,9 +308,9 @@ def walk_path(
                 k += 1
             at = i
             if has_q:
-                if quantum[i] != q:
+                if quantum[combo[i]] != q:
                     k = _close_quantum(q, qd, qm, qcell, ax, ay, out_f, out_i, k)
-                    q, qd = quantum[i], 0.0
+                    q, qd = quantum[combo[i]], 0.0
                 if q > 0.0:
                     qd += length
                     qm, qcell = m, i

@@ -4,9 +4,11 @@ The pricer walks each straight segment of the path through the cells it
 crosses and charges every piece its length times the multiplier in force: the
 larger of the ground under the front (uphill-only slopes priced for the
 segment's direction) and any ground still under the unit's footprint behind
-it.  It runs the same numba trail code the search kernels run on their steps,
-so pricing a route's own path returns the route's cost.  Fantasy Warlord has
-no rounding: costs are the smooth product of distance and multiplier.
+it.  The walk is one numba call (`_kernels.walk_path`) running the same trail
+code the search kernels run on their steps, so pricing a route's own path
+returns the route's cost; Python then names what set each price.  Fantasy
+Warlord has no rounding: costs are the smooth product of distance and
+multiplier.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .grid import _finite_point
 from .terrain import CostGrid, trail_behind
 
 __all__ = ["Leg", "Pricing", "price_path"]
+
 
 @dataclass(frozen=True)
 class Leg:
@@ -203,9 +206,10 @@ class _Pricer:
                         self.lv, self.rem, self.org, self.n, m, rem * self.cell, i
                     )
 
-    def walk(self, points: list) -> list[Leg]:
-        """The pieces of the polyline ``points`` (no two in a row equal), the unit
-        standing at the first facing the second."""
+    def walk(self, points: list) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of `_kernels.walk_path` (floats, integers) for the polyline
+        ``points`` (no two in a row equal), the unit standing at the first facing
+        the second."""
         self.stand(points[0], points[1])
         xy = np.array(points, dtype=np.float64)
         d = np.diff(xy, axis=0)
@@ -218,11 +222,11 @@ class _Pricer:
         size = int(crossed) * (_kernels.TRAIL + 4) + len(seg) + 1
         out_f = np.empty((size, 7))
         out_i = np.empty((size, 3), dtype=np.int64)
-        quantum = self.g.quantum[self.g.combo].ravel() if self.g.quantum.any() else np.empty(0)
+        quantum = self.g.quantum if self.g.quantum.any() else np.empty(0)
         k = _kernels.walk_path(
             np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1]), seg,
             np.ascontiguousarray(u[:, 0]), np.ascontiguousarray(u[:, 1]), total, self.cell,
-            *self.flat, self.g.enter.ravel(), self.g.narrow.ravel(), quantum,
+            *self.flat, self.g.enter.ravel(), self.g.narrow.ravel(), quantum, self.g.combo.ravel(),
             self.lv, self.rem, self.org, self.n, self.at, float(self.g.unit.depth), self.cols,
             out_f, out_i,
         )

@@ -2,7 +2,8 @@
 
 With no footprint and no slopes a cell's cost is a plain shortest path, so the
 kernel must match networkx's Dijkstra on the same 32-neighbour graph, whose
-edge weights come from the pure pricer.  With a footprint the cost depends on
+edge weights come from the pricer (itself checked against a walk in Python,
+tests/test_pricing.py).  With a footprint the cost depends on
 the path behind, so every cost the kernel reports must equal the pricer's
 price of the path the kernel traced.
 """
