@@ -205,10 +205,15 @@ def walk_path(
     `BLOCKED` piece, an `OBSTACLE` crossed or a `NARROW` passage entered (cost:
     its flat cost), or a `QUANTUM` rounding up (level: the distance priced in
     the quantised ground, cell: the last cell of it, front: the quanta
-    started).  The caller sizes the arrays for at most ``TRAIL + 4`` rows per
-    cell crossed, plus one per segment and one.  Returns the number of rows.
+    started).  Returns the number of rows.  A cell crossed writes at most
+    ``TRAIL + 4`` of them (an obstacle, a passage, a quantum and the trail's
+    ``TRAIL + 1`` stretches), and a segment ``d`` cells long along x and ``e``
+    along y crosses at most ``ceil(d) + 1`` grid lines one way and ``ceil(e) +
+    1`` the other, so at most ``ceil(d) + ceil(e) + 3`` cells: arrays of
+    ``(ceil(d) + ceil(e) + 3) * (TRAIL + 4)`` rows a segment, and one for the
+    last quantum, always suffice (numba does not check the bounds).
     """
-    rows = base.shape[0] // cols
+    height = base.shape[0] // cols
     rec_len = np.empty(TRAIL + 1)
     rec_lv = np.empty(TRAIL + 1)
     rec_org = np.empty(TRAIL + 1, dtype=np.int64)
@@ -265,7 +270,7 @@ def walk_path(
             s = corner_at[t]
             cx, cy = round(cpx + s / tot * dx), round(cpy + s / tot * dy)
             for r, c in ((cy - 1, cx - 1), (cy - 1, cx), (cy, cx - 1), (cy, cx)):
-                if 0 <= r < rows and 0 <= c < cols and base[r * cols + c] == np.inf:
+                if 0 <= r < height and 0 <= c < cols and base[r * cols + c] == np.inf:
                     crossed = False
                     for v in range(nb - 1):
                         if pr[v] == r and pc[v] == c:
@@ -284,7 +289,7 @@ def walk_path(
         u, w = ux[j], uy[j]
         for t in range(nb - 1):
             s0, s1 = breaks[t], breaks[t + 1]
-            i = min(max(pr[t], 0), rows - 1) * cols + min(max(pc[t], 0), cols - 1)
+            i = min(max(pr[t], 0), height - 1) * cols + min(max(pc[t], 0), cols - 1)
             # Points by distance along the unit direction: exact on axis-parallel paths.
             ax, ay = px + u * s0 * cell, py + w * s0 * cell
             bx, by = (qx, qy) if t == nb - 2 else (px + u * s1 * cell, py + w * s1 * cell)

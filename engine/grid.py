@@ -6,7 +6,9 @@ is ``((col + 0.5) * cell, (row + 0.5) * cell)``.
 
 This module also holds the neighbourhood the searches use and the exact walk of
 a straight segment through the cells it crosses, which the kernels' step costs
-and the path pricer share, so that the two price a step identically.
+share with the path pricer's walk (`_kernels.walk_path`, the same cuts written
+out in numba, checked against this one by tests/test_pricing.py), so that the
+two price a step identically.
 """
 
 from __future__ import annotations

@@ -148,7 +148,10 @@ def _price(grid: CostGrid, path, pieces: bool) -> tuple[Pricing, np.ndarray]:
         except InputError as exc:
             raise InputError(f"path point {i}: {exc}") from None
         grid.grid.xy_to_rc(points[i])
-    moves = [p for p, q in itertools.pairwise(points) if p != q]
+    # A move too short to show in cells (a subnormal one) is no move: it has no direction.
+    cell = grid.grid.cell
+    moves = [p for p, q in itertools.pairwise(points)
+             if math.hypot((q[0] - p[0]) / cell, (q[1] - p[1]) / cell) > 0.0]
     if not moves:
         return Pricing(0.0, 0.0, [], []), np.empty((0, 7))
     pricer = _Pricer(grid)
@@ -218,8 +221,8 @@ class _Pricer:
         u = np.array([self._direction(p, q) for p, q in itertools.pairwise(points)])
         cells = xy / self.cell
         total = np.array([math.hypot(dx, dy) for dx, dy in np.diff(cells, axis=0).tolist()])
-        crossed = np.ceil(np.abs(np.diff(cells, axis=0))).sum() + 3 * len(seg)
-        size = int(crossed) * (_kernels.TRAIL + 4) + len(seg) + 1
+        crossed = np.ceil(np.abs(np.diff(cells, axis=0))).sum() + 3 * len(seg)  # walk_path's bound
+        size = int(crossed) * (_kernels.TRAIL + 4) + 1
         out_f = np.empty((size, 7))
         out_i = np.empty((size, 3), dtype=np.int64)
         quantum = self.g.quantum if self.g.quantum.any() else np.empty(0)

@@ -2,7 +2,7 @@
 
 Positions are table points.  A search runs from the centre of the cell holding
 the start; `reach` answers per cell, `route` joins the exact start and goal to
-the cell-centre path and prices the whole of it with `price_path`.
+the cell-centre path and prices the whole of it as `price_path` does.
 """
 
 from __future__ import annotations
@@ -561,16 +561,14 @@ def _turns(rows: np.ndarray, cost: float, per_turn: float):
     if turns > MAX_TURNS:
         raise InputError(f"allowance {per_turn:g} is too small: the route costs {cost:g}, "
                          f"more than {MAX_TURNS} turns")
-    spent = np.cumsum(rows[:, 5])  # after each piece, summed in order
-    stops = []
-    for k in range(1, turns):
-        j = int(np.searchsorted(spent, k * per_turn - _SLACK))
-        if j == len(spent):  # the pieces' sum fell short of the fsum by rounding
-            break
-        x0, y0, x1, y1, _, piece, _ = rows[j].tolist()
-        f = (k * per_turn - (float(spent[j - 1]) if j else 0.0)) / piece
-        stops.append((x0 + f * (x1 - x0), y0 + f * (y1 - y0)))
-    return turns, stops
+    spent = np.concatenate([[0.0], np.cumsum(rows[:, 5])])  # before each piece, in order
+    ends = np.arange(1, turns) * per_turn  # where each full turn's allowance runs out
+    at = np.searchsorted(spent[1:], ends - _SLACK)
+    at = at[at < len(rows)]  # the pieces' sum may fall short of the fsum by rounding
+    x0, y0, x1, y1, price = (rows[at, k] for k in (0, 1, 2, 3, 5))
+    f = (ends[:len(at)] - spent[at]) / price
+    return turns, list(zip((x0 + f * (x1 - x0)).tolist(), (y0 + f * (y1 - y0)).tolist(),
+                           strict=True))
 
 
 def cost_field(

@@ -25,7 +25,6 @@ from engine.pricing import Leg, _Pricer
 from .conftest import battlefield, feature, rect
 
 MAPS = sorted(Path(__file__).resolve().parent.parent.glob("maps/**/*.geojson"))
-_QUANTUM_TOL = 1e-9
 
 
 class ReferencePricer(_Pricer):
@@ -94,9 +93,9 @@ class ReferencePricer(_Pricer):
     def close(self, at) -> None:
         if self.q <= 0:
             return
-        started = math.ceil(self.qd / self.q - _QUANTUM_TOL)
+        started = math.ceil(self.qd / self.q - _kernels._QUANTUM_TOL)
         extra = (started * self.q - self.qd) * self.qm
-        if extra > _QUANTUM_TOL:
+        if extra > _kernels._QUANTUM_TOL:
             self.pieces.append(Leg(at, at, 0.0, extra, 0.0,
                                    [self._quantum(self.qcell, self.qd, started)], "quantum"))
         self.q, self.qd = 0.0, 0.0
@@ -124,15 +123,17 @@ def grids():
 
 def random_paths(grid, rng: random.Random, count: int) -> list[list]:
     """Polylines of two to six points: anywhere, or on cell centres and corners
-    (exact diagonals through grid corners), sometimes with a point repeated."""
+    (exact diagonals through grid corners; the table's far edges too), sometimes
+    with a point repeated."""
     cell, w, h = grid.grid.cell, grid.grid.width, grid.grid.height
     paths = []
     for _ in range(count):
         points = []
         for _ in range(rng.randint(2, 6)):
             if rng.random() < 0.5:
-                points.append(((rng.randrange(int(w / cell)) + rng.choice([0, 0.5])) * cell,
-                               (rng.randrange(int(h / cell)) + rng.choice([0, 0.5])) * cell))
+                x = (rng.randrange(int(w / cell) + 1) + rng.choice([0, 0.5])) * cell
+                y = (rng.randrange(int(h / cell) + 1) + rng.choice([0, 0.5])) * cell
+                points.append((min(x, w), min(y, h)))
             else:
                 points.append((rng.uniform(0, w), rng.uniform(0, h)))
         if len(points) > 2 and rng.random() < 0.2:
@@ -152,6 +153,7 @@ def test_walk_prices_every_piece_as_the_python_walk(grid):
         assert [dataclasses.astuple(leg) for leg in got.pieces] == \
             [dataclasses.astuple(leg) for leg in want], path
         assert got.cost == math.fsum(leg.cost for leg in want)
+        assert got.length == math.fsum(leg.length for leg in want)
 
 
 def test_the_walk_names_every_kind_of_piece():
@@ -198,3 +200,12 @@ def test_a_diagonal_through_one_impassable_cell_blocks_that_cell_alone():
     beside = engine.price_path(grid, [(1, 1.5), (8, 8.5)]).pieces  # a corner of it only
     assert [(leg.length, leg.cost, leg.terrain) for leg in beside] == \
         [(math.hypot(7, 7), math.inf, ["impassable: building"])]
+
+
+def test_a_move_too_short_to_show_in_cells_is_no_move():
+    rules = engine.load_rules("fantasy-warlord")
+    bf = engine.load_map(battlefield([], cell=2.0))
+    grid = engine.cost_grid(bf, rules, rules.unit("humans"))
+    priced = engine.price_path(grid, [(0.0, 0.0), (5e-324, 0.0)])  # was a ZeroDivisionError
+    assert (priced.cost, priced.legs) == (0.0, [])
+    assert engine.price_path(grid, [(1.0, 1.0), (1.0, 1.0 + 5e-324), (7.0, 1.0)]).cost == 6.0
