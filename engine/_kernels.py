@@ -183,15 +183,15 @@ _QUANTUM_TOL = 1e-9
 
 @njit(cache=True, error_model="numpy")
 def walk_path(
-    xs, ys, seg, ux, uy, total, cell, base, steep, gxf, gxb, gyf, gyb, enter, narrow,
-    quantum, combo, lv, rem, org, n, at, depth, cols, out_f, out_i,
+    segs, cell, base, steep, gxf, gxb, gyf, gyb, enter, narrow, quantum, combo, lv, rem, org,
+    n, at, depth, cols, out_f, out_i,
 ):
     """Price a polyline piece by piece: `engine.pricing`'s walk, in one call.
 
-    Segment j runs from ``(xs[j], ys[j])`` to ``(xs[j + 1], ys[j + 1])`` (table
-    units, no two consecutive points equal), ``seg[j]`` long, along the unit
-    vector ``(ux[j], uy[j])``, ``total[j]`` cells long (the caller computes
-    these, so they are Python's own ``math.hypot``).  Each segment is cut where
+    Row j of ``segs`` is a segment ``(px, py, qx, qy, length, ux, uy, cells)``:
+    from p to q (table units; no move of zero length), ``length`` long, along
+    the unit vector ``(ux, uy)``, ``cells`` long in cells (the caller computes
+    the last four, so they are Python's own ``math.hypot``).  Each segment is cut where
     it crosses grid lines, as `engine.grid.segment_cells` cuts it; a segment that
     touches an impassable cell at a corner only is one `BLOCKED_SEGMENT` row.
     The trail (``lv``, ``rem``, ``org``, ``n`` entries: the footprint the unit
@@ -199,9 +199,11 @@ def walk_path(
     ``quantum`` (empty where nothing is priced per started quantum) is the
     quantum of each kind of ground, ``combo`` each cell's kind.
 
-    Row k of the result is ``out_i[k] = (kind, cell, front)`` and ``out_f[k] =
-    (x0, y0, x1, y1, length, cost, level)``: a `MOVE` stretch (cell: the one
-    that set the multiplier ``level``; front: the cell the front is in), a
+    Row k of the result is ``out_i[k] = (kind, cell, front, kind of ground,
+    uphill)`` and ``out_f[k] = (x0, y0, x1, y1, length, cost, level)``: a `MOVE`
+    stretch (cell: the one that set the multiplier ``level``, whose ``combo``
+    the fourth column repeats, and the fifth is 1 where ``level`` is above its
+    ``base``: it was climbing; front: the cell the front is in), a
     `BLOCKED` piece, an `OBSTACLE` crossed or a `NARROW` passage entered (cost:
     its flat cost), or a `QUANTUM` rounding up (level: the distance priced in
     the quantised ground, cell: the last cell of it, front: the quanta
@@ -220,12 +222,12 @@ def walk_path(
     has_q = quantum.shape[0] > 0
     q, qd, qm, qcell = 0.0, 0.0, 1.0, -1
     k = 0
-    for j in range(xs.shape[0] - 1):
-        px, py, qx, qy = xs[j], ys[j], xs[j + 1], ys[j + 1]
+    for j in range(segs.shape[0]):
+        px, py, qx, qy = segs[j, 0], segs[j, 1], segs[j, 2], segs[j, 3]
+        seg, u, w, tot = segs[j, 4], segs[j, 5], segs[j, 6], segs[j, 7]
         # The segment in cells: where it crosses grid lines, ascending.
         cpx, cpy = px / cell, py / cell
         dx, dy = qx / cell - cpx, qy / cell - cpy
-        tot = total[j]
         if tot == 0.0:
             continue
         lox, hix = min(cpx, cpx + dx), max(cpx, cpx + dx)
@@ -283,10 +285,9 @@ def walk_path(
         if blocked >= 0:
             out_i[k, 0], out_i[k, 1], out_i[k, 2] = BLOCKED_SEGMENT, blocked, blocked
             out_f[k, 0], out_f[k, 1], out_f[k, 2], out_f[k, 3] = px, py, qx, qy
-            out_f[k, 4], out_f[k, 5], out_f[k, 6] = seg[j], np.inf, np.inf
+            out_f[k, 4], out_f[k, 5], out_f[k, 6] = seg, np.inf, np.inf
             k += 1
             continue
-        u, w = ux[j], uy[j]
         for t in range(nb - 1):
             s0, s1 = breaks[t], breaks[t + 1]
             i = min(max(pr[t], 0), height - 1) * cols + min(max(pc[t], 0), cols - 1)
@@ -326,13 +327,15 @@ def walk_path(
                 part, level = rec_len[v], rec_lv[v]
                 f0, f1 = done / length, (done + part) / length
                 done += part
-                out_i[k, 0], out_i[k, 1], out_i[k, 2] = MOVE, rec_org[v], i
+                o = rec_org[v]
+                out_i[k, 0], out_i[k, 1], out_i[k, 2] = MOVE, o, i
+                out_i[k, 3], out_i[k, 4] = combo[o], level > base[o]
                 out_f[k, 0], out_f[k, 1] = ax + f0 * (bx - ax), ay + f0 * (by - ay)
                 out_f[k, 2], out_f[k, 3] = ax + f1 * (bx - ax), ay + f1 * (by - ay)
                 out_f[k, 4], out_f[k, 5], out_f[k, 6] = part, part * level, level
                 k += 1
-    last = xs.shape[0] - 1
-    return _close_quantum(q, qd, qm, qcell, xs[last], ys[last], out_f, out_i, k)
+    last = segs.shape[0] - 1
+    return _close_quantum(q, qd, qm, qcell, segs[last, 2], segs[last, 3], out_f, out_i, k)
 
 
 @njit(cache=True, inline="always")

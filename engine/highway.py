@@ -27,9 +27,11 @@ The bound never overestimates, so for a unit without rear ranks the search
 finds the full grid search's cost exactly, cell to cell.  Among routes of
 equal cell cost it may pick another, whose exact start and goal price a hair
 differently.  With rear ranks the trail makes a cell's cost depend on the
-path that reached it, and the two searches, visiting cells in different
-orders, may keep different paths: the answers then agree within a cell's
-worth (tested).
+path that reached it, and each search keeps one path a cell: the two, visiting
+cells in different orders, may keep different paths, and either may be the
+dearer.  On 3,600 random pairs of the test maps they differed by at most
+0.7%, all but 4 within a cell's worth; the worst case found (by Hypothesis)
+is 2.2%.  Each route costs exactly the price of its path (tested).
 """
 
 from __future__ import annotations

@@ -214,33 +214,30 @@ class _Pricer:
         ``points`` (no two in a row equal), the unit standing at the first facing
         the second."""
         self.stand(points[0], points[1])
-        xy = np.array(points, dtype=np.float64)
-        d = np.diff(xy, axis=0)
-        # Python's own hypot (numba's may differ in the last bit), as the walk always had.
-        seg = np.array([math.hypot(dx, dy) for dx, dy in d.tolist()])
-        u = np.array([self._direction(p, q) for p, q in itertools.pairwise(points)])
-        cells = xy / self.cell
-        total = np.array([math.hypot(dx, dy) for dx, dy in np.diff(cells, axis=0).tolist()])
-        crossed = np.ceil(np.abs(np.diff(cells, axis=0))).sum() + 3 * len(seg)  # walk_path's bound
-        size = int(crossed) * (_kernels.TRAIL + 4) + 1
-        out_f = np.empty((size, 7))
-        out_i = np.empty((size, 3), dtype=np.int64)
-        quantum = self.g.quantum if self.g.quantum.any() else np.empty(0)
+        cell, segs, size = self.cell, [], 1
+        for p, q in itertools.pairwise(points):
+            dx, dy = q[0] / cell - p[0] / cell, q[1] / cell - p[1] / cell
+            # Python's own hypot (numba's may differ in the last bit), as the walk always had.
+            segs.append((*p, *q, math.hypot(q[0] - p[0], q[1] - p[1]), *self._direction(p, q),
+                         math.hypot(dx, dy)))
+            size += (math.ceil(abs(dx)) + math.ceil(abs(dy)) + 3) * (_kernels.TRAIL + 4)
+        out_f = np.empty((size, 7))  # walk_path's bound on its rows
+        out_i = np.empty((size, 5), dtype=np.int64)
+        g = self.g
         k = _kernels.walk_path(
-            np.ascontiguousarray(xy[:, 0]), np.ascontiguousarray(xy[:, 1]), seg,
-            np.ascontiguousarray(u[:, 0]), np.ascontiguousarray(u[:, 1]), total, self.cell,
-            *self.flat, self.g.enter.ravel(), self.g.narrow.ravel(), quantum, self.g.combo.ravel(),
-            self.lv, self.rem, self.org, self.n, self.at, float(self.g.unit.depth), self.cols,
+            np.array(segs), cell, *self.flat, g.enter.ravel(), g.narrow.ravel(),
+            g.quantum if g.quantum.any() else np.empty(0), g.combo.ravel(),
+            self.lv, self.rem, self.org, self.n, self.at, float(g.unit.depth), self.cols,
             out_f, out_i,
         )
         return out_f[:k], out_i[:k]
 
     def piece(self, row_f: list, row_i: list) -> Leg:
         """The piece a row of `walk` stands for."""
-        (x0, y0, x1, y1, length, cost, level), (kind, i, front) = row_f, row_i
+        (x0, y0, x1, y1, length, cost, level), (kind, i, front, combo, uphill) = row_f, row_i
         a, b = (x0, y0), (x1, y1)
         if kind == _kernels.MOVE:
-            return Leg(a, b, length, cost, level, list(self._terrain(i, front, level)))
+            return Leg(a, b, length, cost, level, list(self._terrain(i, front, combo, uphill)))
         if kind in (_kernels.BLOCKED, _kernels.BLOCKED_SEGMENT):
             return Leg(a, b, length, math.inf, math.inf, [self._blocked(i)])
         if kind == _kernels.QUANTUM:
@@ -256,7 +253,7 @@ class _Pricer:
             if row_i[0] == _kernels.MOVE:
                 x0, y0, x1, y1, length, cost, level = row_f
                 start, end, multiplier = (x0, y0), (x1, y1), level
-                terrain, kind = self._terrain(row_i[1], row_i[2], level), "move"
+                terrain, kind = self._terrain(*row_i[1:]), "move"
             else:
                 leg = self.piece(row_f, row_i)
                 start, end, length, cost, multiplier, terrain, kind = dataclasses.astuple(leg)
@@ -270,14 +267,14 @@ class _Pricer:
             legs.append(Leg(*cur[:5], list(cur[5]), cur[6]))
         return legs
 
-    def _terrain(self, origin: int, front: int, level: float) -> list[str]:
-        """What set ``level`` at cell ``origin``, the front in ``front``: one list per
-        answer, shared (callers copy it into a leg)."""
-        combo = int(self.g.combo.flat[origin])
-        uphill = level > self.flat[0][origin]
-        steep = uphill and bool(self.g.layers.steep.flat[origin])
+    def _terrain(self, origin: int, front: int, combo: int, uphill: int) -> list[str]:
+        """What set the multiplier of a `_kernels.MOVE` row: cell ``origin``'s kinds
+        (``combo``), climbing or not, under the front (cell ``front``) or the rear
+        ranks.  One list per answer, shared (callers copy it into a leg)."""
+        steep = bool(uphill) and bool(self.g.layers.steep.flat[origin])
         key = (combo, uphill, steep, origin != front)
-        if key not in self.names:
+        names = self.names.get(key)
+        if names is None:
             names = [n for n in self.g.combos[combo] if n != "clear"]
             if uphill:
                 names.append("steep slope (uphill)" if steep else "uphill")
@@ -285,7 +282,7 @@ class _Pricer:
             if origin != front:
                 names = [f"{n} (rear ranks)" for n in names]
             self.names[key] = names
-        return self.names[key]
+        return names
 
     def _quantum(self, i: int, distance: float, started: int) -> str:
         """What a `_kernels.QUANTUM` row says: ``distance`` over the quantised ground

@@ -7,7 +7,9 @@ the cell-centre path and prices the whole of it as `price_path` does.
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -561,14 +563,16 @@ def _turns(rows: np.ndarray, cost: float, per_turn: float):
     if turns > MAX_TURNS:
         raise InputError(f"allowance {per_turn:g} is too small: the route costs {cost:g}, "
                          f"more than {MAX_TURNS} turns")
-    spent = np.concatenate([[0.0], np.cumsum(rows[:, 5])])  # before each piece, in order
-    ends = np.arange(1, turns) * per_turn  # where each full turn's allowance runs out
-    at = np.searchsorted(spent[1:], ends - _SLACK)
-    at = at[at < len(rows)]  # the pieces' sum may fall short of the fsum by rounding
-    x0, y0, x1, y1, price = (rows[at, k] for k in (0, 1, 2, 3, 5))
-    f = (ends[:len(at)] - spent[at]) / price
-    return turns, list(zip((x0 + f * (x1 - x0)).tolist(), (y0 + f * (y1 - y0)).tolist(),
-                           strict=True))
+    spent = list(itertools.accumulate(rows[:, 5].tolist()))  # after each piece, in order
+    stops = []
+    for k in range(1, turns):
+        j = bisect.bisect_left(spent, k * per_turn - _SLACK)
+        if j == len(spent):  # the pieces' sum fell short of the fsum by rounding
+            break
+        x0, y0, x1, y1, _, price, _ = rows[j].tolist()
+        f = (k * per_turn - (spent[j - 1] if j else 0.0)) / price
+        stops.append((x0 + f * (x1 - x0), y0 + f * (y1 - y0)))
+    return turns, stops
 
 
 def cost_field(

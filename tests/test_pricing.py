@@ -2,9 +2,10 @@
 
 The reference below walks each segment through `engine.grid.segment_cells` and
 prices it cell by cell with the trail's own `_kernels.advance`, as the pricer
-did before its walk was compiled; it names what it priced with the pricer's
-own helpers.  Every piece must come out the same, bit for bit: points,
-lengths, costs, multipliers, terrain and kind.
+did before its walk was compiled, and names the ground as it did; it names
+blocked ground, obstacles, passages and quanta with the pricer's own helpers.
+Every piece must come out the same, bit for bit: points, lengths, costs,
+multipliers, terrain and kind.
 """
 
 import dataclasses
@@ -87,8 +88,16 @@ class ReferencePricer(_Pricer):
                 self.pieces.append(Leg(
                     (a[0] + f0 * (b[0] - a[0]), a[1] + f0 * (b[1] - a[1])),
                     (a[0] + f1 * (b[0] - a[0]), a[1] + f1 * (b[1] - a[1])),
-                    part, part * level, level, list(self._terrain(origin, i, level)),
+                    part, part * level, level, self.names_of(origin, i, level),
                 ))
+
+    def names_of(self, origin: int, front: int, level: float) -> list[str]:
+        rc = divmod(origin, self.cols)
+        names = [n for n in self.g.combos[self.g.combo[rc]] if n != "clear"]
+        if level > self.flat[0][origin]:
+            names.append("steep slope (uphill)" if self.g.layers.steep[rc] else "uphill")
+        names = names or ["clear"]
+        return [f"{n} (rear ranks)" for n in names] if origin != front else names
 
     def close(self, at) -> None:
         if self.q <= 0:
