@@ -137,12 +137,14 @@ def price_path(grid: CostGrid, path) -> Pricing:
     return _price(grid, path, pieces=True)[0]
 
 
-def _price(grid: CostGrid, path, pieces: bool) -> tuple[Pricing, np.ndarray]:
+def _price(grid: CostGrid, path, pieces: bool,
+           checked: bool = False) -> tuple[Pricing, np.ndarray]:
     """`price_path`, and its pieces' rows ``(x0, y0, x1, y1, length, cost, level)``
     (`_kernels.walk_path`); without ``pieces``, ``Pricing.pieces`` is left empty
-    (a route's legs and turns need only the rows)."""
-    points = _points(path)
-    for i, p in enumerate(points):
+    (a route's legs and turns need only the rows).  ``checked``: ``path`` is a list
+    of float points known to be on the table (a route's)."""
+    points = list(path) if checked else _points(path)
+    for i, p in enumerate([] if checked else points):
         try:
             points[i] = _finite_point(p)
         except InputError as exc:
@@ -249,20 +251,28 @@ class _Pricer:
         and terrain are the same; a leg is built only once it is complete."""
         legs = []
         cur: list = []  # the leg being merged: Leg's fields, in order
+        key = None  # the kind of ground, climb and rank of the last move row merged
         for row_f, row_i in rows:
             if row_i[0] == _kernels.MOVE:
                 x0, y0, x1, y1, length, cost, level = row_f
+                if cur and not row_i[4] and key == (row_i[3], row_i[1] != row_i[2]) \
+                        and cur[4] == level:  # the same ground as the last: same terrain
+                    cur[1], cur[2], cur[3] = (x1, y1), cur[2] + length, cur[3] + cost
+                    continue
                 start, end, multiplier = (x0, y0), (x1, y1), level
                 terrain, kind = self._terrain(*row_i[1:]), "move"
+                next_key = None if row_i[4] else (row_i[3], row_i[1] != row_i[2])
             else:
                 leg = self.piece(row_f, row_i)
                 start, end, length, cost, multiplier, terrain, kind = dataclasses.astuple(leg)
+                next_key = None
             if cur and cur[4] == multiplier and cur[5] == terrain:
                 cur[1], cur[2], cur[3] = end, cur[2] + length, cur[3] + cost
             else:
                 if cur:
                     legs.append(Leg(*cur[:5], list(cur[5]), cur[6]))
                 cur = [start, end, length, cost, multiplier, terrain, kind]
+            key = next_key
         if cur:
             legs.append(Leg(*cur[:5], list(cur[5]), cur[6]))
         return legs

@@ -541,7 +541,7 @@ def _join(g: CostGrid, start, goal, centres: list) -> tuple[list, Pricing, np.nd
                 path.append(p)
         if len(path) == 1:
             path.append(path[0])
-        priced, rows = _price(g, path, pieces=False)
+        priced, rows = _price(g, path, pieces=False, checked=True)
         if priced.cost < math.inf:
             return path, priced, rows
         best = best or (path, priced, rows)
