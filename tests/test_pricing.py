@@ -110,6 +110,18 @@ class ReferencePricer(_Pricer):
         self.q, self.qd = 0.0, 0.0
 
 
+def merged(pieces: list[Leg]) -> list[Leg]:
+    """Consecutive pieces with the same multiplier and terrain as one leg."""
+    legs: list[Leg] = []
+    for piece in pieces:
+        if legs and (legs[-1].multiplier, legs[-1].terrain) == (piece.multiplier, piece.terrain):
+            last = legs.pop()
+            piece = Leg(last.start, piece.end, last.length + piece.length,
+                        last.cost + piece.cost, last.multiplier, last.terrain, last.kind)
+        legs.append(piece)
+    return legs
+
+
 def grids():
     """Every shipped map under every ruleset in its units that knows its kinds, for
     each race, with its rulebook ranks and without rear ranks."""
@@ -163,6 +175,8 @@ def test_walk_prices_every_piece_as_the_python_walk(grid):
             [dataclasses.astuple(leg) for leg in want], path
         assert got.cost == math.fsum(leg.cost for leg in want)
         assert got.length == math.fsum(leg.length for leg in want)
+        assert [dataclasses.astuple(leg) for leg in got.legs] == \
+            [dataclasses.astuple(leg) for leg in merged(want)]
 
 
 def test_the_walk_names_every_kind_of_piece():
@@ -185,15 +199,7 @@ def test_legs_merge_pieces_alike():
     grid = engine.cost_grid(engine.load_map("maps/examples/archers.geojson"), rules,
                             rules.unit("humans", ranks=2))
     priced = engine.price_path(grid, [(0, 3.25), (5, 3.25), (11, 3.25)])
-    merged = []
-    for piece in priced.pieces:
-        if merged and (merged[-1].multiplier, merged[-1].terrain) == (piece.multiplier,
-                                                                     piece.terrain):
-            last = merged.pop()
-            piece = Leg(last.start, piece.end, last.length + piece.length,
-                        last.cost + piece.cost, last.multiplier, last.terrain, last.kind)
-        merged.append(piece)
-    assert priced.legs == merged
+    assert priced.legs == merged(priced.pieces)
     assert len(priced.legs) == 4 < len(priced.pieces)
 
 
