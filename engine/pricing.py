@@ -213,8 +213,8 @@ class _Pricer:
 
     def walk(self, points: list) -> tuple[np.ndarray, np.ndarray]:
         """The rows of `_kernels.walk_path` (floats, integers) for the polyline
-        ``points`` (no two in a row equal), the unit standing at the first facing
-        the second."""
+        ``points`` (each move at least a subnormal in cells), the unit standing at
+        the first facing the second."""
         self.stand(points[0], points[1])
         cell, segs, size = self.cell, [], 1
         for p, q in itertools.pairwise(points):
@@ -251,7 +251,7 @@ class _Pricer:
         and terrain are the same; a leg is built only once it is complete."""
         legs = []
         cur: list = []  # the leg being merged: Leg's fields, in order
-        key = None  # the kind of ground, climb and rank of the last move row merged
+        key = None  # the last move row's kind of ground and rank, if it did not climb
         for row_f, row_i in rows:
             if row_i[0] == _kernels.MOVE:
                 x0, y0, x1, y1, length, cost, level = row_f
