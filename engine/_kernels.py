@@ -8,17 +8,16 @@ not notice an edit to a callee in another module).
 
 Sentinels: an impassable multiplier is ``inf``; an unreached cell has cost
 ``inf``; in `search`, ``pos`` is -1 for a cell never queued, -2 once it is
-settled; `search_plain` and `search_trail` mark an expanded cell with ``CLOSED`` in
-``parent``.
+settled; `search_plain` marks an expanded cell with ``CLOSED`` in ``parent``.
 
 The trail (Fantasy Warlord: "the terrain effect continues to apply until the
 last rank has cleared it") is a monotone deque per path: entries
 ``(level, rem, origin)`` with levels falling and ``rem`` (distance the front
 may still move before that ground leaves the footprint) rising.  The
 multiplier paid at any moment is the larger of the ground under the front and
-the first entry still in the footprint.  The searches keep each cell's
-levels and distances (``dq_lv``, ``dq_rem``, ``dq_n`` entries); only a
-priced path's explanation (`engine.pricing`) needs the origins.
+the first entry still in the footprint.  `search_labels` keeps each path's
+levels and distances; only a priced path's explanation (`engine.pricing`)
+needs the origins.
 """
 
 import math
@@ -36,7 +35,7 @@ ASTAR_SPLIT = 2  # A* buckets are half the shortest step wide: fewer cells expan
 POOL_SPLIT = 32  # the same with shared rows, whose buckets are lists in one pool
 # A* reopens an expanded cell only for a path cheaper by more than rounding.
 REOPEN = 1.0 - 1e-10
-CLOSED = 64  # flag in parent (a step index, below 64): cell expanded (search_plain, search_trail)
+CLOSED = 64  # flag in parent (a step index, below 64): cell expanded (search_plain)
 STACK_ENTRIES = 2**22  # most entries a first stack of buckets gets (16 MiB)
 # Most entries a stack of buckets grows to (128 MiB); a search that needs more (a bucket
 # with very many cells, times very many buckets) runs `search`'s linked buckets instead.
@@ -392,6 +391,19 @@ def _sift_down(i, n, hkey, hidx, pos):
     pos[cell] = i
 
 
+@njit(cache=True)
+def _heap_pop(n, hkey, hidx, pos):
+    """Take the top off a heap of ``n`` (`_sift_down`'s); returns it."""
+    top = hidx[0]
+    n -= 1
+    if n > 0:
+        hkey[0] = hkey[n]
+        hidx[0] = hidx[n]
+        pos[hidx[0]] = 0
+        _sift_down(0, n, hkey, hidx, pos)
+    return top
+
+
 @njit(cache=True, error_model="numpy")
 def step_table(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
@@ -405,7 +417,7 @@ def step_table(
     where all its pieces have one multiplier (the trail then needs a single
     update), ``RISING`` where their multipliers never fall from one piece to
     the next (a trail no heavier than the first piece's ground then leaves the
-    last piece's alone: `search_trail`), else 0.
+    last piece's alone: `search_labels`), else 0.
     Flat entry costs (``enter``, ``narrow``: `entry`) are included.  A uniform
     step without them costs its multiplier times its length: the number the
     searches compute, without the table, for a step out of a `flat_cells`
@@ -582,7 +594,7 @@ def flat_cells(base, steep, enter, narrow, cols, reach, calm, out, multiplier):
     unmarked (the searches price it as any other).  The bit ``WIDE`` is set
     as well where ``calm`` (uint8, empty for none) is set: for a unit with
     rear ranks, no ground near the cell is heavier than its own, so no trail
-    near it weighs more (`search_trail` prunes such a cell's steps).  Returns
+    near it weighs more (`search_labels` prunes such a cell's steps).  Returns
     how many entries of ``multiplier`` are used.  One byte a cell keeps the
     mark where the searches read it often: on a 2048² grid, 4 MiB against 32
     for the multipliers themselves.
@@ -656,7 +668,7 @@ def search(
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, source, goal, cell, budget,
-    dist, parent, pos, hkey, hidx, touched, link, dq_lv, dq_rem, dq_n, lm, lm_goal,
+    dist, parent, pos, hkey, hidx, touched, link, lm, lm_goal,
 ):
     """Dijkstra (``goal < 0``) or A* (``goal >= 0``) over the step neighbourhood.
 
@@ -664,17 +676,15 @@ def search(
     piece_start[k + 1]]`` in order, a fraction ``piece_w`` of its length
     ``step_len[k]`` in each (weight 0: a cell touched only at a corner, which
     can only block).  With ``plain`` the multiplier is ``base``; otherwise it
-    is the direction's `ground` and, for ``depth > 0``, the rear-rank trail of
-    the path that reached a (at the source: a footprint standing straight
-    behind it, ``fp_*``).  Each cell keeps the cheapest path found and its
-    trail.
+    is the direction's `ground`.  A unit with rear ranks goes to
+    `search_labels` (``depth`` and ``fp_*`` are not read here).
 
     ``table_*`` (from `step_table`, or empty to price steps as it goes)
-    hold every step's cost without the trail.  ``flat_of[flat[a]]``
-    (`flat_cells`; ``flat`` may be empty) is the multiplier of a cell whose
-    steps all cost it times their length, table or not, else 0.  Without
-    rear ranks such a cell takes only the steps ``onward_*`` keep after the
-    step that reached it (`terrain.onward_steps`; the last row holds all).
+    hold every step's cost.  ``flat_of[flat[a]]`` (`flat_cells`; ``flat``
+    may be empty) is the multiplier of a cell whose steps all cost it times
+    their length, table or not, else 0; such a cell takes only the steps
+    ``onward_*`` keep after the step that reached it
+    (`terrain.onward_steps`; the last row holds all).
 
     ``enter`` and ``narrow`` (both empty for none) are flat costs per cell,
     paid as the step's front goes into a cell (`entry`): crossing a wall, a
@@ -706,17 +716,10 @@ def search(
     ncell = dist.shape[0]
     rows = ncell // cols
     nsteps = step_dr.shape[0]
-    s_lv = np.empty(TRAIL)
-    s_rem = np.empty(TRAIL)
-    s_org = np.empty(TRAIL, dtype=np.int64)  # `advance`'s origins: not kept here
-    no_f = np.empty(0)
-    no_i = np.empty(0, dtype=np.int64)
     dist[source] = 0.0
     parent[source] = -1
     touched[0] = source
     n_touched = 1
-    if depth > 0.0:
-        dq_n[source] = 0
     astar = goal >= 0
     tabled = table_cost.shape[0] > 0
     entering = enter.shape[0] > 0
@@ -747,13 +750,8 @@ def search(
         queued = 1
     while queued > 0:
         if astar:
-            a = hidx[0]
+            a = _heap_pop(queued, hkey, hidx, pos)
             queued -= 1
-            if queued > 0:
-                hkey[0] = hkey[queued]
-                hidx[0] = hidx[queued]
-                pos[hidx[0]] = 0
-                _sift_down(0, queued, hkey, hidx, pos)
             if a == goal:
                 pos[a] = -2
                 break
@@ -775,14 +773,10 @@ def search(
             continue
         ar = a // cols
         ac = a - ar * cols
+        # A flat cell's steps all cost their length at its multiplier, and only the
+        # steps the one that reached it leaves worth taking are taken.
         fa = flat_of[flat[a]] if flat.shape[0] > 0 else 0.0
-        # Behind the front of a flat cell, nothing heavier than its ground (every
-        # direction's, there): all its steps cost their length at that multiplier.
-        light = fa > 0.0 and (depth == 0.0 or (
-            a != source and (dq_n[a] == 0 or dq_lv[a * TRAIL] <= fa)))
-        # Out of a flat cell, without rear ranks, only the steps the one that reached it
-        # leaves worth taking (`search_trail` knows when a trail is light behind, too).
-        row = parent[a] if depth == 0.0 and fa > 0.0 and a != source else nsteps
+        row = parent[a] if fa > 0.0 and a != source else nsteps
         for q in range(onward_start[row], onward_start[row + 1]):
             k = onward[q]
             if fa > 0.0:  # the table's number, without reading it or the pieces
@@ -801,43 +795,8 @@ def search(
                 b = br * cols + bc
             if pos[b] == -2 and not reopen:
                 continue
-            # The step's cost: from the table where nothing behind the front can
-            # outweigh the ground it crosses, else its pieces in order with the trail.
-            n = 0
-            done = light
-            if light and depth > 0.0:
-                n = 1
-                s_lv[0] = fa
-                s_rem[0] = depth
-            elif tabled and not light:
-                if depth == 0.0:
-                    done = True
-                elif table_uniform[a * nsteps + k] == UNIFORM and a != source:
-                    g = base[a]
-                    if not plain and steep[a] != 1.0:
-                        g *= climb(steep[a], gxf[a], gxb[a], gyf[a], gyb[a], ux[k], uy[k])
-                    if dq_n[a] == 0 or dq_lv[a * TRAIL] <= g:
-                        n = 1
-                        s_lv[0] = g
-                        s_rem[0] = depth
-                        done = True
-            if not done and depth > 0.0:
-                if a == source:
-                    for j in range(fp_start[k], fp_start[k + 1]):
-                        rr = ar + fp_dr[j]
-                        cc = ac + fp_dc[j]
-                        if rr < 0 or rr >= rows or cc < 0 or cc >= cols:
-                            continue
-                        i = rr * cols + cc
-                        g = ground(base, steep, gxf, gxb, gyf, gyb, i, ux[k], uy[k])
-                        if g != np.inf:
-                            n = push(s_lv, s_rem, s_org, n, g, fp_rem[j], i)
-                else:
-                    n = dq_n[a]
-                    for j in range(n):
-                        s_lv[j] = dq_lv[a * TRAIL + j]
-                        s_rem[j] = dq_rem[a * TRAIL + j]
-            if not done:
+            # The step's cost: from the table or the flat multiplier, else its pieces.
+            if fa == 0.0 and not tabled:
                 total = 0.0
                 prev = a
                 for j in range(piece_start[k], piece_start[k + 1]):
@@ -853,14 +812,7 @@ def search(
                     if g == np.inf:
                         total = np.inf
                         break
-                    if depth > 0.0:
-                        c, n, _ = advance(
-                            s_lv, s_rem, s_org, n, g, i, piece_w[j] * step_len[k], depth,
-                            no_f, no_f, no_i, False,
-                        )
-                        total += c
-                    else:
-                        total += piece_w[j] * step_len[k] * g
+                    total += piece_w[j] * step_len[k] * g
                     if entering:
                         total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
                     prev = i
@@ -873,11 +825,6 @@ def search(
                 n_touched += 1
             dist[b] = nd
             parent[b] = k
-            if depth > 0.0:
-                dq_n[b] = n
-                for j in range(n):
-                    dq_lv[b * TRAIL + j] = s_lv[j]
-                    dq_rem[b * TRAIL + j] = s_rem[j]
             if astar and reopen and pos[b] >= 0:
                 # Queued already: its bound is its key less its old cost (landmark
                 # bounds carry far more slack than this subtraction's rounding).
@@ -1249,165 +1196,171 @@ def _search_plain(
     return n_touched
 
 
+OPEN, EXPANDED, DROPPED = 0, 1, 2  # `search_labels`: a label's state
+LIT = 4  # `search_labels`: a label's state bit: reached by a light step (flat ground)
+TIE = 1.0 + 1e-12  # `search_labels`: a label beats another this much dearer, as rounding
+
+
 @njit(cache=True, error_model="numpy")
-def search_trail(
+def search_labels(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
-    narrow, onward_start, onward, source, budget, dist, parent, touched, dq_lv, dq_rem, dq_n,
-    stack,
+    narrow, onward_start, onward, source, goal, cell, budget,
+    dist, head, beat, touched, lm, lm_goal,
+    l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos, l_link, hkey, hidx,
 ):
-    """`search`'s Dijkstra for a unit with rear ranks (``depth > 0``) and a step table.
+    """The exact search for a unit with rear ranks: Dijkstra (``goal < 0``) or A*.
 
-    Steps are priced as `search` prices them: from the table where nothing
-    behind the front outweighs the ground it crosses, else piece by piece
-    with the trail of the path that reached the cell (at the source, the
-    footprint ``fp_*``); each cell keeps the cheapest path found and its
-    trail (``dq_*``).  A step whose table price (the trail can only add to
-    it) already reaches the neighbour's cost, beyond rounding, is not priced;
-    nor is one that reaches it counting only the trail's heaviest ground for
-    the distance it stays under the ranks.  The piece walk is `search`'s,
-    written out (see `step_table`), except for a step whose pieces' ground
-    never falls (``RISING``) under a trail no heavier than the first: the
-    walk would charge the table's price and leave the last piece's ground
-    alone.  A light cell reached by a light step takes only the steps
-    `terrain.onward_steps` keeps, where its mark has the ``WIDE`` bit: no
-    trail near it can hold heavier ground (the footprint at the source holds
-    ground behind the front for no longer than a path's trail would), so the
-    paths that beat the others cost the same with or without the ranks.
+    What a step costs depends on the trail the path brought to its cell, so
+    a cell may need more than one path: one that got there dearer may have
+    left its heavy ground behind sooner and lead on more cheaply.  Each path
+    kept is a label (``l_*``, a pool the caller provides: cost, cell, the
+    label it came from, the step, and its trail).  A trail is a falling
+    staircase: ground ``lv[j]`` stays under the ranks for ``rem[j]`` more, so
+    its weight after the front moves t on is that of the first entry with
+    ``rem > t``.  On any path on, the multiplier is the larger of that and
+    the ground since, which is at least 1, so two trails' multipliers differ
+    by at most the excess of one's weight over the other's, both taken at
+    least 1.  A label is dropped when another at its cell costs no more, that
+    excess included; what is left at a cell are the paths none of the others
+    beats (up to rounding: ``TIE``).  A queued label beaten takes the new
+    one's place (its number, and its key lowered by what the new one saves:
+    the bound is the cell's).  The labels are expanded in order of cost
+    (plus the A* bound, as in `search`, with ``lm`` and ``lm_goal`` its
+    landmarks), so the first label of the goal to leave the queue is the
+    cheapest route, and each cell's cheapest label its cheapest cost.  Steps
+    are priced as `search` prices them; the source's label (0) carries the
+    standing footprint.
 
-    The queue is `search_plain`'s: a ring of ``nb`` buckets as wide as the
-    shortest step, each a stack (row of ``stack``, the caller's, so the
-    loop holds no array it may replace); an improved cell is pushed again
-    and its older entries are skipped once it is expanded (``CLOSED`` in
-    ``parent``).  Cells pop in the order `search`'s linked buckets give
-    them (last in, first out, a cell moved to its new bucket when
-    improved), so ties between paths with different trails are broken the
-    same way and every cost within ``budget`` equals `search`'s.  Cells
-    costing more than ``budget`` are never queued.
+    A cell's labels form a list from ``head`` (-1: none).  Every step leaves
+    at least the cell's own ground under the whole depth, so no path arriving
+    costing ``beat[cell]`` or more (the least over the cell's labels of cost
+    plus the excess of trail over that ground) can beat one there: a step
+    whose price without the ranks shows it would cost that is not priced.
 
-    Returns the number of cells written to ``touched``, or minus it if a
-    bucket outgrew its row of ``stack`` (the caller resets them and calls
-    again with a wider one).  ``parent`` holds the step index that reached a
-    cell (-1 at the source), with ``CLOSED`` set once it is expanded.
+    Returns ``(cells touched, goal label or -1, labels used)``; labels used
+    is minus one if the pool (labels, or Dijkstra's bucket entries) ran out,
+    and the caller resets the touched cells and calls again with a bigger
+    pool.  ``dist`` gets each touched cell's cheapest label's cost.
     """
-    has_flat = flat.shape[0] > 0
     ncell = dist.shape[0]
     rows = ncell // cols
     nsteps = step_dr.shape[0]
+    cap = l_cost.shape[0]
+    has_flat = flat.shape[0] > 0
+    tabled = table_cost.shape[0] > 0
     entering = enter.shape[0] > 0
+    astar = goal >= 0
     s_lv = np.empty(TRAIL)
     s_rem = np.empty(TRAIL)
     s_org = np.empty(TRAIL, dtype=np.int64)  # `advance`'s origins: not kept here
     no_f = np.empty(0)
     no_i = np.empty(0, dtype=np.int64)
     step_off = step_dr * cols + step_dc
-    width = step_len.min()
-    per_width = (1.0 / width) * (1.0 + 1e-12)
-    ring = nb - 1
-    size = np.zeros(nb, dtype=np.int64)
+    goal_r = goal // cols
+    goal_c = goal - goal_r * cols
+    straight = step_len.min()
+    diagonal = min(step_len.max(), 2.0 * straight)
+    l_cost[0] = 0.0
+    l_cell[0] = source
+    l_prev[0] = -1
+    l_step[0] = -1
+    l_n[0] = 0
+    l_next[0] = -1
+    l_state[0] = OPEN
+    head[source] = 0
     dist[source] = 0.0
-    parent[source] = -1
-    dq_n[source] = 0
     touched[0] = source
     n_touched = 1
+    used = 1
+    # A* keeps a heap of labels (``hkey``, ``hidx``; ``l_pos``: a label's place).
+    # Dijkstra keeps a ring of ``nb`` buckets as wide as the shortest step (as
+    # `search`): each a list of entries (``l_link``: label, next entry),
+    # ``hkey`` a label's key; a label that takes a beaten one's place is queued
+    # again, and its older entry is skipped once it is expanded.
+    heads = np.full(1 if astar else nb, -1, dtype=np.int64)
+    ring = nb - 1
+    per_width = (1.0 / straight) * (1.0 + 1e-12)
     current = 0
-    stack[0, 0] = source
-    size[0] = 1
+    hkey[0] = 0.0
+    hidx[0] = 0
+    l_pos[0] = 0
+    entries = 0
+    if not astar:
+        heads[0] = 0
+        l_link[0, 0] = 0
+        l_link[0, 1] = -1
+        entries = 1
     queued = 1
+    found = -1
     while queued > 0:
-        while size[current & ring] == 0:
-            current += 1
-        if current * width > budget:
-            break
-        slot = current & ring
-        size[slot] -= 1
-        a = stack[slot, size[slot]]
-        queued -= 1
-        if parent[a] >= CLOSED:  # expanded since this entry was pushed
+        if astar:
+            x = _heap_pop(queued, hkey, hidx, l_pos)
+            queued -= 1
+        else:
+            while heads[current & ring] < 0:
+                current += 1
+            e = heads[current & ring]
+            heads[current & ring] = l_link[e, 1]
+            x = l_link[e, 0]
+            queued -= 1
+        if l_state[x] & 3 != OPEN:
             continue
-        if a != source:  # the source's -1 has every bit set already
-            parent[a] |= CLOSED
-        da = dist[a]
+        lit = l_state[x] & LIT
+        l_state[x] = EXPANDED
+        a = l_cell[x]
+        if a == goal:
+            found = x
+            break
+        da = l_cost[x]
         ar = a // cols
         ac = a - ar * cols
-        mark = flat[a] if has_flat else 0
-        fa = flat_of[mark] if has_flat else 0.0
-        # The trail's first (heaviest) level and how much farther it stays behind;
-        # -1 marks a light step's trail, not written out: the ground of the cell it
-        # came from, under the whole depth.
-        na = dq_n[a]
-        # Reached by a light step, where nothing near a is heavier than its ground (no
-        # trail there can weigh more: the footprint's ground at the source is ground
-        # behind the front too, kept no longer than a path's), only the steps that one
-        # leaves worth taking: any path through a's box costs its length at a's
-        # multiplier (`terrain.onward_steps`).
-        came = parent[a] & (CLOSED - 1)  # the step that reached a (junk at the source)
-        row = came if na < 0 and mark >= WIDE else nsteps
-        heavy = 0.0
-        heavy_rem = 0.0
-        if na < 0:
-            heavy = flat_of[flat[a - step_off[came]]]
-            heavy_rem = depth
-            na = 1
-        elif na > 0:
-            heavy = dq_lv[a * TRAIL]
-            heavy_rem = dq_rem[a * TRAIL]
-        # Behind the front of a flat cell, nothing heavier than its ground (every
-        # direction's, there): all its steps take the table's price.
-        light = a != source and fa > 0.0 and heavy <= fa
-        if light:
-            # Its steps in a loop of their own: each costs the multiplier times its
-            # length and leaves a trail of that ground alone (as the general loop
-            # below would find, without its branches).
-            for q in range(onward_start[row], onward_start[row + 1]):
-                k = onward[q]
-                nd = da + fa * step_len[k]
-                b = a + step_off[k]
-                if not nd < dist[b] or nd > budget or parent[b] >= CLOSED:
-                    continue
-                if dist[b] == np.inf:
-                    touched[n_touched] = b
-                    n_touched += 1
-                dist[b] = nd
-                parent[b] = k
-                dq_n[b] = -1
-                slot = max(int(nd * per_width), current) & ring
-                if size[slot] == stack.shape[1]:
-                    return -n_touched
-                stack[slot, size[slot]] = b
-                size[slot] += 1
-                queued += 1
-            continue
-        for k in range(nsteps):
-            if fa > 0.0:  # the table's number, without reading it
+        na = l_n[x]
+        heavy = l_lv[x, 0] if na > 0 else 0.0
+        heavy_rem = l_rem[x, 0] if na > 0 else 0.0
+        fa = flat_of[flat[a]] if has_flat else 0.0
+        # Behind the front of a flat cell, nothing heavier than its ground: every
+        # step costs its length at that multiplier and leaves that ground alone.
+        light = x != 0 and fa > 0.0 and heavy <= fa
+        # Reached by a light step where no trail near can hold heavier ground (the
+        # footprint at the source holds ground behind the front for no longer than a
+        # path's trail would), only the steps that one leaves worth taking: the paths
+        # that beat the others cost the same with or without the ranks.
+        row = l_step[x] if lit and flat[a] >= WIDE else nsteps
+        for q in range(onward_start[row], onward_start[row + 1]):
+            k = onward[q]
+            if fa > 0.0:
                 total = fa * step_len[k]
-            else:  # the table says inf for steps off the grid
+                b = a + step_off[k]
+            elif tabled:  # the table says inf for steps off the grid
                 total = table_cost[a * nsteps + k]
                 if total == np.inf:
                     continue
-            b = a + step_off[k]
-            # The table's price is the trail's without the ranks behind, which only
-            # add: a step it already shows no cheaper (beyond rounding) is not priced.
-            # (Expanded cells mostly fail this first: it saves reading their flag.)
-            floor = (da + total) * (1.0 - 1e-12)
-            if floor >= dist[b] or floor > budget or parent[b] >= CLOSED:
-                continue
-            # Nor the heaviest ground behind, which stays under the ranks for its
-            # remaining distance (less than half of these walks would improve a cell).
-            if heavy > 0.0:
-                floor = (da + heavy * min(heavy_rem, step_len[k])) * (1.0 - 1e-12)
-                if floor >= dist[b] or floor > budget:
+                b = a + step_off[k]
+            else:
+                br = ar + step_dr[k]
+                bc = ac + step_dc[k]
+                if br < 0 or br >= rows or bc < 0 or bc >= cols:
                     continue
-            # The step's cost: from the table where nothing behind the front can
-            # outweigh the ground it crosses, else its pieces in order with the trail.
+                b = br * cols + bc
+                total = step_len[k]  # multipliers are >= 1
+            # What the step costs at least: the price without the ranks (the trail
+            # only adds), or the heaviest ground behind for as long as it stays.
+            floor = da + max(total, heavy * min(heavy_rem, step_len[k]))
+            if floor * (1.0 - 1e-12) > budget:
+                continue
+            # Nor if a label at b beats (as below, ``TIE`` included) any trail the step
+            # can leave: one holding at least the ground of b under the whole depth.
+            if beat[b] <= floor * TIE:
+                continue
             n = 0
             done = light
             if light:
                 n = 1
                 s_lv[0] = fa
                 s_rem[0] = depth
-            elif fa == 0.0 and a != source and table_uniform[a * nsteps + k] > 0:
+            elif tabled and x != 0 and table_uniform[a * nsteps + k] > 0:
                 g = base[a]
                 if not plain and steep[a] != 1.0:
                     g *= climb(steep[a], gxf[a], gxb[a], gyf[a], gyb[a], ux[k], uy[k])
@@ -1418,14 +1371,44 @@ def search_trail(
                     done = True
                     if table_uniform[a * nsteps + k] == RISING:
                         # Each piece leaves the ground before it behind at once, the
-                        # trail too (none heavier than a's): the walk would charge
-                        # the table's price and keep b's ground alone.
+                        # trail too (none heavier than a's): the table's price, and b's
+                        # ground alone.
                         g = base[b]
                         if not plain and steep[b] != 1.0:
                             g *= climb(steep[b], gxf[b], gxb[b], gyf[b], gyb[b], ux[k], uy[k])
                         s_lv[0] = g
+            if not done and x != 0:
+                # Nor if a label at b beats the least trail the step can leave: a's
+                # moved on by the step's length, and b's ground under the whole depth.
+                move = step_len[k]
+                y = head[b]
+                while y > 0:
+                    over = l_cost[y]
+                    t = 0.0
+                    i = 0
+                    j = 0
+                    while j < na and l_rem[x, j] <= move:
+                        j += 1
+                    while i < l_n[y]:
+                        end = l_rem[y, i]
+                        least = base[b]
+                        if j < na:
+                            least = max(least, l_lv[x, j])
+                            end = min(end, l_rem[x, j] - move)
+                        if l_lv[y, i] > least:
+                            over += (l_lv[y, i] - least) * (end - t)
+                        t = end
+                        if l_rem[y, i] <= t:
+                            i += 1
+                        if j < na and l_rem[x, j] - move <= t:
+                            j += 1
+                    if over <= floor * TIE:
+                        break
+                    y = l_next[y]
+                if y > 0:
+                    continue
             if not done:
-                if a == source:
+                if x == 0:
                     for j in range(fp_start[k], fp_start[k + 1]):
                         rr = ar + fp_dr[j]
                         cc = ac + fp_dc[j]
@@ -1437,12 +1420,9 @@ def search_trail(
                             n = push(s_lv, s_rem, s_org, n, g, fp_rem[j], i)
                 else:
                     n = na
-                    if n > 0:
-                        s_lv[0] = heavy
-                        s_rem[0] = heavy_rem
-                    for j in range(1, n):
-                        s_lv[j] = dq_lv[a * TRAIL + j]
-                        s_rem[j] = dq_rem[a * TRAIL + j]
+                    for j in range(n):
+                        s_lv[j] = l_lv[x, j]
+                        s_rem[j] = l_rem[x, j]
                 total = 0.0
                 prev = a
                 for j in range(piece_start[k], piece_start[k + 1]):
@@ -1470,24 +1450,136 @@ def search_trail(
                         total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
                     prev = i
             nd = da + total
-            if not nd < dist[b] or nd > budget:  # inf fails the first test
+            if not nd <= budget:  # inf fails too
                 continue
+            # Dropped if a label at b beats it; it drops those it beats, and takes the
+            # place of the first of them still queued.
+            beaten = False
+            z = -1
+            before = -1
+            y = head[b]
+            while y >= 0:
+                after = l_next[y]
+                if y != 0:
+                    # At most how much more than the other each trail can make any path
+                    # on cost: the multiplier is the larger of the trail's weight and
+                    # the ground since, which is at least 1.
+                    over_y = 0.0
+                    over_s = 0.0
+                    t = 0.0
+                    i = 0
+                    j = 0
+                    ny = l_n[y]
+                    while i < ny or j < n:
+                        wy = 1.0
+                        end = np.inf
+                        if i < ny:
+                            wy = max(l_lv[y, i], 1.0)
+                            end = l_rem[y, i]
+                        ws = 1.0
+                        if j < n:
+                            ws = max(s_lv[j], 1.0)
+                            end = min(end, s_rem[j])
+                        if wy > ws:
+                            over_y += (wy - ws) * (end - t)
+                        else:
+                            over_s += (ws - wy) * (end - t)
+                        t = end
+                        if i < ny and l_rem[y, i] <= t:
+                            i += 1
+                        if j < n and s_rem[j] <= t:
+                            j += 1
+                    if l_cost[y] + over_y <= nd * TIE:
+                        beaten = True
+                        break
+                    if nd + over_s <= l_cost[y] * TIE:
+                        if before < 0:
+                            head[b] = after
+                        else:
+                            l_next[before] = after
+                        if l_state[y] & 3 == OPEN:
+                            if z < 0:
+                                z = y
+                            else:
+                                l_state[y] = DROPPED
+                        y = after
+                        continue
+                before = y
+                y = after
+            if beaten:
+                continue
+            if z >= 0:
+                key = (hkey[l_pos[z]] if astar else hkey[z]) - (l_cost[z] - nd)
+            else:
+                key = nd
+                if astar:
+                    h = _landmark_bound(lm, lm_goal, b, _to_go(
+                        b // cols - goal_r, b % cols - goal_c, nsteps, straight, diagonal, cell))
+                    if h == np.inf:
+                        continue
+                    key += h
+                if used == cap:
+                    return n_touched, -1, -1
+                z = used
+                used += 1
+                if astar:
+                    hkey[queued] = key
+                    hidx[queued] = z
+                    l_pos[z] = queued
+                    queued += 1
+            l_cost[z] = nd
+            l_cell[z] = b
+            l_prev[z] = x
+            l_step[z] = k
+            l_n[z] = n
+            for j in range(n):
+                l_lv[z, j] = s_lv[j]
+                l_rem[z, j] = s_rem[j]
+            l_state[z] = (OPEN | LIT) if light else OPEN
+            l_next[z] = head[b]
+            head[b] = z
             if dist[b] == np.inf:
                 touched[n_touched] = b
                 n_touched += 1
-            dist[b] = nd
-            parent[b] = k
-            dq_n[b] = n
+            if nd < dist[b]:
+                dist[b] = nd
+            over = nd
+            below = 0.0
             for j in range(n):
-                dq_lv[b * TRAIL + j] = s_lv[j]
-                dq_rem[b * TRAIL + j] = s_rem[j]
-            slot = max(int(nd * per_width), current) & ring
-            if size[slot] == stack.shape[1]:
-                return -n_touched
-            stack[slot, size[slot]] = b
-            size[slot] += 1
-            queued += 1
-    return n_touched
+                if s_lv[j] > base[b]:
+                    over += (s_lv[j] - base[b]) * (s_rem[j] - below)
+                below = s_rem[j]
+            if over < beat[b]:
+                beat[b] = over
+            if astar:
+                hkey[l_pos[z]] = key
+                _sift_up(l_pos[z], hkey, hidx, l_pos)
+            else:
+                if entries == cap:
+                    return n_touched, -1, -1
+                hkey[z] = key
+                slot = max(int(key * per_width), current) & ring
+                l_link[entries, 0] = z
+                l_link[entries, 1] = heads[slot]
+                heads[slot] = entries
+                entries += 1
+                queued += 1
+    return n_touched, found, used
+
+
+@njit(cache=True)
+def trace_labels(l_prev, l_cell, label, out):
+    """The cells of label ``label``'s path, source first, into ``out``; returns how many."""
+    n = 0
+    x = label
+    while x >= 0:
+        n += 1
+        x = l_prev[x]
+    x = label
+    for j in range(n - 1, -1, -1):
+        out[j] = l_cell[x]
+        x = l_prev[x]
+    return n
 
 
 @njit(cache=True)
@@ -1511,15 +1603,31 @@ def trace(parent, step_off, source, target, cols, pad, rows_out, cols_out):
 
 
 @njit(cache=True)
-def reset(touched, n, dist, parent, pos):
-    """Return the first ``n`` touched cells of a workspace to unreached (``pos`` may be empty)."""
+def reset(touched, n, dist, parent, pos, beat):
+    """Return the first ``n`` touched cells of a workspace to unreached (``pos`` and
+    ``beat``, `search_labels`', may be empty)."""
     queue = pos.shape[0] > 0
+    labelled = beat.shape[0] > 0
     for j in range(n):
         c = touched[j]
         dist[c] = np.inf
         parent[c] = -1
         if queue:
             pos[c] = -1
+        if labelled:
+            beat[c] = np.inf
+
+
+@njit(cache=True)
+def label_pool(size):
+    """`search_labels`' pool and heap for ``size`` labels (`engine.search` keeps one)."""
+    return (
+        np.empty(size), np.empty(size, dtype=np.int32), np.empty(size, dtype=np.int32),
+        np.empty(size, dtype=np.int8), np.empty(size, dtype=np.int8),
+        np.empty((size, TRAIL)), np.empty((size, TRAIL)), np.empty(size, dtype=np.int32),
+        np.empty(size, dtype=np.int8), np.empty(size, dtype=np.int32),
+        np.empty((size, 2), dtype=np.int32), np.empty(size), np.empty(size, dtype=np.int32),
+    )
 
 
 @njit(cache=True, parallel=True)
@@ -1528,14 +1636,14 @@ def search_many(
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, sources, cell, budget,
-    dist, parent, pos, touched, link, dq_lv, dq_rem, dq_n,
+    dist, parent, pos, touched, link, beat,
     width, stack_limit, cap, out_cells, out_cost, out_start, out_n,
 ):
-    """`search` (Dijkstra; with a step table, `search_plain` at depth 0 and
-    `search_trail` deeper, on a stack of buckets ``width`` wide at first,
-    unless it would outgrow ``stack_limit`` entries)
-    from each of ``sources``, the threads' rows of the workspace each serving
-    every T-th source.
+    """Dijkstra from each of ``sources``, the threads' rows of the workspace each
+    serving every T-th source: `search_labels` for a unit with rear ranks (each
+    thread's pool of labels starting at twice ``cap``, grown as it runs out), else
+    with a step table `search_plain` on a stack of buckets ``width`` wide at
+    first, unless it would outgrow ``stack_limit`` entries, and `search`.
     Unit u's cells within ``budget`` go to thread t's row of ``out_cells`` and
     ``out_cost`` (t = u mod T), at ``out_start[u]``, ``out_n[u]`` of them,
     each thread's units one after another.  ``out_n[u]`` is -1 if they are
@@ -1550,36 +1658,40 @@ def search_many(
     tabled = table_cost.shape[0] > 0
     for t in prange(threads):
         stack = np.empty((nb, width), dtype=np.int32)
+        pool = label_pool(2 * cap if depth > 0.0 else 1)  # labels: ~1.3 a cell
         at = 0
         for u in range(t, sources.shape[0], threads):
             n = -1
-            if tabled:
+            if depth > 0.0:
                 while n < 0:
-                    if depth == 0.0:
-                        n = search_plain(
-                            base, cols, step_dr, step_dc, step_len, piece_start, piece_dr,
-                            piece_dc, piece_w, nb, table_cost, no_i, flat, flat_of,
-                            onward_start, onward, sources[u], -1, cell,
-                            budget, dist[t], parent[t], touched[t], stack, False, no_lm,
-                            no_lm_goal,
-                        )
-                    else:
-                        n = search_trail(
-                            base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc,
-                            step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth,
-                            fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
-                            flat, flat_of, enter, narrow, onward_start, onward, sources[u],
-                            budget, dist[t],
-                            parent[t], touched[t], dq_lv[t], dq_rem[t], dq_n[t],
-                            stack,
-                        )
+                    n, _, used = search_labels(
+                        base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc,
+                        step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth,
+                        fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
+                        flat, flat_of, enter, narrow, onward_start, onward, sources[u], -1,
+                        cell, budget, dist[t], pos[t], beat[t], touched[t], no_lm, no_lm_goal,
+                        *pool,
+                    )
+                    if used < 0:  # the pool ran out: again, with room
+                        reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])
+                        pool = label_pool(4 * pool[0].shape[0])
+                        n = -1
+            elif tabled:
+                while n < 0:
+                    n = search_plain(
+                        base, cols, step_dr, step_dc, step_len, piece_start, piece_dr,
+                        piece_dc, piece_w, nb, table_cost, no_i, flat, flat_of,
+                        onward_start, onward, sources[u], -1, cell,
+                        budget, dist[t], parent[t], touched[t], stack, False, no_lm,
+                        no_lm_goal,
+                    )
                     if n < 0:  # a bucket outgrew the stack: again, with room
-                        reset(touched[t], -n, dist[t], parent[t], pos[t])
+                        reset(touched[t], -n, dist[t], parent[t], pos[t], no_f)
                         if 2 * stack.size > stack_limit:
                             break
                         stack = np.empty((nb, 2 * stack.shape[1]), dtype=np.int32)
-            linked = not tabled or n < 0  # `search` queues in `pos`; the others leave it
-            if linked:
+            queue = depth > 0.0 or n < 0  # `search` and the labels use `pos`
+            if n < 0:
                 n = search(
                     base, steep, gxf, gxb, gyf, gyb, cols, plain,
                     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
@@ -1587,7 +1699,7 @@ def search_many(
                     flat, flat_of, enter, narrow, onward_start, onward, sources[u], -1, cell,
                     budget,
                     dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
-                    dq_lv[t], dq_rem[t], dq_n[t], no_lm, no_lm_goal,
+                    no_lm, no_lm_goal,
                 )
             m = 0
             for j in range(n):
@@ -1598,10 +1710,7 @@ def search_many(
                         out_cells[t, at + m] = c
                         out_cost[t, at + m] = d
                     m += 1
-                dist[t, c] = np.inf
-                parent[t, c] = -1
-                if linked:
-                    pos[t, c] = -1
+            reset(touched[t], n, dist[t], parent[t], pos[t] if queue else no_i, beat[t])
             out_start[u] = at
             out_n[u] = m if m <= cap else -1
             at += min(m, cap)
@@ -1609,20 +1718,19 @@ def search_many(
 
 @njit(cache=True, error_model="numpy")
 def settle_quanta(
-    cells, cost, parent_step, source, base, steep, gxf, gxb, gyf, gyb, cols,
-    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    quantum, slot, out,
+    cells, cost, parent, parent_step, base, steep, gxf, gxb, gyf, gyb, cols,
+    step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, quantum, out,
 ):
     """Reach costs with ground priced per started quantum, along the paths the search kept.
 
-    ``cells`` (sorted by ``cost``, the search's smooth costs, source first) each
-    reached by step ``parent_step`` from its parent.  The front's stretch of
-    quantised ground (``quantum[cell]`` > 0) is followed piece by piece, as
-    `engine.pricing` does: when it ends, the rest of its last started quantum
-    is charged at the front's multiplier there; ``out`` gets each cell's cost
-    with that charge for every stretch ended on the way, plus the stretch it
-    is still in.  ``slot`` (all -1, one per grid cell) is used as scratch and
-    left as it was found.
+    The paths form a tree: node u (sorted by ``cost``, the search's smooth
+    costs, the source first) stands on cell ``cells[u]``, reached by step
+    ``parent_step[u]`` from node ``parent[u]`` (-1 at the source).  The
+    front's stretch of quantised ground (``quantum[cell]`` > 0) is followed
+    piece by piece, as `engine.pricing` does: when it ends, the rest of its
+    last started quantum is charged at the front's multiplier there; ``out``
+    gets each node's cost with that charge for every stretch ended on the
+    way, plus the stretch it is still in.
     """
     n = cells.shape[0]
     adj = np.empty(n)
@@ -1630,15 +1738,12 @@ def settle_quanta(
     qd = np.empty(n)
     qm = np.empty(n)
     for u in range(n):
-        slot[cells[u]] = u
-    for u in range(n):
-        c = cells[u]
-        if c == source:
+        v = parent[u]
+        if v < 0:
             adj[u], qs[u], qd[u], qm[u] = 0.0, 0.0, 0.0, 1.0
         else:
             k = parent_step[u]
-            p = c - (step_dr[k] * cols + step_dc[k])
-            v = slot[p]
+            p = cells[v]
             q, d, m = qs[v], qd[v], qm[v]
             extra = 0.0
             for j in range(piece_start[k], piece_start[k + 1]):
@@ -1657,5 +1762,3 @@ def settle_quanta(
         out[u] = adj[u]
         if qs[u] > 0.0:
             out[u] += (math.ceil(qd[u] / qs[u] - 1e-9) * qs[u] - qd[u]) * qm[u]
-    for u in range(n):
-        slot[cells[u]] = -1

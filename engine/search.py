@@ -53,9 +53,14 @@ class _Workspace:
     hidx: np.ndarray
     touched: np.ndarray
     link: np.ndarray
-    trail: tuple = ()
-    # `_kernels.search_plain`'s and `search_trail`'s buckets (a row each), widened when
-    # one overflows.
+    # `_kernels.search_labels`' pool of labels (a unit with rear ranks), made bigger when
+    # it runs out; how many the last search used, the one that reached the goal, and
+    # the cells' `beat` costs.
+    labels: tuple = ()
+    used: int = 0
+    found: int = -1
+    beat: np.ndarray = field(default_factory=lambda: np.empty(0))
+    # `_kernels.search_plain`'s buckets (a row each), widened when one overflows.
     stack: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.int32))
     # Grids (their `KernelArgs`' ids) whose stack outgrew `_kernels.STACK_LIMIT`: they
     # take `_kernels.search` from then on.
@@ -77,26 +82,20 @@ class _Workspace:
 
     def run(self, g: CostGrid | _RawGrid, source: int, goal: int, budget: float,
             landmarks: tuple = _NO_LANDMARKS, lowest: bool = False) -> int:
-        if g.depth > 0 and not self.trail:
-            n = self.dist.size
-            self.trail = (
-                np.empty(n * _kernels.TRAIL),
-                np.empty(n * _kernels.TRAIL),
-                np.zeros(n, dtype=np.int8),
-            )
+        if g.depth > 0:
+            return self._labelled(g, source, goal, budget, landmarks)
         a = g.kernel_args
         n = -1
         # An A* with landmarks, or too big for the whole table, reads the shared rows
         # if they are built (`Highway` builds them: a reach would pay for every row).
         row, cost = _NO_ROWS
-        if isinstance(g, CostGrid) and goal >= 0 and g.depth == 0 and (
+        if isinstance(g, CostGrid) and goal >= 0 and (
                 landmarks[1].size or not a.table_cost.size):
             row, cost = vars(g).get("outgoing_steps", _NO_ROWS)
         if id(a) in self.linked:
             pass
         elif isinstance(g, _RawGrid) or row.size or (
-            g.depth == 0 and a.table_cost.size and not landmarks[1].size
-        ):
+                a.table_cost.size and not landmarks[1].size):
             n = self._stacked(_kernels.stack_rows(a.nb, goal >= 0), lambda stack: (
                 _kernels.search_plain(
                     a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
@@ -105,10 +104,6 @@ class _Workspace:
                     g.cell, budget, self.dist, self.parent, self.touched, stack, lowest,
                     *landmarks,
                 )
-            ))
-        elif g.depth > 0 and goal < 0 and a.table_cost.size:
-            n = self._stacked(a.nb, lambda stack: _kernels.search_trail(
-                *a, source, budget, self.dist, self.parent, self.touched, *self.trail, stack,
             ))
         if n >= 0:
             return n
@@ -120,12 +115,37 @@ class _Workspace:
         if goal >= 0 and self.hkey.size == 0:  # A*'s heap, only when asked for
             self.hkey = np.empty(self.dist.size)
             self.hidx = np.empty(self.dist.size, dtype=np.int32)
-        trail = self.trail or (np.empty(0), np.empty(0), np.empty(0, np.int8))
         return _kernels.search(
             *a, source, goal, g.cell, budget,
             self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, self.link,
-            *trail, *landmarks,
+            *landmarks,
         )
+
+    def _labelled(self, g: CostGrid, source: int, goal: int, budget: float,
+                  landmarks: tuple) -> int:
+        """`_kernels.search_labels` to ``goal``, its pool grown until it does not run
+        out; sets `found`, returns the number of cells touched."""
+        while True:
+            if not self.labels:
+                self.labels = _kernels.label_pool(1 << 16)
+            if not self.beat.size:
+                self.beat = np.full(self.dist.size, np.inf)
+            n, self.found, self.used = _kernels.search_labels(
+                *g.kernel_args, source, goal, g.cell, budget, self.dist, self.pos, self.beat,
+                self.touched, *landmarks, *self.labels,
+            )
+            if self.used >= 0:
+                return n
+            self.reset(n)
+            self.labels = _kernels.label_pool(4 * self.labels[0].size)
+
+    def path(self, g: CostGrid, source: int, target: int) -> list[int]:
+        """The cells from ``source`` to ``target`` of the last search (before `reset`)."""
+        if g.depth > 0:
+            out = np.empty(self.labels[0].size, dtype=np.int64)
+            n = _kernels.trace_labels(self.labels[2], self.labels[1], self.found, out)
+            return out[:n].tolist()
+        return _trace(g, self.parent, source, target)
 
     def _stacked(self, rows: int, kernel) -> int:
         """Run a kernel on stack buckets (``kernel(stack)``), widening ``stack`` until
@@ -160,7 +180,7 @@ class _Workspace:
         return idx[keep], cost[keep]
 
     def reset(self, n: int) -> None:
-        _kernels.reset(self.touched, n, self.dist, self.parent, self.pos)
+        _kernels.reset(self.touched, n, self.dist, self.parent, self.pos, self.beat)
 
 
 def _workspace(g: CostGrid) -> _Workspace:
@@ -287,32 +307,55 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
     """`_Workspace.within` on ground priced per started quantum.
 
     The search runs on the smooth multiplier, so no cell is cheaper by it than
-    by the rulebook; then each cell's cost is recomputed along the path the
-    search kept with every stretch of quantised ground rounded up to whole
-    quanta (`_kernels.settle_quanta`, the pricer's arithmetic), and only the
-    cells still within the allowance are kept.
+    by the rulebook; then each cell's cost is recomputed along the paths the
+    search kept (one a cell, or with rear ranks every label) with every
+    stretch of quantised ground rounded up to whole quanta
+    (`_kernels.settle_quanta`, the pricer's arithmetic), and only the cells
+    still within the allowance are kept, at their cheapest.
     """
     # Of equally cheap steps into a cell the lowest-numbered, whatever the queue's order.
     n = ws.run(g, source, -1, budget + _SLACK, lowest=True)
     try:
-        idx = ws.touched[:n].astype(np.int64)
-        cost = ws.dist[idx]
-        step = (ws.parent[idx] & (_kernels.CLOSED - 1)).astype(np.int64)  # expanded: | CLOSED
+        if g.depth > 0:  # every label kept: its cell, cost, the label and step it came from
+            used = ws.used
+            cost, cell, prev, step = (x[:used] for x in ws.labels[:4])
+            live = ((ws.labels[8][:used] & 3) != _kernels.DROPPED) & (cost <= budget + _SLACK)
+            node = np.flatnonzero(live)
+            cost, cell, prev, step = cost[node], cell[node], prev[node], step[node]
+        else:
+            cell = ws.touched[:n].astype(np.int64)
+            cost = ws.dist[cell]
+            step = ws.parent[cell] & (_kernels.CLOSED - 1)  # expanded: | CLOSED
+            keep = cost <= budget + _SLACK
+            cell, cost, step = cell[keep], cost[keep], step[keep]
+            node = cell
+            a = g.kernel_args
+            prev = np.full(cell.size, -1, dtype=np.int64)
+            moved = cell != source
+            prev[moved] = cell[moved] - (a.step_dr * a.cols + a.step_dc)[step[moved]]
     finally:
         ws.reset(n)
     order = np.argsort(cost, kind="stable")
-    idx, cost, step = idx[order], cost[order], step[order]
-    keep = cost <= budget + _SLACK
-    idx, cost, step = idx[keep], cost[keep], step[keep]
+    cell, cost, step = cell[order].astype(np.int64), cost[order], step[order].astype(np.int64)
+    # Parents by their place in this order (every parent is kept: it costs no more).
+    ids, prev = node[order], prev[order]
+    by_id = np.argsort(ids)
+    place = by_id[np.minimum(np.searchsorted(ids[by_id], prev), ids.size - 1)]
+    parent = np.where(prev < 0, -1, place)
     a = g.kernel_args
-    out = np.empty(idx.size)
+    out = np.empty(cell.size)
     _kernels.settle_quanta(
-        idx, cost, step, source, a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols,
-        a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start, a.piece_dr, a.piece_dc,
-        a.piece_w, g.quantum[g.combo].ravel(), ws.pos, out,
+        cell, cost, parent, step, a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols,
+        a.step_len, a.ux, a.uy, a.piece_start, a.piece_dr, a.piece_dc, a.piece_w,
+        g.quantum[g.combo].ravel(), out,
     )
-    keep = out <= budget + _SLACK
-    return idx[keep], out[keep]
+    # Each cell at its cheapest node, in the order the cheapest were found.
+    by_cell = np.lexsort((out, cell))
+    first = np.ones(by_cell.size, dtype=bool)
+    first[1:] = cell[by_cell[1:]] != cell[by_cell[:-1]]
+    best = np.sort(by_cell[first])
+    keep = out[best] <= budget + _SLACK
+    return cell[best][keep], out[best][keep]
 
 
 def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[Reach]:
@@ -395,16 +438,13 @@ def _many_workspace(g: CostGrid, threads: int) -> tuple:
     ws = g.battlefield._cache.get(key)
     if ws is None:
         n = g.base.size
-        trail = n if g.depth > 0 else 0
         ws = g.battlefield._cache[key] = (
             np.full((threads, n), np.inf),
             np.full((threads, n), -1, dtype=np.int8),
             np.full((threads, n), -1, dtype=np.int32),
             np.empty((threads, n), dtype=np.int32),
             np.empty((threads, 2 * n), dtype=np.int32),
-            np.empty((threads, trail * _kernels.TRAIL)),
-            np.empty((threads, trail * _kernels.TRAIL)),
-            np.zeros((threads, trail), dtype=np.int8),
+            np.full((threads, n if g.depth > 0 else 0), np.inf),  # `search_labels`' beat
         )
     return ws
 
@@ -491,7 +531,7 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
                 f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, {goal[1]:g}) "
                 f"for {grid.unit.race}"
             )
-        cells = _trace(grid, ws.parent, source, target)
+        cells = ws.path(grid, source, target)
     finally:
         ws.reset(n)
     path, priced, rows = _join(grid, start, goal, _polyline(grid, cells))

@@ -271,8 +271,8 @@ def onward_steps(dr: np.ndarray, dc: np.ndarray, length: np.ndarray) -> tuple:
 
     The shorter paths need stop only within ``window`` rows and columns of
     a (the least that leaves out as much: 1 for 8 and 16 directions, 3 for
-    32 and 48): `search_trail` needs the trails of those cells alone to hold
-    nothing heavier than a's ground.
+    32 and 48): `_kernels.search_labels` needs the trails of those cells
+    alone to hold nothing heavier than a's ground.
 
     Returns
     -------

@@ -544,7 +544,7 @@ def test_readme_example_prints_what_its_comments_say(monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     exec(compile(block, "README.md", "exec"), {})
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("2 [(1, 3.2789") and out[1] == "4"
+    assert out[0].startswith("2 [(1, 3.4203") and out[1] == "4"
     assert out[2] == "71.85 cm to the objective, 50 steps"
     shown = [line[2:] for line in block.splitlines() if line.startswith("# (")]
     assert out[3:] == shown

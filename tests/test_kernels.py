@@ -117,9 +117,10 @@ def test_flat_cells_price_every_step_as_the_table_does(rules):
 def test_step_table_marks_uniform_and_rising_steps(rules):
     """Across a wood one cell wide, a step from open ground into it is ``RISING``, one
     out of it neither (the ranks stay in the wood), one along it ``UNIFORM``; the
-    rear-rank search, skipping the rising steps' piece walk, costs every cell as
-    `search`.  (The trail such a step leaves shows on hills, where the next step's
-    ground may be lighter: `test_trail_kernel_equals_search`.)"""
+    rear-rank search, skipping the rising steps' piece walk, costs every cell as the
+    search over every trail does (`state_search`, which walks every piece).  (The trail
+    such a step leaves shows on hills, where the next step's ground may be lighter:
+    `test_label_search_is_the_search_over_every_trail`.)"""
     bf = engine.load_map(battlefield([feature("woods", rect(6, -1, 7, 15))], 18, 14, cell=1.0))
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=2.0), directions=8)
     a = g.kernel_args
@@ -132,8 +133,8 @@ def test_step_table_marks_uniform_and_rising_steps(rules):
     assert flag[outside, east] == _kernels.RISING and flag[outside, west] == _kernels.UNIFORM
     assert flag[inside, east] == flag[inside, west] == 0 and flag[inside, north] == _kernels.UNIFORM
     for source in (7 * cols + 1, 3 * cols + 4, inside):
-        assert by_cell(engine.reach(g, centre(g, source), 1e9)) == search_costs(
-            g, source, 1e9 + S._SLACK)
+        got = by_cell(engine.reach(g, centre(g, source), 1e9))
+        assert got == pytest.approx(state_search(g, source, 1e9 + S._SLACK), rel=1e-9)
 
 
 @pytest.mark.parametrize(("path", "unit"), [
@@ -396,7 +397,7 @@ def test_pruning_behind_rear_ranks_changes_no_cost(rules, demo, depth):
 def test_pruning_near_a_footprint_over_other_ground_changes_no_cost(rules, depth):
     """Starts just out of a wood, ranks still in it: the footprint holds the wood's
     ground no longer than a trail would (`_kernels.trail_cells`), so the ``WIDE``
-    marks cover it; every cost is the unpruned search's and `search`'s."""
+    marks cover it; every cost is the unpruned search's."""
     feats = [feature("woods", rect(0, 0, 20, 30)), feature("bog", rect(34, 10, 40, 14))]
     g = engine.cost_grid(engine.load_map(battlefield(feats, 40, 30, cell=0.25)), rules,
                          rules.unit("humans", depth=depth))
@@ -404,9 +405,6 @@ def test_pruning_near_a_footprint_over_other_ground_changes_no_cost(rules, depth
     assert wide[:, 100:].any()  # open ground that prunes, beyond the trail's reach
     starts = [(20.0 + dx, y) for dx in (0.125, 0.375, 0.625, 1.125) for y in (5.1, 15.3, 24.9)]
     pruned = [by_cell(r) for r in engine.reach_many(g, starts, 10.0)]
-    for xy, got in list(zip(starts, pruned, strict=True))[::3]:
-        r, c = g.grid.xy_to_rc(xy)
-        assert got == search_costs(g, r * g.grid.shape[1] + c, 10.0 + S._SLACK)
     without_pruning(g)
     assert [by_cell(r) for r in engine.reach_many(g, starts, 10.0)] == pruned
 
@@ -485,7 +483,19 @@ def test_costs_are_the_price_of_the_traced_path(rules, seed, depth, hills):
     try:
         cells = ws.touched[:n].copy()
         dist = ws.dist[cells].copy()
-        paths = {int(c): S._trace(g, ws.parent, source, int(c)) for c in cells[:: max(1, n // 40)]}
+        some = cells[:: max(1, n // 40)]
+        if depth > 0:  # each cell's cheapest label, and the labels it came from
+            cost, cell, prev = (x[:ws.used] for x in ws.labels[:3])
+            live = (ws.labels[8][:ws.used] & 3) != _kernels.DROPPED
+            paths = {}
+            for c in some:
+                label = np.flatnonzero(live & (cell == c))
+                label = int(label[np.argmin(cost[label])])
+                out = np.empty(ws.used, dtype=np.int64)
+                k = _kernels.trace_labels(prev, cell, label, out)
+                paths[int(c)] = out[:k].tolist()
+        else:
+            paths = {int(c): S._trace(g, ws.parent, source, int(c)) for c in some}
     finally:
         ws.reset(n)
     costs = dict(zip(cells.tolist(), dist.tolist(), strict=True))
@@ -585,11 +595,10 @@ def test_dear_but_accepted_steps_keep_the_queue_small():
         engine.GridRouter(m, directions=8)
 
 
-@pytest.mark.parametrize("depth", [0.0, 4.0])
-def test_stacks_past_their_limit_take_the_linked_buckets(rules, monkeypatch, depth):
+def test_stacks_past_their_limit_take_the_linked_buckets(rules, monkeypatch):
     """`reach` and `reach_many` fall back to `_kernels.search` alike (limit made tiny)."""
     g = engine.cost_grid(engine.load_map("maps/demo.geojson"), rules,
-                         rules.unit("humans", move=24, depth=depth))
+                         rules.unit("humans", move=24, depth=0))
     starts = [(20.25, 60.25), (90.25, 30.25), (150.25, 100.25)]
     expected = [engine.reach(g, xy) for xy in starts]
     monkeypatch.setattr(engine._kernels, "stack_width", lambda n, rows: 1)
@@ -746,39 +755,9 @@ def test_plain_kernel_matches_networkx(seed, directions, convention):
             router.route((6, 8), tuple(rc))
 
 
-def search_costs(g, source, budget):
-    """Costs within ``budget`` from `_kernels.search` (linked buckets, decrease-key)."""
-    a, n = g.kernel_args, g.base.size
-    ws = S._Workspace.for_cells(n)
-    trail = (np.empty(n * _kernels.TRAIL), np.empty(n * _kernels.TRAIL),
-             np.zeros(n, dtype=np.int8))
-    m = _kernels.search(*a, source, -1, g.cell, budget, ws.dist, ws.parent, ws.pos, ws.hkey,
-                        ws.hidx, ws.touched, ws.link, *trail, *S._NO_LANDMARKS)
-    cells = ws.touched[:m]
-    return {int(c): float(ws.dist[c]) for c in cells if ws.dist[c] <= budget}
-
-
-@pytest.mark.parametrize(("seed", "depth", "hills"), [(0, 2.0, False), (1, 3.5, True),
-                                                      (2, 1.0, True), (3, 5.0, True)])
-def test_trail_kernel_equals_search(rules, seed, depth, hills):
-    """`search_trail` (stack buckets, lazy deletion) breaks ties as `search` does: equal costs."""
-    g = engine.cost_grid(random_map(seed, hills=hills), rules, rules.unit("humans", depth=depth))
-    assert g.kernel_args.table_cost.size
-    assert (g.kernel_args.table_uniform == _kernels.RISING).any()
-    ws = S._Workspace.for_cells(g.base.size)
-    ws.stack = np.empty((0, 1), dtype=np.int32)  # outgrown at once: the retry is exercised
-    rng = np.random.default_rng(seed)
-    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
-    for source, budget in itertools.product(rng.choice(open_cells, 4), (math.inf, 6.0)):
-        n = ws.run(g, int(source), -1, budget)
-        got = {int(c): float(ws.dist[c]) for c in ws.touched[:n]}
-        ws.reset(n)
-        assert got == search_costs(g, int(source), budget)
-    assert ws.stack.shape[1] > 1 and np.isinf(ws.dist).all() and (ws.parent == -1).all()
-
-
-def test_trail_kernel_on_the_demo_map(rules):
-    """Walls, a narrow bridge and hills: `reach`, `reach_many` and `search` agree exactly."""
+def test_labels_on_the_demo_map(rules):
+    """Walls, a narrow bridge and hills: `reach` and `reach_many` agree exactly, and a
+    route's A* finds the reach's cost of its goal."""
     bf = engine.load_map("maps/demo.geojson")
     g = engine.cost_grid(bf, rules, rules.unit("humans", move=24, depth=4.0))
     assert g.kernel_args.enter.size and (g.steep != 1.0).any()
@@ -786,8 +765,107 @@ def test_trail_kernel_on_the_demo_map(rules):
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     sources = rng.choice(open_cells, 6)
     many = engine.reach_many(g, [centre(g, c) for c in sources])
+    ws = S._workspace(g)
     for source, got in zip(sources, many, strict=True):
         one = engine.reach(g, centre(g, source))
         assert np.array_equal(got.cells, one.cells) and np.array_equal(got.cost, one.cost)
-        expected = search_costs(g, int(source), 24.0 + S._SLACK)
-        assert by_cell(one) == expected
+        for goal in rng.choice(one.cells, 5):
+            n = ws.run(g, int(source), int(goal), math.inf)
+            assert ws.dist[goal] == pytest.approx(one.cost_at(centre(g, goal)), rel=1e-9)
+            ws.reset(n)
+
+
+def state_search(g, source, budget):
+    """Cheapest cost of every cell within ``budget``: Dijkstra over (cell, trail) states,
+    every trail its own state (none dropped), each step walked piece by piece."""
+    a = g.kernel_args
+    rows, cols = a.base.size // a.cols, a.cols
+    org = np.empty(_kernels.TRAIL, dtype=np.int64)
+    no_f, no_i = np.empty(0), np.empty(0, dtype=np.int64)
+    best, done = {}, set()
+    heap, count = [(0.0, 0, source, None)], 1
+    while heap:
+        d, _, c, trail = heapq.heappop(heap)
+        if (c, trail) in done:
+            continue
+        done.add((c, trail))
+        best.setdefault(c, d)
+        r0, c0 = divmod(c, cols)
+        for k in range(len(a.step_dr)):
+            if not (0 <= r0 + a.step_dr[k] < rows and 0 <= c0 + a.step_dc[k] < cols):
+                continue
+            lv, rem, n = np.empty(_kernels.TRAIL), np.empty(_kernels.TRAIL), 0
+            if trail is None:  # the source: ranks straight behind the front
+                for j in range(a.fp_start[k], a.fp_start[k + 1]):
+                    rr, cc = r0 + a.fp_dr[j], c0 + a.fp_dc[j]
+                    if 0 <= rr < rows and 0 <= cc < cols:
+                        i = rr * cols + cc
+                        w = _kernels.ground(a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, i,
+                                            a.ux[k], a.uy[k])
+                        if w != math.inf:
+                            n = _kernels.push(lv, rem, org, n, w, a.fp_rem[j], i)
+            else:
+                n = len(trail[0])
+                lv[:n], rem[:n] = trail
+            total, prev = 0.0, c
+            for j in range(a.piece_start[k], a.piece_start[k + 1]):
+                i = c + a.piece_dr[j] * cols + a.piece_dc[j]
+                if a.base[i] == math.inf:  # a corner touched is enough to block
+                    total = math.inf
+                    break
+                if a.piece_w[j] == 0.0:
+                    continue
+                w = _kernels.ground(a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, i,
+                                    a.ux[k], a.uy[k])
+                cost, n, _ = _kernels.advance(lv, rem, org, n, w, i, a.piece_w[j] * a.step_len[k],
+                                              a.depth, no_f, no_f, no_i, False)
+                total += cost
+                if a.enter.size:
+                    total += _kernels.entry(a.enter[i], a.enter[prev], a.narrow[i], a.narrow[prev])
+                prev = i
+            if d + total <= budget:
+                b = c + a.step_dr[k] * cols + a.step_dc[k]
+                state = (tuple(np.round(lv[:n], 9)), tuple(np.round(rem[:n], 9)))
+                if (b, state) not in done:
+                    heapq.heappush(heap, (d + total, count, b, state))
+                    count += 1
+    return best
+
+
+@pytest.mark.parametrize(("seed", "depth", "hills"), [(0, 2.0, False), (1, 3.5, True),
+                                                      (2, 4.0, True)])
+def test_label_search_is_the_search_over_every_trail(rules, seed, depth, hills):
+    """`search_labels` keeps fewer paths than one per trail, and finds the same costs, as
+    A* and as Dijkstra; some cells' cheapest paths run through a path that is not the
+    cheapest to its own cell, which a search keeping one path a cell would miss."""
+    g = engine.cost_grid(random_map(seed, rows=16, cols=22, hills=hills), rules,
+                         rules.unit("humans", depth=depth))
+    ws = S._Workspace.for_cells(g.base.size)
+    ws.labels = _kernels.label_pool(8)  # runs out at once: the retry is exercised
+    rng = np.random.default_rng(seed)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    dearer = 0
+    for source in rng.choice(open_cells, 3):
+        expected = state_search(g, int(source), 12.0)
+        for goal in rng.choice(list(expected), 4):  # A*, as routes run it
+            n = ws.run(g, int(source), int(goal), math.inf)
+            assert ws.dist[goal] == pytest.approx(expected[goal], rel=1e-9)
+            cells = ws.path(g, int(source), int(goal))
+            ws.reset(n)
+            assert cells[0] == source and cells[-1] == goal
+        n = ws.run(g, int(source), -1, 12.0)  # Dijkstra, as reaches run it
+        got = {int(c): float(ws.dist[c]) for c in ws.touched[:n]}
+        # Cells whose cheapest path runs through a label dearer than its cell's cheapest:
+        # a search keeping one path a cell would have found them dearer.
+        cost, cell, prev = (x[:ws.used] for x in ws.labels[:3])
+        for c in expected:
+            label = np.flatnonzero(cell == c)
+            x = int(prev[label[np.argmin(cost[label])]])
+            while x > 0 and cost[x] <= got[int(cell[x])] * (1 + 1e-9):
+                x = int(prev[x])
+            dearer += x > 0
+        ws.reset(n)
+        assert got.keys() == expected.keys()
+        assert all(got[c] == pytest.approx(expected[c], rel=1e-9) for c in got)
+    assert ws.labels[0].size > 8 and np.isinf(ws.dist).all() and (ws.pos == -1).all()
+    assert (dearer > 0) == (seed != 1)  # what the labels are for: 11 and 18 cells
