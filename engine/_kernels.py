@@ -1452,6 +1452,11 @@ def search_labels(
             nd = da + total
             if not nd <= budget:  # inf fails too
                 continue
+            # A trail of b's ground alone is the least any label at b holds: `beat`
+            # says whether one beats it, and it beats every label costing as much.
+            least = n == 1 and s_lv[0] <= base[b]
+            if least and beat[b] <= nd * TIE:
+                continue
             # Dropped if a label at b beats it; it drops those it beats, and takes the
             # place of the first of them still queued.
             beaten = False
@@ -1464,13 +1469,13 @@ def search_labels(
                     # At most how much more than the other each trail can make any path
                     # on cost: the multiplier is the larger of the trail's weight and
                     # the ground since, which is at least 1.
-                    over_y = 0.0
+                    over_y = np.inf if least else 0.0
                     over_s = 0.0
                     t = 0.0
                     i = 0
                     j = 0
                     ny = l_n[y]
-                    while i < ny or j < n:
+                    while not least and (i < ny or j < n):
                         wy = 1.0
                         end = np.inf
                         if i < ny:
