@@ -40,7 +40,7 @@ STACK_ENTRIES = 2**22  # most entries a first stack of buckets gets (16 MiB)
 # Most entries a stack of buckets grows to (128 MiB); a search that needs more (a bucket
 # with very many cells, times very many buckets) runs `search`'s linked buckets instead.
 STACK_LIMIT = 2**25
-TRAIL = 4  # deque capacity; distinct multiplier levels a footprint can hold exactly
+TRAIL = 8  # deque capacity; distinct multiplier levels a footprint can hold exactly
 WIDE = 128  # bit of a `flat_cells` mark: no heavier ground farther around
 UNIFORM = 1  # `step_table`: a step whose pieces all have one multiplier
 RISING = 2  # `step_table`: a step whose pieces' multipliers never fall
@@ -1206,7 +1206,7 @@ def search_labels(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
-    narrow, onward_start, onward, source, goal, cell, budget,
+    narrow, onward_start, onward, source, goal, cell, budget, merging,
     dist, head, beat, touched, lm, lm_goal,
     l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos, l_link, hkey, hidx,
 ):
@@ -1232,6 +1232,10 @@ def search_labels(
     cheapest route, and each cell's cheapest label its cheapest cost.  Steps
     are priced as `search` prices them; the source's label (0) carries the
     standing footprint.
+
+    That bound holds while no trail merges (`push`): with ``merging`` (a grid
+    with more levels of ground than ``TRAIL``) a label beats only one with the
+    same trail, and nothing below is pruned by the bound.
 
     A cell's labels form a list from ``head`` (-1: none).  Every step leaves
     at least the cell's own ground under the whole depth, so no path arriving
@@ -1352,7 +1356,7 @@ def search_labels(
                 continue
             # Nor if a label at b beats (as below, ``TIE`` included) any trail the step
             # can leave: one holding at least the ground of b under the whole depth.
-            if beat[b] <= floor * TIE:
+            if not merging and beat[b] <= floor * TIE:
                 continue
             n = 0
             done = light
@@ -1377,7 +1381,7 @@ def search_labels(
                         if not plain and steep[b] != 1.0:
                             g *= climb(steep[b], gxf[b], gxb[b], gyf[b], gyb[b], ux[k], uy[k])
                         s_lv[0] = g
-            if not done and x != 0:
+            if not done and x != 0 and not merging:
                 # Nor if a label at b beats the least trail the step can leave: a's
                 # moved on by the step's length, and b's ground under the whole depth.
                 move = step_len[k]
@@ -1450,11 +1454,11 @@ def search_labels(
                         total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
                     prev = i
             nd = da + total
-            if not nd <= budget:  # inf fails too
-                continue
+            if not nd <= budget or nd == np.inf:  # blocked (inf fails the first unless
+                continue  # the budget is inf too)
             # A trail of b's ground alone is the least any label at b holds: `beat`
             # says whether one beats it, and it beats every label costing as much.
-            least = n == 1 and s_lv[0] <= base[b]
+            least = not merging and n == 1 and s_lv[0] <= base[b]
             if least and beat[b] <= nd * TIE:
                 continue
             # Dropped if a label at b beats it; it drops those it beats, and takes the
@@ -1475,7 +1479,13 @@ def search_labels(
                     i = 0
                     j = 0
                     ny = l_n[y]
-                    while not least and (i < ny or j < n):
+                    if merging:  # the same trail, or no bound
+                        same = ny == n
+                        for i in range(n if same else 0):
+                            same = same and l_lv[y, i] == s_lv[i] and abs(
+                                l_rem[y, i] - s_rem[i]) <= 1e-9
+                        over_y = over_s = 0.0 if same else np.inf
+                    while not least and not merging and (i < ny or j < n):
                         wy = 1.0
                         end = np.inf
                         if i < ny:
@@ -1573,18 +1583,19 @@ def search_labels(
 
 
 @njit(cache=True)
-def trace_labels(l_prev, l_cell, label, out):
-    """The cells of label ``label``'s path, source first, into ``out``; returns how many."""
+def trace_labels(l_prev, l_cell, label):
+    """The cells of label ``label``'s path, source first."""
     n = 0
     x = label
     while x >= 0:
         n += 1
         x = l_prev[x]
+    out = np.empty(n, dtype=np.int64)
     x = label
     for j in range(n - 1, -1, -1):
         out[j] = l_cell[x]
         x = l_prev[x]
-    return n
+    return out
 
 
 @njit(cache=True)
@@ -1640,7 +1651,7 @@ def search_many(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
-    narrow, onward_start, onward, sources, cell, budget,
+    narrow, onward_start, onward, sources, cell, budget, merging,
     dist, parent, pos, touched, link, beat,
     width, stack_limit, cap, out_cells, out_cost, out_start, out_n,
 ):
@@ -1674,8 +1685,8 @@ def search_many(
                         step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth,
                         fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
                         flat, flat_of, enter, narrow, onward_start, onward, sources[u], -1,
-                        cell, budget, dist[t], pos[t], beat[t], touched[t], no_lm, no_lm_goal,
-                        *pool,
+                        cell, budget, merging, dist[t], pos[t], beat[t], touched[t], no_lm,
+                        no_lm_goal, *pool,
                     )
                     if used < 0:  # the pool ran out: again, with room
                         reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])

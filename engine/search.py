@@ -131,8 +131,8 @@ class _Workspace:
             if not self.beat.size:
                 self.beat = np.full(self.dist.size, np.inf)
             n, self.found, self.used = _kernels.search_labels(
-                *g.kernel_args, source, goal, g.cell, budget, self.dist, self.pos, self.beat,
-                self.touched, *landmarks, *self.labels,
+                *g.kernel_args, source, goal, g.cell, budget, g.merging, self.dist, self.pos,
+                self.beat, self.touched, *landmarks, *self.labels,
             )
             if self.used >= 0:
                 return n
@@ -142,9 +142,7 @@ class _Workspace:
     def path(self, g: CostGrid, source: int, target: int) -> list[int]:
         """The cells from ``source`` to ``target`` of the last search (before `reset`)."""
         if g.depth > 0:
-            out = np.empty(self.labels[0].size, dtype=np.int64)
-            n = _kernels.trace_labels(self.labels[2], self.labels[1], self.found, out)
-            return out[:n].tolist()
+            return _kernels.trace_labels(self.labels[2], self.labels[1], self.found).tolist()
         return _trace(g, self.parent, source, target)
 
     def _stacked(self, rows: int, kernel) -> int:
@@ -419,7 +417,8 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
     out_n = np.empty(len(sources), dtype=np.int64)
     _kernels.search_many(
         *grid.kernel_args, np.array(sources, dtype=np.int64), grid.cell, budget + _SLACK,
-        *ws, _kernels.stack_width(grid.base.size, grid.kernel_args.nb), _kernels.STACK_LIMIT,
+        grid.depth > 0 and grid.merging, *ws,
+        _kernels.stack_width(grid.base.size, grid.kernel_args.nb), _kernels.STACK_LIMIT,
         cap, out_cells, out_cost, out_start, out_n,
     )
     if (out_n < 0).any():  # cannot happen: the disc bounds every reach

@@ -525,6 +525,16 @@ class CostGrid:
                            self.footprint, enter=self.enter, narrow=self.narrow)
 
     @functools.cached_property
+    def merging(self) -> bool:
+        """Whether a rear-rank trail here could hold more levels of ground than
+        `_kernels.TRAIL` (the multipliers, and each times steep, are more), so
+        that its lightest two would merge (`_kernels.push`)."""
+        b, s = self.base.ravel(), self.steep.ravel()
+        ok = np.isfinite(b)
+        levels = np.unique(np.concatenate([b[ok], (b * s)[ok & (s != 1.0)]]))
+        return levels.size > _kernels.TRAIL
+
+    @functools.cached_property
     def incoming_steps(self) -> tuple[np.ndarray, np.ndarray]:
         """Every step's price into passable cells that are not flat, for flow fields.
 

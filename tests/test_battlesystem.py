@@ -333,8 +333,7 @@ def test_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
         if depth:  # every label kept at the cell
             cell, prev, state = (x[:ws.used] for x in (*ws.labels[1:3], ws.labels[8]))
             live = (state & 3) != _kernels.DROPPED
-            out = np.empty(ws.used, dtype=np.int64)
-            paths = {int(c): [out[:_kernels.trace_labels(prev, cell, int(x), out)].tolist()
+            paths = {int(c): [_kernels.trace_labels(prev, cell, int(x)).tolist()
                               for x in np.flatnonzero(live & (cell == c))]
                      for c in r.cells[::7]}
         else:

@@ -491,9 +491,7 @@ def test_costs_are_the_price_of_the_traced_path(rules, seed, depth, hills):
             for c in some:
                 label = np.flatnonzero(live & (cell == c))
                 label = int(label[np.argmin(cost[label])])
-                out = np.empty(ws.used, dtype=np.int64)
-                k = _kernels.trace_labels(prev, cell, label, out)
-                paths[int(c)] = out[:k].tolist()
+                paths[int(c)] = _kernels.trace_labels(prev, cell, label).tolist()
         else:
             paths = {int(c): S._trace(g, ws.parent, source, int(c)) for c in some}
     finally:
@@ -869,3 +867,117 @@ def test_label_search_is_the_search_over_every_trail(rules, seed, depth, hills):
         assert all(got[c] == pytest.approx(expected[c], rel=1e-9) for c in got)
     assert ws.labels[0].size > 8 and np.isinf(ws.dist).all() and (ws.pos == -1).all()
     assert (dearer > 0) == (seed != 1)  # what the labels are for: 11 and 18 cells
+
+
+def levels_rules(tmp_path, levels):
+    """A ruleset of ``levels`` area kinds t0, t1, ... dearer one after another."""
+    kinds = "".join(f'[terrain.t{i}]\nlayers = ["l{i}"]\n\n' for i in range(levels))
+    toml = (
+        '[ruleset]\nname = "Levels"\nunits = "cm"\nrank_depth = 2.0\ntroops = ["infantry"]\n'
+        "figure_width = 1.0\nfrontage = 1.0\nformation_change = 5.0\n\n[layers]\n"
+        + "".join(f'l{i} = "area"\n' for i in range(levels))
+        + "\n[terrain.clear]\n\n" + kinds + '[terrain.building]\nrole = "building"\n\n'
+        + "[defaults.multipliers]\n"
+        + "".join(f"l{i} = {1.1 + 0.6 * i:.1f}\n" for i in range(levels))
+        + "\n[races.men]\nmove = 20.0\nmultipliers = {}\n"
+    )
+    path = tmp_path / "levels.toml"
+    path.write_text(toml, "utf-8")
+    return engine.load_rules(path)
+
+
+@pytest.mark.parametrize(("levels", "seed"), [(5, 0), (12, 1), (12, 2)])
+def test_label_search_where_trails_fill_up(tmp_path, levels, seed):
+    """Ground falling a level at a time fills a trail; past ``TRAIL`` levels its lightest
+    two merge (`_kernels.push`), and the bound a label beats another by no longer holds,
+    so on such a grid (`CostGrid.merging`) only the same trail is beaten.  Costs equal
+    the search over every trail either way, without a step table too (no label may
+    cost inf when the budget is)."""
+    rules = levels_rules(tmp_path, levels)
+    rng = np.random.default_rng(seed)
+    feats = []
+    for r in range(10):
+        for c in range(14):
+            k = (c + r + int(rng.integers(-1, 2))) % (levels + 2) - 1
+            kind = "building" if k == levels and rng.random() < 0.4 else (
+                f"t{k}" if 0 <= k < levels else None)
+            if kind:
+                feats.append(feature(kind, rect(c, r, c + 1, r + 1)))
+    g = engine.cost_grid(engine.load_map(battlefield(feats, 14, 10, cell=1.0)), rules,
+                         rules.unit("men", depth=6.0), directions=8)
+    assert g.merging == (levels + 1 > _kernels.TRAIL)
+    ws = S._Workspace.for_cells(g.base.size)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    for table in (True, False):
+        if not table:
+            g.__dict__["kernel_args"] = engine.terrain.kernel_args(
+                g.base, g.steps, g.steep, g.slope, g.depth, g.footprint, table=False)
+        for source in rng.choice(open_cells, 2):
+            expected = state_search(g, int(source), 40.0)
+            n = ws.run(g, int(source), -1, 40.0)
+            got = {int(c): float(ws.dist[c]) for c in ws.touched[:n]}
+            ws.reset(n)
+            assert got == pytest.approx(expected, rel=1e-9)
+            for goal in rng.choice(list(expected), 3):
+                n = ws.run(g, int(source), int(goal), math.inf)
+                assert n == len(set(ws.touched[:n].tolist()))  # each cell touched once
+                assert ws.dist[goal] == pytest.approx(expected[goal], rel=1e-9)
+                ws.reset(n)
+    assert np.isinf(ws.dist).all() and (ws.pos == -1).all() and np.isinf(ws.beat).all()
+
+
+def _trail(levels_rems):
+    lv, rem, org = np.zeros(_kernels.TRAIL), np.zeros(_kernels.TRAIL), np.zeros(
+        _kernels.TRAIL, dtype=np.int64)
+    n = 0
+    for level, r in levels_rems:
+        n = _kernels.push(lv, rem, org, n, level, r, 0)
+    return lv, rem, n
+
+
+def _future(trail, pieces, depth):
+    """What moving on over ``pieces`` (ground, length) costs with ``trail`` behind."""
+    lv, rem, n = (x.copy() if isinstance(x, np.ndarray) else x for x in trail)
+    no_f, no_i = np.empty(0), np.empty(0, dtype=np.int64)
+    org = np.zeros(_kernels.TRAIL, dtype=np.int64)
+    total = 0.0
+    for ground, length in pieces:
+        cost, n, _ = _kernels.advance(lv, rem, org, n, ground, 0, length, depth, no_f, no_f,
+                                      no_i, False)
+        total += cost
+    return total
+
+
+def _excess(y, z):
+    """`search_labels`' bound: the integral of max(0, max(w_y, 1) - max(w_z, 1))."""
+    def weight(trail, t):
+        lv, rem, n = trail
+        return next((max(lv[j], 1.0) for j in range(n) if rem[j] > t), 1.0)
+    cuts = sorted({0.0, *y[1][:y[2]], *z[1][:z[2]]})
+    return sum(max(0.0, weight(y, (a + b) / 2) - weight(z, (a + b) / 2)) * (b - a)
+               for a, b in itertools.pairwise(cuts))
+
+
+def test_a_trail_adds_at_most_its_excess_unless_it_merges():
+    """The bound `search_labels` drops paths by: moving on, trail y costs at most the
+    excess of y over z more than trail z, whatever the ground ahead, while neither
+    holds more than ``TRAIL`` levels (random trails and ground from ``TRAIL`` levels).
+    A full trail merges its lightest two upwards, and then it may cost more: why a grid
+    with more levels (`CostGrid.merging`) drops only paths with the same trail."""
+    rng = np.random.default_rng(0)
+    few = np.linspace(1.0, 6.0, _kernels.TRAIL)
+    for _ in range(3000):
+        depth = float(rng.choice([2.0, 4.0, 6.0]))
+
+        y, z = (_trail(zip(sorted(rng.choice(few, k), reverse=True),
+                           sorted(rng.uniform(0, depth, k)), strict=True))
+                for k in rng.integers(0, 5, 2))
+        ahead = [(float(rng.choice(few)), float(rng.choice([0.25, 0.5, 0.7071, 1.0])))
+                 for _ in range(int(rng.integers(1, 14)))]
+        assert _future(y, ahead, depth) - _future(z, ahead, depth) <= _excess(y, z) + 1e-9
+    # Full: the lightest two merge as the front steps onto clear ground.
+    depth = 8.0
+    y = _trail((9.0 - j, 1.0 + j) for j in range(_kernels.TRAIL))
+    z = _trail([(9.0, 1.0)])
+    ahead = [(1.0, 0.5)] * 16
+    assert _future(y, ahead, depth) - _future(z, ahead, depth) > _excess(y, z) + 0.5
