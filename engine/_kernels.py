@@ -677,7 +677,8 @@ def search(
     ``step_len[k]`` in each (weight 0: a cell touched only at a corner, which
     can only block).  With ``plain`` the multiplier is ``base``; otherwise it
     is the direction's `ground`.  A unit with rear ranks goes to
-    `search_labels` (``depth`` and ``fp_*`` are not read here).
+    `search_labels` (``depth``, ``fp_*`` and ``table_uniform`` are not read
+    here).
 
     ``table_*`` (from `step_table`, or empty to price steps as it goes)
     hold every step's cost.  ``flat_of[flat[a]]`` (`flat_cells`; ``flat``
@@ -1674,7 +1675,7 @@ def search_many(
     tabled = table_cost.shape[0] > 0
     for t in prange(threads):
         stack = np.empty((nb, width), dtype=np.int32)
-        pool = label_pool(2 * cap if depth > 0.0 else 1)  # labels: ~1.3 a cell
+        pool = label_pool(2 * cap if depth > 0.0 else 1)  # 1 to 2.3 labels a cell seen
         at = 0
         for u in range(t, sources.shape[0], threads):
             n = -1
