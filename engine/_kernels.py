@@ -1217,7 +1217,8 @@ def search_labels(
     a cell may need more than one path: one that got there dearer may have
     left its heavy ground behind sooner and lead on more cheaply.  Each path
     kept is a label (``l_*``, a pool the caller provides: cost, cell, the
-    label it came from, the step, and its trail).  A trail is a falling
+    label it came from, the step, and its trail, in rows as wide as the most
+    levels a trail can hold on the grid).  A trail is a falling
     staircase: ground ``lv[j]`` stays under the ranks for ``rem[j]`` more, so
     its weight after the front moves t on is that of the first entry with
     ``rem > t``.  On any path on, the multiplier is the larger of that and
@@ -1636,12 +1637,13 @@ def reset(touched, n, dist, parent, pos, beat):
 
 
 @njit(cache=True)
-def label_pool(size):
-    """`search_labels`' pool and heap for ``size`` labels (`engine.search` keeps one)."""
+def label_pool(size, width):
+    """`search_labels`' pool and heap for ``size`` labels whose trails hold up to
+    ``width`` levels (`engine.search` keeps one)."""
     return (
         np.empty(size), np.empty(size, dtype=np.int32), np.empty(size, dtype=np.int32),
         np.empty(size, dtype=np.int8), np.empty(size, dtype=np.int8),
-        np.empty((size, TRAIL)), np.empty((size, TRAIL)), np.empty(size, dtype=np.int32),
+        np.empty((size, width)), np.empty((size, width)), np.empty(size, dtype=np.int32),
         np.empty(size, dtype=np.int8), np.empty(size, dtype=np.int32),
         np.empty((size, 2), dtype=np.int32), np.empty(size), np.empty(size, dtype=np.int32),
     )
@@ -1652,13 +1654,14 @@ def search_many(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
-    narrow, onward_start, onward, sources, cell, budget, merging,
+    narrow, onward_start, onward, sources, cell, budget, merging, levels,
     dist, parent, pos, touched, link, beat,
     width, stack_limit, cap, out_cells, out_cost, out_start, out_n,
 ):
     """Dijkstra from each of ``sources``, the threads' rows of the workspace each
     serving every T-th source: `search_labels` for a unit with rear ranks (each
-    thread's pool of labels starting at twice ``cap``, grown as it runs out), else
+    thread's pool of labels starting at twice ``cap``, grown as it runs out,
+    their trails ``levels`` wide), else
     with a step table `search_plain` on a stack of buckets ``width`` wide at
     first, unless it would outgrow ``stack_limit`` entries, and `search`.
     Unit u's cells within ``budget`` go to thread t's row of ``out_cells`` and
@@ -1675,7 +1678,7 @@ def search_many(
     tabled = table_cost.shape[0] > 0
     for t in prange(threads):
         stack = np.empty((nb, width), dtype=np.int32)
-        pool = label_pool(2 * cap if depth > 0.0 else 1)  # 1 to 2.3 labels a cell seen
+        pool = label_pool(2 * cap if depth > 0.0 else 1, levels)  # 1 to 2.3 labels a cell
         at = 0
         for u in range(t, sources.shape[0], threads):
             n = -1
@@ -1691,7 +1694,7 @@ def search_many(
                     )
                     if used < 0:  # the pool ran out: again, with room
                         reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])
-                        pool = label_pool(4 * pool[0].shape[0])
+                        pool = label_pool(4 * pool[0].shape[0], levels)
                         n = -1
             elif tabled:
                 while n < 0:

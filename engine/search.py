@@ -125,9 +125,10 @@ class _Workspace:
                   landmarks: tuple) -> int:
         """`_kernels.search_labels` to ``goal``, its pool grown until it does not run
         out; sets `found`, returns the number of cells touched."""
+        width = min(g.levels, _kernels.TRAIL)
         while True:
-            if not self.labels:
-                self.labels = _kernels.label_pool(1 << 16)
+            if not self.labels or self.labels[5].shape[1] < width:
+                self.labels = _kernels.label_pool(1 << 16, width)
             if not self.beat.size:
                 self.beat = np.full(self.dist.size, np.inf)
             n, self.found, self.used = _kernels.search_labels(
@@ -137,7 +138,7 @@ class _Workspace:
             if self.used >= 0:
                 return n
             self.reset(n)
-            self.labels = _kernels.label_pool(4 * self.labels[0].size)
+            self.labels = _kernels.label_pool(4 * self.labels[0].size, width)
 
     def path(self, g: CostGrid, source: int, target: int) -> list[int]:
         """The cells from ``source`` to ``target`` of the last search (before `reset`)."""
@@ -417,7 +418,8 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
     out_n = np.empty(len(sources), dtype=np.int64)
     _kernels.search_many(
         *grid.kernel_args, np.array(sources, dtype=np.int64), grid.cell, budget + _SLACK,
-        grid.depth > 0 and grid.merging, *ws,
+        grid.depth > 0 and grid.merging,
+        min(grid.levels, _kernels.TRAIL) if grid.depth > 0 else 1, *ws,
         _kernels.stack_width(grid.base.size, grid.kernel_args.nb), _kernels.STACK_LIMIT,
         cap, out_cells, out_cost, out_start, out_n,
     )

@@ -525,14 +525,18 @@ class CostGrid:
                            self.footprint, enter=self.enter, narrow=self.narrow)
 
     @functools.cached_property
-    def merging(self) -> bool:
-        """Whether a rear-rank trail here could hold more levels of ground than
-        `_kernels.TRAIL` (the multipliers, and each times steep, are more), so
-        that its lightest two would merge (`_kernels.push`)."""
+    def levels(self) -> int:
+        """How many levels of ground a rear-rank trail here could hold: the
+        distinct multipliers, and each times steep (uphill)."""
         b, s = self.base.ravel(), self.steep.ravel()
         ok = np.isfinite(b)
-        levels = np.unique(np.concatenate([b[ok], (b * s)[ok & (s != 1.0)]]))
-        return levels.size > _kernels.TRAIL
+        return int(np.unique(np.concatenate([b[ok], (b * s)[ok & (s != 1.0)]])).size)
+
+    @property
+    def merging(self) -> bool:
+        """Whether a trail here could hold more levels than `_kernels.TRAIL`, so
+        that its lightest two would merge (`_kernels.push`)."""
+        return self.levels > _kernels.TRAIL
 
     @functools.cached_property
     def incoming_steps(self) -> tuple[np.ndarray, np.ndarray]:

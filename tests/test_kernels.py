@@ -839,7 +839,7 @@ def test_label_search_is_the_search_over_every_trail(rules, seed, depth, hills):
     g = engine.cost_grid(random_map(seed, rows=16, cols=22, hills=hills), rules,
                          rules.unit("humans", depth=depth))
     ws = S._Workspace.for_cells(g.base.size)
-    ws.labels = _kernels.label_pool(8)  # runs out at once: the retry is exercised
+    ws.labels = _kernels.label_pool(8, _kernels.TRAIL)  # runs out at once: the retry is exercised
     rng = np.random.default_rng(seed)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     dearer = 0
@@ -905,7 +905,7 @@ def test_label_search_where_trails_fill_up(tmp_path, levels, seed):
                 feats.append(feature(kind, rect(c, r, c + 1, r + 1)))
     g = engine.cost_grid(engine.load_map(battlefield(feats, 14, 10, cell=1.0)), rules,
                          rules.unit("men", depth=6.0), directions=8)
-    assert g.merging == (levels + 1 > _kernels.TRAIL)
+    assert g.levels == levels + 1 and g.merging == (levels + 1 > _kernels.TRAIL)
     ws = S._Workspace.for_cells(g.base.size)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     for table in (True, False):
@@ -924,6 +924,7 @@ def test_label_search_where_trails_fill_up(tmp_path, levels, seed):
                 assert ws.dist[goal] == pytest.approx(expected[goal], rel=1e-9)
                 ws.reset(n)
     assert np.isinf(ws.dist).all() and (ws.pos == -1).all() and np.isinf(ws.beat).all()
+    assert ws.labels[5].shape[1] == min(g.levels, _kernels.TRAIL)  # rows as wide as needed
 
 
 def _trail(levels_rems):
