@@ -125,7 +125,7 @@ class _Workspace:
                   landmarks: tuple) -> int:
         """`_kernels.search_labels` to ``goal``, its pool grown until it does not run
         out; sets `found`, returns the number of cells touched."""
-        width = min(g.levels, _kernels.TRAIL)
+        width = g.trail_width
         while True:
             if not self.labels or self.labels[5].shape[1] < width:
                 self.labels = _kernels.label_pool(1 << 16, width)
@@ -419,7 +419,7 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
     _kernels.search_many(
         *grid.kernel_args, np.array(sources, dtype=np.int64), grid.cell, budget + _SLACK,
         grid.depth > 0 and grid.merging,
-        min(grid.levels, _kernels.TRAIL) if grid.depth > 0 else 1, *ws,
+        grid.trail_width if grid.depth > 0 else 1, *ws,
         _kernels.stack_width(grid.base.size, grid.kernel_args.nb), _kernels.STACK_LIMIT,
         cap, out_cells, out_cost, out_start, out_n,
     )

@@ -533,6 +533,11 @@ class CostGrid:
         return int(np.unique(np.concatenate([b[ok], (b * s)[ok & (s != 1.0)]])).size)
 
     @property
+    def trail_width(self) -> int:
+        """Most levels a trail here holds: `levels`, up to `_kernels.TRAIL`."""
+        return min(self.levels, _kernels.TRAIL)
+
+    @property
     def merging(self) -> bool:
         """Whether a trail here could hold more levels than `_kernels.TRAIL`, so
         that its lightest two would merge (`_kernels.push`)."""

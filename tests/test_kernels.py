@@ -924,7 +924,7 @@ def test_label_search_where_trails_fill_up(tmp_path, levels, seed):
                 assert ws.dist[goal] == pytest.approx(expected[goal], rel=1e-9)
                 ws.reset(n)
     assert np.isinf(ws.dist).all() and (ws.pos == -1).all() and np.isinf(ws.beat).all()
-    assert ws.labels[5].shape[1] == min(g.levels, _kernels.TRAIL)  # rows as wide as needed
+    assert ws.labels[5].shape[1] == g.trail_width == min(g.levels, _kernels.TRAIL)
 
 
 def _trail(levels_rems):
