@@ -12,6 +12,7 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -42,6 +43,29 @@ _NO_LANDMARKS = (np.empty((0, 0), dtype=np.float32), np.empty((2, 0), dtype=np.f
 _NO_ROWS = (np.empty(0, dtype=np.int32), np.empty(0))  # `CostGrid.outgoing_steps` not built
 
 
+class _Labels(NamedTuple):
+    """`_kernels.search_labels`' pool of labels, in its order (`_kernels.label_pool`)."""
+
+    cost: np.ndarray
+    cell: np.ndarray
+    prev: np.ndarray
+    step: np.ndarray
+    n: np.ndarray
+    lv: np.ndarray
+    rem: np.ndarray
+    next: np.ndarray
+    state: np.ndarray
+    pos: np.ndarray
+    link: np.ndarray
+    hkey: np.ndarray
+    hidx: np.ndarray
+
+    @classmethod
+    def pool(cls, size: int, width: int) -> _Labels:
+        """Room for ``size`` labels whose trails hold up to ``width`` levels."""
+        return cls(*_kernels.label_pool(size, width))
+
+
 @dataclass(eq=False)
 class _Workspace:
     """Search state reused between queries; only touched cells are reset."""
@@ -56,7 +80,7 @@ class _Workspace:
     # `_kernels.search_labels`' pool of labels (a unit with rear ranks), made bigger when
     # it runs out; how many the last search used, the one that reached the goal, and
     # the cells' `beat` costs.
-    labels: tuple = ()
+    labels: _Labels | None = None
     used: int = 0
     found: int = -1
     beat: np.ndarray = field(default_factory=lambda: np.empty(0))
@@ -127,8 +151,8 @@ class _Workspace:
         out; sets `found`, returns the number of cells touched."""
         width = g.trail_width
         while True:
-            if not self.labels or self.labels[5].shape[1] < width:
-                self.labels = _kernels.label_pool(1 << 16, width)
+            if self.labels is None or self.labels.lv.shape[1] < width:
+                self.labels = _Labels.pool(1 << 16, width)
             if not self.beat.size:
                 self.beat = np.full(self.dist.size, np.inf)
             n, self.found, self.used = _kernels.search_labels(
@@ -138,12 +162,12 @@ class _Workspace:
             if self.used >= 0:
                 return n
             self.reset(n)
-            self.labels = _kernels.label_pool(4 * self.labels[0].size, width)
+            self.labels = _Labels.pool(4 * self.labels.cost.size, width)
 
     def path(self, g: CostGrid, source: int, target: int) -> list[int]:
         """The cells from ``source`` to ``target`` of the last search (before `reset`)."""
         if g.depth > 0:
-            return _kernels.trace_labels(self.labels[2], self.labels[1], self.found).tolist()
+            return _kernels.trace_labels(self.labels.prev, self.labels.cell, self.found).tolist()
         return _trace(g, self.parent, source, target)
 
     def _stacked(self, rows: int, kernel) -> int:
@@ -317,8 +341,9 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
     try:
         if g.depth > 0:  # every label kept: its cell, cost, the label and step it came from
             used = ws.used
-            cost, cell, prev, step = (x[:used] for x in ws.labels[:4])
-            live = ((ws.labels[8][:used] & 3) != _kernels.DROPPED) & (cost <= budget + _SLACK)
+            cost, cell, prev, step, state = (
+                x[:used] for x in (*ws.labels[:4], ws.labels.state))
+            live = ((state & 3) != _kernels.DROPPED) & (cost <= budget + _SLACK)
             node = np.flatnonzero(live)
             cost, cell, prev, step = cost[node], cell[node], prev[node], step[node]
         else:

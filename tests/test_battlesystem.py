@@ -331,7 +331,8 @@ def test_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
     n = ws.run(g, source, -1, 12 + 1e-9, lowest=True)  # the search `reach` runs here
     try:
         if depth:  # every label kept at the cell
-            cell, prev, state = (x[:ws.used] for x in (*ws.labels[1:3], ws.labels[8]))
+            lab = ws.labels
+            cell, prev, state = (x[:ws.used] for x in (lab.cell, lab.prev, lab.state))
             live = (state & 3) != _kernels.DROPPED
             paths = {int(c): [_kernels.trace_labels(prev, cell, int(x)).tolist()
                               for x in np.flatnonzero(live & (cell == c))]

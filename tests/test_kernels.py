@@ -486,7 +486,7 @@ def test_costs_are_the_price_of_the_traced_path(rules, seed, depth, hills):
         some = cells[:: max(1, n // 40)]
         if depth > 0:  # each cell's cheapest label, and the labels it came from
             cost, cell, prev = (x[:ws.used] for x in ws.labels[:3])
-            live = (ws.labels[8][:ws.used] & 3) != _kernels.DROPPED
+            live = (ws.labels.state[:ws.used] & 3) != _kernels.DROPPED
             paths = {}
             for c in some:
                 label = np.flatnonzero(live & (cell == c))
@@ -839,7 +839,7 @@ def test_label_search_is_the_search_over_every_trail(rules, seed, depth, hills):
     g = engine.cost_grid(random_map(seed, rows=16, cols=22, hills=hills), rules,
                          rules.unit("humans", depth=depth))
     ws = S._Workspace.for_cells(g.base.size)
-    ws.labels = _kernels.label_pool(8, _kernels.TRAIL)  # runs out at once: the retry is exercised
+    ws.labels = S._Labels.pool(8, _kernels.TRAIL)  # runs out at once: the retry is exercised
     rng = np.random.default_rng(seed)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     dearer = 0
@@ -865,7 +865,7 @@ def test_label_search_is_the_search_over_every_trail(rules, seed, depth, hills):
         ws.reset(n)
         assert got.keys() == expected.keys()
         assert all(got[c] == pytest.approx(expected[c], rel=1e-9) for c in got)
-    assert ws.labels[0].size > 8 and np.isinf(ws.dist).all() and (ws.pos == -1).all()
+    assert ws.labels.cost.size > 8 and np.isinf(ws.dist).all() and (ws.pos == -1).all()
     assert (dearer > 0) == (seed != 1)  # what the labels are for: 11 and 18 cells
 
 
@@ -924,7 +924,7 @@ def test_label_search_where_trails_fill_up(tmp_path, levels, seed):
                 assert ws.dist[goal] == pytest.approx(expected[goal], rel=1e-9)
                 ws.reset(n)
     assert np.isinf(ws.dist).all() and (ws.pos == -1).all() and np.isinf(ws.beat).all()
-    assert ws.labels[5].shape[1] == g.trail_width == min(g.levels, _kernels.TRAIL)
+    assert ws.labels.lv.shape[1] == g.trail_width == min(g.levels, _kernels.TRAIL)
 
 
 def _trail(levels_rems):
