@@ -19,6 +19,7 @@ Overlapping hills add up.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -518,6 +519,14 @@ class CostGrid:
         """The unit's footprint depth."""
         return self.unit.depth
 
+    def _for(self, unit: Unit) -> CostGrid:
+        """This grid for a unit that pays the same (the same `Unit.key`) but moves
+        differently (its allowance, its charge bonus): the costs, and what has been
+        built from them so far, are shared."""
+        twin = dataclasses.replace(self, unit=unit)
+        twin.__dict__.update((k, v) for k, v in vars(self).items() if k not in vars(twin))
+        return twin
+
     @functools.cached_property
     def kernel_args(self) -> KernelArgs:
         """What the search kernels take (built once, step table included)."""
@@ -752,7 +761,7 @@ def cost_grid(
     key = ("cost", id(rules), unit.key, directions)
     cached = battlefield._cache.get(key)
     if cached is not None:
-        return cached
+        return cached if cached.unit == unit else cached._for(unit)
     lay = layers(battlefield, rules)
     shape = lay.grid.shape
     mask = unit_mask(lay, rules, unit)

@@ -8,7 +8,7 @@ import pytest
 
 import engine
 
-from .conftest import feature, grid_for, line, rect
+from .conftest import MAPS, feature, grid_for, line, rect
 
 Y = 10.25
 
@@ -230,6 +230,20 @@ def test_unit_of_another_ruleset_is_refused(rules):
         engine.cost_grid(bf, rules, infantry)  # was KeyError: 'marsh'
     with pytest.raises(engine.InputError, match="8, 16, 32, 48 directions, got \\[8\\]"):
         engine.cost_grid(bf, rules, rules.unit("humans"), directions=[8])
+
+
+def test_a_cached_grid_serves_a_unit_that_moves_differently_as_that_unit(rules):
+    bf = engine.load_map(MAPS / "demo.geojson")
+    full = engine.cost_grid(bf, rules, rules.unit("humans"))
+    args = full.kernel_args  # built once, shared with the grid below
+    slow = engine.cost_grid(bf, rules, rules.unit("humans", move=5))
+    assert (full.unit.move, slow.unit.move) == (20, 5)  # was 20 for both: the cached grid
+    assert slow.kernel_args is args and slow.base is full.base
+    fresh = engine.cost_grid(engine.load_map(MAPS / "demo.geojson"), rules,
+                             rules.unit("humans", move=5))
+    assert engine.reach(slow, (30, 40)).area == engine.reach(fresh, (30, 40)).area == 72.5
+    assert engine.reach(full, (30, 40)).area == 1068.0
+    assert engine.cost_grid(bf, rules, rules.unit("humans", move=5)).unit.move == 5
 
 
 def test_distinct_rows_numbers_rows_by_content_even_when_their_hashes_collide():
