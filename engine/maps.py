@@ -213,6 +213,8 @@ def load_map(source: str | Path | dict) -> Battlefield:
     for what, v in (("width", width), ("height", height)):
         if v > _MAX_COORD:
             raise fail(f"battlefield {what} {v:g} is larger than {_MAX_COORD:g} table units")
+    if cell > min(width, height):
+        raise fail(f"battlefield cell {cell:g} is larger than the {width:g} x {height:g} table")
     cells = (width / cell) * (height / cell)
     need = cells * _BYTES_PER_CELL
     if not math.isfinite(need) or need > _memory_bytes() // 2:

@@ -32,6 +32,7 @@ from shapely.geometry import LineString, Point
 from shapely.ops import substring
 
 from .errors import InputError
+from .grid import GridSpec
 from .maps import Battlefield, Feature
 from .rules import Ruleset, Unit
 from .terrain import _combo_multiplier, _cover, layers, unit_mask
@@ -309,7 +310,7 @@ def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
     for cells in opened.values():
         land &= ~cells
     labels, n = ndimage.label(land, structure=_FOUR)
-    regions = _regions(labels, n, spec.cell)
+    regions = _regions(labels, n, spec)
 
     graph = nx.Graph()
     graph.add_nodes_from(("region", i) for i in range(1, n + 1))
@@ -346,7 +347,7 @@ def _round6(v) -> float:
     return round(float(v), 6)
 
 
-def _regions(labels: np.ndarray, n: int, cell: float) -> list[Region]:
+def _regions(labels: np.ndarray, n: int, spec: GridSpec) -> list[Region]:
     """Each labelled region's area and the cell of it nearest its centre of mass."""
     from scipy import ndimage
 
@@ -355,8 +356,8 @@ def _regions(labels: np.ndarray, n: int, cell: float) -> list[Region]:
         rr, cc = np.nonzero(labels[box] == i)
         rr, cc = rr + box[0].start, cc + box[1].start
         mid = int(np.argmin((rr - rr.mean()) ** 2 + (cc - cc.mean()) ** 2))
-        out.append(Region(id=i, area=float(rr.size * cell * cell),
-                          at=(float((cc[mid] + 0.5) * cell), float((rr[mid] + 0.5) * cell))))
+        out.append(Region(id=i, area=spec.area(rr * spec.shape[1] + cc),
+                          at=spec.centre_on_table((int(rr[mid]), int(cc[mid])))))
     return out
 
 

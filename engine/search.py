@@ -259,7 +259,7 @@ class Reach:
     @property
     def area(self) -> float:
         """Table area reachable, in table units squared."""
-        return len(self.cells) * self.grid.grid.cell ** 2
+        return self.grid.grid.area(self.cells)
 
     @functools.cached_property
     def _sorted(self) -> tuple[np.ndarray, np.ndarray]:

@@ -209,8 +209,9 @@ def with_head(**changes):
     (with_head(cell=0), "battlefield cell must be a finite number > 0, got 0"),
     (with_head(cell="fine"), "battlefield cell must be a finite number > 0, got 'fine'"),
     (with_head(scale=2), "unknown battlefield key 'scale'"),
+    (with_head(cell=25), "battlefield cell 25 is larger than the 40 x 20 table"),
 ], ids=["missing", "furlongs", "no-units", "width-0", "height-negative", "cell-0",
-        "cell-text", "unknown-key"])
+        "cell-text", "unknown-key", "cell-over-table"])
 def test_bad_header_refused(data, problem):
     refused(data, problem)
 

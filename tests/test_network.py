@@ -329,3 +329,15 @@ def test_cli_network_errors_are_one_line(capsys, tmp_path):
 def test_describe_as_dict_is_json(rules):
     net = describe(engine.load_map(CROSSINGS), rules, rules.unit("humans"))
     assert json.loads(json.dumps(net.as_dict()))["nodes"] == 19
+
+
+def test_partial_cells_at_the_table_edge_count_only_on_the_table(rules):
+    # 10 x 7 at cell 3: the last column and row are a third of a cell wide
+    bf = engine.load_map(battlefield([], width=10, height=7, units=rules.units, cell=3))
+    grid = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
+    assert grid.grid.shape == (3, 4)
+    assert engine.reach(grid, (1, 1), 100).area == 70.0  # was 144: 12 whole cells
+    (region,) = describe(bf, rules, rules.unit("humans")).regions
+    assert region.area == 70.0
+    assert 0 <= region.at[0] <= 10 and 0 <= region.at[1] <= 7
+    assert bf.grid.centre_on_table((2, 3)) == (9.5, 6.5)  # the cell's part, 9..10 x 6..7
