@@ -146,9 +146,16 @@ class Battlefield:
             if water is None or not f.area.intersects(water):
                 raise MapError(f"{self.source}: {f.label}: a {f.terrain} must cross a river; "
                                "it touches no water")
+            if f.area.intersection(water).area <= 0:
+                raise MapError(f"{self.source}: {f.label}: a {f.terrain} must cross a river; "
+                               "it only touches the water's edge")
             if water.contains(f.area):
                 raise MapError(f"{self.source}: {f.label}: a {f.terrain} must reach a bank; "
                                "it lies wholly in the water")
+            banks = f.area.difference(water)
+            if len(getattr(banks, "geoms", [banks])) < 2:
+                raise MapError(f"{self.source}: {f.label}: a {f.terrain} must reach both "
+                               "banks; it reaches only one")
 
 
 def load_map(source: str | Path | dict) -> Battlefield:

@@ -278,6 +278,12 @@ def test_connected_agrees_with_the_chokepoints(rules):
      "feature 0 (id 'b1'): a bridge must cross a river; it touches no water"),
     ([RIVER, feature("ford", line((19, 5), (21, 5)), "f1", width=1)],
      "feature 1 (id 'f1'): a ford must reach a bank; it lies wholly in the water"),
+    ([RIVER, feature("bridge", line((10, 5), (18, 5)), "b2", width=3)],
+     "feature 1 (id 'b2'): a bridge must cross a river; it only touches the water's edge"),
+    ([RIVER, feature("bridge", line((12, 5), (20, 5)), "b3", width=3)],
+     "feature 1 (id 'b3'): a bridge must reach both banks; it reaches only one"),
+    ([RIVER, feature("ford", line((21, 5), (30, 5)), "f2", width=2)],
+     "feature 1 (id 'f2'): a ford must reach both banks; it reaches only one"),
     ([feature("road", line((0, 5), (40, 5)), "r0", width=0)],
      "feature 0 (id 'r0'): width must be a number > 0"),
 ])
