@@ -314,6 +314,8 @@ def _shaped(index: int, fid, terrain: str, props: dict, gtype: str, g, table, ba
         if g.length <= 0:
             raise bad(f"{gtype} has zero length")
         area = g.buffer(width / 2.0, cap_style="flat")
+        if area.is_empty or area.area <= 0:
+            raise bad(f"width {width!r} is too small to give the {gtype} any area")
     else:
         if g.convex_hull.area <= 0:
             raise bad(f"{gtype} has no area (its points are in a line)")

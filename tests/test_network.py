@@ -286,6 +286,8 @@ def test_connected_agrees_with_the_chokepoints(rules):
      "feature 1 (id 'f2'): a ford must reach both banks; it reaches only one"),
     ([feature("road", line((0, 5), (40, 5)), "r0", width=0)],
      "feature 0 (id 'r0'): width must be a number > 0"),
+    ([feature("road", line((0, 5), (40, 5)), "r1", width=1e-300)],
+     "feature 0 (id 'r1'): width 1e-300 is too small to give the LineString any area"),
 ])
 def test_bad_network_geometry_is_refused(rules, feats, words):
     bf_dict = battlefield(feats)
