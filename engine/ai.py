@@ -28,6 +28,7 @@ import numba
 import numpy as np
 
 from . import _flow, _kernels
+from ._args import flag, instance, listed, point, real, whole
 from .errors import InputError, NoRouteError
 from .maps import Battlefield
 from .rules import COVERS, Ruleset, Unit
@@ -73,7 +74,7 @@ penalise."""
 
 def _units(units) -> list[tuple[Unit, tuple[float, float]]]:
     out = []
-    for i, item in enumerate(units):
+    for i, item in enumerate(listed("units", units)):
         try:
             unit, (x, y) = item
             xy = (float(x), float(y))
@@ -131,6 +132,9 @@ def reach_army(
     >>> [r.allowance for r in reach_army(bf, rules, army)]
     [20.0, 22.0, 20.0]
     """
+    instance("battlefield", battlefield, Battlefield, "load_map")
+    instance("rules", rules, Ruleset, "load_rules")
+    charge = flag("charge", charge)
     pairs = _units(units)
     groups: dict[tuple, list[int]] = {}
     grids = []
@@ -189,8 +193,8 @@ def reach_turns(
     >>> [int(t[g.grid.xy_to_rc((x, 3.25))]) for x in (0.25, 13.25, 24.25, 30.25, 39.75)]
     [0, 1, 2, 3, -1]
     """
-    if (not isinstance(horizon, int | np.integer) or isinstance(horizon, bool) or horizon < 0
-            or horizon > MAX_TURNS):
+    instance("grid", grid, CostGrid, "cost_grid")
+    if not whole(horizon) or horizon < 0 or horizon > MAX_TURNS:
         raise InputError(f"horizon must be a whole number of turns from 0 to {MAX_TURNS}, "
                          f"got {horizon!r}")
     per_turn = _allowance(grid, allowance)
@@ -291,6 +295,9 @@ def threat_map(
     >>> int(t.count[bf.grid.xy_to_rc((150, 70))]), [i for i, _ in t.at((150, 95))]
     (2, [1])
     """
+    instance("battlefield", battlefield, Battlefield, "load_map")
+    instance("rules", rules, Ruleset, "load_rules")
+    charge = flag("charge", charge)
     pairs = _units(enemies)
     reaches = reach_army(battlefield, rules, pairs, charge=charge, directions=directions)
     count = np.zeros(battlefield.grid.shape, dtype=np.int16)
@@ -400,11 +407,11 @@ def flow_field(
     >>> len(f.path_from((20.25, 20.25)))
     81
     """
-    points = list(goals)
+    instance("grid", grid, CostGrid, "cost_grid")
+    points = listed("goals", goals)
     if not points:
         raise InputError("a flow field needs at least one goal")
-    ok = isinstance(limit, int | float) and not isinstance(limit, bool)
-    if not ok or math.isnan(limit) or limit < 0:
+    if not real(limit) or math.isnan(limit) or limit < 0:
         raise InputError(f"limit must be a number >= 0, got {limit!r}")
     cells = []
     for i, xy in enumerate(points):
@@ -512,10 +519,13 @@ def _ground(battlefield: Battlefield, rules: Ruleset, close_order: bool):
 
 def _weights(weights: Mapping[str, float] | None) -> dict[str, float]:
     out = dict(DEFAULT_WEIGHTS)
+    if weights is not None and not isinstance(weights, Mapping):
+        raise InputError(f"weights must be a mapping of names to numbers, got "
+                         f"{type(weights).__name__}")
     for name, w in (weights or {}).items():
         if name not in DEFAULT_WEIGHTS:
             raise InputError(f"unknown weight {name!r}; valid: {', '.join(DEFAULT_WEIGHTS)}")
-        if not isinstance(w, int | float) or isinstance(w, bool) or not math.isfinite(w):
+        if not real(w) or not math.isfinite(w):
             raise InputError(f"weight {name} must be a finite number, got {w!r}")
         out[name] = float(w)
     return out
@@ -589,15 +599,20 @@ def choose_position(
     >>> best.cost <= 20, best.parts["progress"] > 19
     (True, True)
     """
+    instance("grid", grid, CostGrid, "cost_grid")
+    close_order = flag("close_order", close_order)
     w = _weights(weights)
-    if not isinstance(top, int) or isinstance(top, bool) or top < 1:
+    if not whole(top) or top < 1:
         raise InputError(f"top must be a whole number >= 1, got {top!r}")
     spec = grid.grid
     if spacing is None:
         spacing = max(grid.unit.frontage, spec.cell)
-    ok = isinstance(spacing, int | float) and not isinstance(spacing, bool)
-    if not ok or not math.isfinite(spacing) or spacing < 0:
+    if not real(spacing) or not math.isfinite(spacing) or spacing < 0:
         raise InputError(f"spacing must be a finite number >= 0, got {spacing!r}")
+    if flow is not None and not isinstance(flow, FlowField):
+        raise InputError(f"flow must be a FlowField (from flow_field), got {type(flow).__name__}")
+    if threat is not None and not isinstance(threat, Threat):
+        raise InputError(f"threat must be a Threat (from threat_map), got {type(threat).__name__}")
     if flow is not None and flow.grid is not grid:
         raise InputError("the flow field was built for another cost grid (unit or battlefield)")
     if threat is not None and threat.battlefield is not grid.battlefield:
@@ -625,7 +640,7 @@ def choose_position(
     order = np.lexsort((cost, -score))
     xs = (cells % cols + 0.5) * spec.cell
     ys = (cells // cols + 0.5) * spec.cell
-    taken = [(float(x), float(y)) for x, y in avoid]
+    taken = [point(xy) for xy in listed("avoid", avoid)]
     units = grid.battlefield.units
     out = []
     for j in order:

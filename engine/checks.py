@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from shapely.geometry import Point
 
+from ._args import flag, instance, real, whole
 from .errors import InputError, NoRouteError, RulesError
 from .maps import Battlefield, Feature
 from .pricing import price_path
@@ -88,6 +89,8 @@ def enter_building(battlefield: Battlefield, rules: Ruleset, at) -> BuildingEntr
     >>> e.allowed, e.building.id, e.distance
     (False, 'farmhouse', 6.0)
     """
+    instance("battlefield", battlefield, Battlefield, "load_map")
+    instance("rules", rules, Ruleset, "load_rules")
     limit = rules.break_formation_distance
     if limit is None:
         raise RulesError(f"{rules.name} has no break_formation_distance in [ruleset]")
@@ -172,6 +175,7 @@ def manoeuvre(grid: CostGrid, at, kind: str, figures: int | None = None) -> Mano
     >>> manoeuvre(cost_grid(bf, rules, rules.unit("infantry")), woods, "frontage", 2).cost
     3.0
     """
+    instance("grid", grid, CostGrid, "cost_grid")
     costs = grid.rules.manoeuvres
     if kind not in ("reform", "face", "frontage"):
         raise InputError(f"unknown manoeuvre {kind!r}; known: reform, face, frontage")
@@ -185,7 +189,7 @@ def manoeuvre(grid: CostGrid, at, kind: str, figures: int | None = None) -> Mano
     base = costs[kind]
     what = kind
     if kind == "frontage":
-        if not isinstance(figures, int) or isinstance(figures, bool) or figures < 1:
+        if not whole(figures) or figures < 1:
             raise InputError(f"a change of frontage needs figures >= 1, got {figures!r}")
         per = int(costs.get("frontage_figures", 1))
         groups = math.ceil(figures / per)
@@ -285,11 +289,12 @@ def can_charge(grid: CostGrid, start, target, *, minimum_range: float,
     >>> c.allowed, c.checks
     (True, ['charge initiation check: crossing hedge at (8.75, 5)'])
     """
+    instance("grid", grid, CostGrid, "cost_grid")
+    climbed = flag("climbed", climbed)
     if bonus is None:
         bonus = grid.unit.charge_bonus
     for name, v in (("bonus", bonus), ("minimum_range", minimum_range)):
-        if not (isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-                and v >= 0):
+        if not (real(v) and math.isfinite(v) and v >= 0):
             raise InputError(f"{name} must be a finite number >= 0, got {v!r}")
     u = grid.battlefield.units
     reasons: list[str] = []

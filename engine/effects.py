@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from shapely.geometry import Point
 
+from ._args import flag, instance, listed, real, whole
 from .errors import InputError
 from .grid import segment_cells
 from .maps import Battlefield
@@ -158,10 +159,13 @@ def terrain_effects(
     >>> e.terrain, e.cover, e.conceals, e.disorders, e.pikes
     (('woods',), 'medium', 5.0, True, False)
     """
-    if not isinstance(rank, int) or isinstance(rank, bool) or rank < 1:
+    instance("battlefield", battlefield, Battlefield, "load_map")
+    instance("rules", rules, Ruleset, "load_rules")
+    close_order = flag("close_order", close_order)
+    stationary = flag("stationary", stationary)
+    if not whole(rank) or rank < 1:
         raise InputError(f"rank must be a whole number >= 1, got {rank!r}")
-    ok = isinstance(contact, int | float) and not isinstance(contact, bool)
-    if not ok or not math.isfinite(contact) or contact < 0:
+    if not real(contact) or not math.isfinite(contact) or contact < 0:
         raise InputError(f"contact must be a finite number >= 0, got {contact!r}")
     rc = battlefield.grid.xy_to_rc(at)
     x, y = float(at[0]), float(at[1])
@@ -247,7 +251,10 @@ def charge_disorders(
     >>> c.disordered, c.terrain
     (True, 'woods')
     """
-    points = [tuple(p) for p in path]
+    instance("battlefield", battlefield, Battlefield, "load_map")
+    instance("rules", rules, Ruleset, "load_rules")
+    close_order = flag("close_order", close_order)
+    points = [tuple(p) for p in listed("path", path)]
     if not points:
         raise InputError("a charge path needs at least one point")
     spec = battlefield.grid

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._args import point, whole
 from .errors import InputError
 
 __all__ = [
@@ -64,7 +65,7 @@ class GridSpec:
 
     def xy_to_rc(self, xy: tuple[float, float]) -> tuple[int, int]:
         """Cell holding the table point ``xy``; raise `InputError` if it is off the table."""
-        x, y = _finite_point(xy)
+        x, y = point(xy)
         if not (0.0 <= x <= self.width and 0.0 <= y <= self.height):
             raise InputError(
                 f"point ({x:g}, {y:g}) is off the table (0..{self.width:g} x 0..{self.height:g})"
@@ -106,16 +107,6 @@ def _cells(length: float, cell: float) -> int:
     return max(1, round(n) if abs(n - round(n)) < 1e-9 else math.ceil(n))
 
 
-def _finite_point(xy) -> tuple[float, float]:
-    try:
-        x, y = (float(v) for v in xy)
-    except (TypeError, ValueError):
-        raise InputError(f"a point must be two numbers x,y, got {xy!r}") from None
-    if not (math.isfinite(x) and math.isfinite(y)):
-        raise InputError(f"point ({x}, {y}) is not finite")
-    return x, y
-
-
 # Each neighbourhood's steps in one eighth of the compass (the rest are their mirror
 # images), chosen so that the widest angle between neighbouring steps is small.
 _OCTANT = {
@@ -129,9 +120,7 @@ DIRECTIONS = tuple(_OCTANT)
 
 def check_directions(directions) -> None:
     """Refuse a neighbourhood that `neighbourhood` does not have (one line, `InputError`)."""
-    if isinstance(directions, bool) or not isinstance(directions, int | np.integer) or (
-        directions not in _OCTANT
-    ):
+    if not whole(directions) or directions not in _OCTANT:
         raise InputError(
             f"a neighbourhood has {', '.join(map(str, DIRECTIONS))} directions, got {directions!r}"
         )

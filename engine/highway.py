@@ -35,6 +35,7 @@ import dataclasses
 
 import numpy as np
 
+from ._args import instance, whole
 from .ai import flow_field
 from .errors import InputError
 from .network import network
@@ -81,7 +82,8 @@ class Highway:
     """
 
     def __init__(self, grid: CostGrid, landmarks: int = 8):
-        if not isinstance(landmarks, int) or isinstance(landmarks, bool) or landmarks < 1:
+        instance("grid", grid, CostGrid, "cost_grid")
+        if not whole(landmarks) or landmarks < 1:
             raise InputError(f"landmarks must be a whole number >= 1, got {landmarks!r}")
         self.grid = grid
         self.cells = _place(grid, landmarks)

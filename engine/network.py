@@ -31,6 +31,7 @@ import shapely
 from shapely.geometry import LineString, Point
 from shapely.ops import substring
 
+from ._args import instance, real
 from .errors import InputError
 from .grid import GridSpec
 from .maps import Battlefield, Feature
@@ -81,11 +82,13 @@ def network(battlefield: Battlefield, rules: Ruleset, tolerance: float | None = 
     >>> sorted({k for _, _, k in g.edges(data="kind")})
     ['bridge', 'ford', 'road', 'trail']
     """
+    instance("battlefield", battlefield, Battlefield, "load_map")
+    instance("rules", rules, Ruleset, "load_rules")
     import networkx as nx  # not at module level: it takes longer to import than the engine
     from scipy.spatial import cKDTree
 
     tol = battlefield.cell if tolerance is None else tolerance
-    if not (isinstance(tol, int | float) and math.isfinite(tol) and tol >= 0):
+    if not (real(tol) and math.isfinite(tol) and tol >= 0):
         raise InputError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
     key = ("network", id(rules), float(tol))
     cached = battlefield._cache.get(key)
@@ -261,6 +264,9 @@ def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
     >>> [c.kind for c in found], len(regions)
     (['bridge', 'bridge', 'ford'], 4)
     """
+    instance("battlefield", battlefield, Battlefield, "load_map")
+    instance("rules", rules, Ruleset, "load_rules")
+    instance("unit", unit, Unit, "the rules' unit()")
     import networkx as nx  # not at module level: both take longer to import than the engine
     from scipy import ndimage
 
@@ -420,5 +426,8 @@ def describe(battlefield: Battlefield, rules: Ruleset, unit: Unit,
     >>> d["nodes"], d["edges"], [c["kind"] for c in d["chokepoints"]]
     (19, 18, ['bridge', 'bridge', 'ford'])
     """
+    instance("battlefield", battlefield, Battlefield, "load_map")
+    instance("rules", rules, Ruleset, "load_rules")
+    instance("unit", unit, Unit, "the rules' unit()")
     found, regions = chokepoints(battlefield, rules, unit)
     return Network(network(battlefield, rules, tolerance), found, regions)

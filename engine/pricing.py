@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _kernels
+from ._args import instance, point
 from .errors import InputError
-from .grid import _finite_point
 from .terrain import CostGrid, trail_behind
 
 __all__ = ["Leg", "Pricing", "price_path"]
@@ -134,6 +134,7 @@ def price_path(grid: CostGrid, path) -> Pricing:
     [(1.0, 1.0, ['clear']), (5.0, 2.0, ['broken ground']),
      (4.0, 2.0, ['broken ground (rear ranks)']), (1.0, 1.0, ['clear'])]
     """
+    instance("grid", grid, CostGrid, "cost_grid")
     return _price(grid, path, pieces=True)[0]
 
 
@@ -146,7 +147,7 @@ def _price(grid: CostGrid, path, pieces: bool,
     points = list(path) if checked else _points(path)
     for i, p in enumerate([] if checked else points):
         try:
-            points[i] = _finite_point(p)
+            points[i] = point(p)
         except InputError as exc:
             raise InputError(f"path point {i}: {exc}") from None
         grid.grid.xy_to_rc(points[i])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._args import instance
 from .terrain import CostGrid
 
 __all__ = ["connected", "regions"]
@@ -30,6 +31,7 @@ def regions(grid: CostGrid) -> tuple[np.ndarray, int]:
     >>> regions(g)[1]  # the ford joins the two banks
     1
     """
+    instance("grid", grid, CostGrid, "cost_grid")
     key = ("regions", id(grid))
     cache = grid.battlefield._cache
     if key not in cache:
@@ -57,6 +59,7 @@ def connected(grid: CostGrid, a, b) -> bool:
     >>> connected(g, (15, 60), (170, 60)), connected(g, (15, 60), (145, 71))
     (True, False)
     """
+    instance("grid", grid, CostGrid, "cost_grid")
     labels, _ = regions(grid)
     la = labels[grid.grid.xy_to_rc(a)]
     lb = labels[grid.grid.xy_to_rc(b)]

@@ -57,6 +57,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ._args import real, whole
 from .errors import InputError, RulesError
 
 __all__ = [
@@ -306,20 +307,20 @@ class Ruleset:
         spec = self.races[race]
         if move is None:
             move = spec["move"] * (self.march if march else 1.0)
-        if not (_is_number(move) and math.isfinite(move) and move >= 0):
+        if not (real(move) and math.isfinite(move) and move >= 0):
             raise InputError(f"move must be a finite number >= 0, got {move!r}")
         if depth is None:
             if ranks is None:
                 ranks = spec.get("ranks", 1)
-            if not isinstance(ranks, int) or isinstance(ranks, bool) or ranks < 1:
+            if not whole(ranks) or ranks < 1:
                 raise InputError(f"ranks must be a whole number >= 1, got {ranks!r}")
             depth = ranks * spec.get("rank_depth", self.rank_depth)
-        if not (_is_number(depth) and math.isfinite(depth) and depth >= 0):
+        if not (real(depth) and math.isfinite(depth) and depth >= 0):
             raise InputError(f"depth must be a finite number >= 0, got {depth!r}")
         figure_width = spec.get("figure_width", self.figure_width)
         if frontage is None:
             frontage = spec.get("frontage", self.frontage)
-        if not (_is_number(frontage) and math.isfinite(frontage) and frontage >= figure_width):
+        if not (real(frontage) and math.isfinite(frontage) and frontage >= figure_width):
             raise InputError(
                 f"frontage must be a finite number >= the figure width {figure_width:g}, "
                 f"got {frontage!r}"
@@ -351,10 +352,6 @@ class Ruleset:
             formation=formation,
             charge_bonus=float(spec.get("charge_bonus", self.charge_bonus)),
         )
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def shipped_rulesets() -> list[str]:
@@ -431,7 +428,7 @@ def _parse(data: dict, source: str) -> Ruleset:
             raise fail(f"missing value {sorted(missing)[0]!r} in {where}")
 
     def number(value: Any, where: str, minimum: float = 0.0, strict: bool = False) -> float:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = real(value)
         if not ok or not math.isfinite(value) or value < minimum or (strict and value == minimum):
             sign = ">" if strict else ">="
             raise fail(f"{where} must be a finite number {sign} {minimum:g}, got {value!r}")
@@ -442,7 +439,7 @@ def _parse(data: dict, source: str) -> Ruleset:
             return math.inf
         if isinstance(value, dict):
             return rate(value, where)
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = real(value)
         if not ok or math.isnan(value) or value < 1:
             raise fail(f"{where} must be a number >= 1, \"impassable\" or a table "
                        f"{{ multiplier, quantum }} or {{ fraction, round_to }}, got {value!r}")
@@ -579,7 +576,7 @@ def _parse(data: dict, source: str) -> Ruleset:
         race: dict[str, Any] = {"move": number(spec["move"], f"{where} move")}
         if "ranks" in spec:
             ranks = spec["ranks"]
-            if not isinstance(ranks, int) or isinstance(ranks, bool) or ranks < 1:
+            if not whole(ranks) or ranks < 1:
                 raise fail(f"{where} ranks must be a whole number >= 1, got {ranks!r}")
             race["ranks"] = ranks
         if "rank_depth" in spec:
@@ -651,14 +648,14 @@ def _effects(spec: dict, where: str, fail) -> TerrainEffects:
 
     conceals = spec.get("conceals")
     if conceals is not None and not (
-        _is_number(conceals) and math.isfinite(conceals) and conceals > 0
+        real(conceals) and math.isfinite(conceals) and conceals > 0
     ):
         raise fail(f"{where} conceals must be a distance > 0 in table units, got {conceals!r}")
     contact = spec.get("cover_contact", False)
     if not isinstance(contact, bool):
         raise fail(f"{where} cover_contact must be true or false, got {contact!r}")
     ranks = spec.get("cover_ranks")
-    if ranks is not None and (not isinstance(ranks, int) or isinstance(ranks, bool) or ranks < 1):
+    if ranks is not None and (not whole(ranks) or ranks < 1):
         raise fail(f"{where} cover_ranks must be a whole number >= 1, got {ranks!r}")
     cover = choice("cover", COVERS)
     if cover is None and (contact or ranks is not None):

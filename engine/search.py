@@ -18,6 +18,7 @@ import numba
 import numpy as np
 
 from . import _kernels
+from ._args import instance, listed, real
 from .errors import InputError, NoRouteError
 from .pricing import Leg, Pricing, _price
 from .terrain import CostGrid, KernelArgs, kernel_args, steps
@@ -40,6 +41,8 @@ _SLACK = 1e-9
 MAX_TURNS = 2**15 - 1
 # No landmark bounds for A* (`engine.highway` passes its own).
 _NO_LANDMARKS = (np.empty((0, 0), dtype=np.float32), np.empty((2, 0), dtype=np.float32))
+# What `cost_field`, `grid_route` and `GridRouter` take as a convention (`terrain.steps`).
+_CONVENTIONS = {"pricing", "corner_cutting", "lengths"}
 _NO_ROWS = (np.empty(0, dtype=np.int32), np.empty(0))  # `CostGrid.outgoing_steps` not built
 
 
@@ -224,7 +227,7 @@ def _start_cell(g: CostGrid, xy, what: str) -> int:
 
 def _allowance(g: CostGrid, allowance: float | None) -> float:
     a = g.unit.move if allowance is None else allowance
-    if not isinstance(a, int | float) or isinstance(a, bool) or not math.isfinite(a) or a < 0:
+    if not real(a) or not math.isfinite(a) or a < 0:
         raise InputError(f"allowance must be a finite number >= 0, got {a!r}")
     return float(a)
 
@@ -321,6 +324,7 @@ def reach(grid: CostGrid, at, allowance: float | None = None) -> Reach:
     >>> r.cost_at((11.25, 3.25)), r.reachable((11.75, 3.25))
     (20.0, False)
     """
+    instance("grid", grid, CostGrid, "cost_grid")
     budget = _allowance(grid, allowance)
     idx, cost = _workspace(grid).within(grid, _start_cell(grid, at, "start"), budget)
     return Reach(grid, (float(at[0]), float(at[1])), budget, idx, cost)
@@ -415,8 +419,9 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
     >>> [round(r.area, 2) for r in reach_many(g, [(0.25, 3.25), (20.25, 3.25)], 2)]
     [5.25, 12.25]
     """
+    instance("grid", grid, CostGrid, "cost_grid")
     budget = _allowance(grid, allowance)
-    points = list(starts)
+    points = listed("starts", starts)
     sources = []
     for i, xy in enumerate(points):
         try:
@@ -538,6 +543,7 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None) -> Route:
     >>> rt.cost, rt.turns, rt.stops
     (44.0, 2, [(13.5, 3.25)])
     """
+    instance("grid", grid, CostGrid, "cost_grid")
     return _route(grid, start, goal, allowance)
 
 
@@ -689,7 +695,7 @@ def cost_field(
     np.float64(3.605551)
     """
     m = _check_multipliers(multipliers, cell)
-    if not (isinstance(allowance, int | float) and allowance >= 0):
+    if not (real(allowance) and allowance >= 0):
         raise InputError(f"allowance must be a number >= 0, got {allowance!r}")
     raw = _RawGrid.build(m, cell, directions, **convention)
     ws = _Workspace.for_cells(raw.m.size, plain=True)
@@ -788,7 +794,7 @@ class GridRouter:
 
         Touches only those cells (and the next ring), like `reach`.
         """
-        if not (isinstance(allowance, int | float) and math.isfinite(allowance) and allowance >= 0):
+        if not (real(allowance) and math.isfinite(allowance) and allowance >= 0):
             raise InputError(f"allowance must be a finite number >= 0, got {allowance!r}")
         idx, cost = self._ws.within(self._raw, self._raw.index(source), allowance)
         return np.stack(self._raw.rc(idx), axis=1), cost
@@ -806,7 +812,7 @@ def _check_multipliers(multipliers, cell) -> np.ndarray:
     m = m.astype(np.float64, copy=False)
     if np.isnan(m).any() or (m < 1).any():
         raise InputError("multipliers must be >= 1 (inf for blocked), with no NaN")
-    if not (isinstance(cell, int | float) and math.isfinite(cell) and cell > 0):
+    if not (real(cell) and math.isfinite(cell) and cell > 0):
         raise InputError(f"cell must be a finite number > 0, got {cell!r}")
     return m
 
@@ -835,6 +841,10 @@ class _RawGrid:
 
     @classmethod
     def build(cls, m: np.ndarray, cell: float, directions: int, **convention) -> _RawGrid:
+        unknown = sorted(set(convention) - _CONVENTIONS)
+        if unknown:
+            raise InputError(f"unknown option {unknown[0]!r} (the conventions are "
+                             f"{', '.join(sorted(_CONVENTIONS))})")
         st = steps(float(cell), directions, **convention)
         p = int(np.abs(st.dr).max())
         padded = np.full((m.shape[0] + 2 * p, m.shape[1] + 2 * p), np.inf)

@@ -29,6 +29,7 @@ import numpy as np
 import shapely
 
 from . import _flow, _kernels
+from ._args import flag, instance
 from .errors import InputError, MapError
 from .grid import GridSpec, check_directions, neighbourhood, segment_cells
 from .maps import Battlefield
@@ -103,6 +104,8 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
     MapError
         A feature names a terrain kind the rules do not define.
     """
+    instance("battlefield", battlefield, Battlefield, "load_map")
+    instance("rules", rules, Ruleset, "load_rules")
     key = ("layers", rules.source, id(rules))
     cached = battlefield._cache.get(key)
     if cached is not None:
@@ -361,8 +364,9 @@ def steps(
         pyastar2d's 1 and 1); default the geometric ``cell`` and
         ``cell * sqrt(2)``.
     """
-    if pricing not in PRICINGS:
+    if not isinstance(pricing, str) or pricing not in PRICINGS:
         raise InputError(f"pricing must be one of {', '.join(PRICINGS)}, got {pricing!r}")
+    corner_cutting = flag("corner_cutting", corner_cutting)
     if (pricing != "segment" or lengths is not None) and directions != 8:
         raise InputError("other pricings and step lengths are for 8 directions only")
     offsets = neighbourhood(directions)
@@ -748,6 +752,8 @@ def cost_grid(
     >>> float(g.base.max())
     2.0
     """
+    instance("battlefield", battlefield, Battlefield, "load_map")
+    instance("rules", rules, Ruleset, "load_rules")
     if not isinstance(unit, Unit) or set(unit.multipliers) != set(rules.layers):
         raise InputError(f"{getattr(unit, 'race', unit)!r} is not a unit of {rules.name}: "
                          "make it with that ruleset's unit()")

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _sight
+from ._args import flag, instance, real
 from .errors import InputError
 from .maps import Battlefield
 from .rules import Ruleset
@@ -119,8 +120,7 @@ def _free(battlefield: Battlefield, rules: Ruleset, grids: _SightGrids, height: 
 
 def _height(rules: Ruleset, height: float | None) -> float:
     h = rules.sight_height if height is None else height
-    ok = isinstance(h, int | float) and not isinstance(h, bool)
-    if not ok or not math.isfinite(h) or h < 0:
+    if not real(h) or not math.isfinite(h) or h < 0:
         raise InputError(f"sight height must be a finite number >= 0, got {h!r}")
     return float(h)
 
@@ -188,6 +188,9 @@ def visible(
     >>> visible(bf, rules, (16.8, 10.0), (21.9, 10.0)).reason
     'hidden: inside woods, 5.10 cm > 5 cm'
     """
+    instance("battlefield", battlefield, Battlefield, "load_map")
+    instance("rules", rules, Ruleset, "load_rules")
+    flying = flag("flying", flying)
     h = _height(rules, height)
     grids = _grids(battlefield, rules)
     (ox, oy), (r0, c0) = _cell_of(battlefield, observer, "observer")
@@ -270,6 +273,9 @@ def viewshed(
     >>> seen.shape == bf.grid.shape, bool(seen[80, 60])
     (True, True)
     """
+    instance("battlefield", battlefield, Battlefield, "load_map")
+    instance("rules", rules, Ruleset, "load_rules")
+    flying = flag("flying", flying)
     h = _height(rules, height)
     grids = _grids(battlefield, rules)
     (ox, oy), (r0, c0) = _cell_of(battlefield, observer, "observer")

@@ -1,0 +1,92 @@
+"""What the public functions accept: numpy's numbers as well as Python's; points,
+yes/no options, grids, maps, rules and lists refused in one line when they are
+something else (each case below was a traceback, or was read wrongly)."""
+
+import numpy as np
+import pytest
+
+import engine
+from engine.ai import flow_field
+
+from .conftest import MAPS
+
+
+@pytest.fixture(scope="module")
+def demo(rules):
+    bf = engine.load_map(MAPS / "demo.geojson")
+    return bf, engine.cost_grid(bf, rules, rules.unit("humans"))
+
+
+@pytest.mark.parametrize("at", ["12", ("30", "40"), (True, False), {30: 1, 40: 2}, (30, 40, 0),
+                                None, 30.0])
+def test_a_point_must_be_two_numbers(demo, at):
+    with pytest.raises(engine.InputError, match=r"^a point must be two numbers x,y, got "):
+        engine.reach(demo[1], at)  # "12" was read as (1, 2), True as 1
+
+
+def test_numpy_numbers_are_numbers(rules, demo):
+    grid = demo[1]
+    at = np.array([30.0, 40.0])
+    assert engine.reach(grid, at, np.float32(5)).area == engine.reach(grid, (30, 40), 5).area
+    assert engine.reach(grid, (np.float32(30), np.int64(40)), 5).area == 72.5
+    assert rules.unit("humans", move=np.int64(20)).move == 20
+    assert rules.unit("humans", ranks=np.int64(2)).depth == rules.unit("humans", ranks=2).depth
+    assert len(engine.Highway(grid, landmarks=np.int64(2)).cells) == 2
+    assert flow_field(grid, [(30, 40)], limit=np.int64(5)).cost.min() == 0
+
+
+@pytest.mark.parametrize(("call", "name"), [
+    (lambda bf, r, g: engine.can_charge(g, (30, 40), (35, 40), minimum_range=1, climbed="no"),
+     "climbed"),
+    (lambda bf, r, g: engine.visible(bf, r, (30, 40), (35, 40), flying="yes"), "flying"),
+    (lambda bf, r, g: engine.viewshed(bf, r, (30, 40), flying=1), "flying"),
+    (lambda bf, r, g: engine.terrain_effects(bf, r, (30, 40), close_order="no"), "close_order"),
+    (lambda bf, r, g: engine.terrain_effects(bf, r, (30, 40), stationary=0), "stationary"),
+    (lambda bf, r, g: engine.charge_disorders(bf, r, [(30, 40), (35, 40)], close_order=None),
+     "close_order"),
+    (lambda bf, r, g: engine.threat_map(bf, r, [(r.unit("orcs"), (30, 40))], charge="no"),
+     "charge"),
+    (lambda bf, r, g: engine.choose_position(g, (30, 40), close_order="no"), "close_order"),
+    (lambda bf, r, g: engine.grid_route(np.ones((5, 5)), (0, 0), (4, 4), corner_cutting="yes"),
+     "corner_cutting"),
+])
+def test_a_yes_or_no_must_be_a_bool(rules, demo, call, name):
+    with pytest.raises(engine.InputError, match=f"^{name} must be true or false, got "):
+        call(demo[0], rules, demo[1])  # "no" was read as yes
+
+
+@pytest.mark.parametrize(("call", "words"), [
+    (lambda bf, r, g: engine.reach(None, (30, 40)),
+     "grid must be a CostGrid (from cost_grid), got NoneType"),
+    (lambda bf, r, g: engine.reach(bf, (30, 40)),
+     "grid must be a CostGrid (from cost_grid), got Battlefield"),
+    (lambda bf, r, g: engine.route(bf, (30, 40), (40, 40)), "grid must be a CostGrid"),
+    (lambda bf, r, g: engine.price_path(None, [(30, 40), (40, 40)]), "grid must be a CostGrid"),
+    (lambda bf, r, g: engine.connected(None, (30, 40), (40, 40)), "grid must be a CostGrid"),
+    (lambda bf, r, g: engine.Highway(bf), "grid must be a CostGrid"),
+    (lambda bf, r, g: engine.cost_grid(None, r, r.unit("humans")),
+     "battlefield must be a Battlefield (from load_map), got NoneType"),
+    (lambda bf, r, g: engine.cost_grid(bf, None, r.unit("humans")),
+     "rules must be a Ruleset (from load_rules), got NoneType"),
+    (lambda bf, r, g: engine.network(bf, None), "rules must be a Ruleset"),
+    (lambda bf, r, g: engine.chokepoints(bf, r, "humans"),
+     "unit must be a Unit (from the rules' unit()), got str"),
+    (lambda bf, r, g: engine.reach_many(g, None), "starts must be a list, got NoneType"),
+    (lambda bf, r, g: engine.reach_army(bf, r, None), "units must be a list, got NoneType"),
+    (lambda bf, r, g: flow_field(g, None), "goals must be a list, got NoneType"),
+    (lambda bf, r, g: engine.charge_disorders(bf, r, None), "path must be a list, got NoneType"),
+    (lambda bf, r, g: engine.choose_position(g, (30, 40), avoid=None),
+     "avoid must be a list, got NoneType"),
+    (lambda bf, r, g: engine.choose_position(g, (30, 40), weights=[1, 2]),
+     "weights must be a mapping of names to numbers, got list"),
+    (lambda bf, r, g: engine.choose_position(g, (30, 40), flow="x"),
+     "flow must be a FlowField (from flow_field), got str"),
+    (lambda bf, r, g: engine.choose_position(g, (30, 40), threat="x"),
+     "threat must be a Threat (from threat_map), got str"),
+    (lambda bf, r, g: engine.grid_route(np.ones((5, 5)), (0, 0), (4, 4), bogus=1),
+     "unknown option 'bogus' (the conventions are corner_cutting, lengths, pricing)"),
+])
+def test_wrong_kinds_of_argument_are_named(rules, demo, call, words):
+    with pytest.raises(engine.InputError) as exc:
+        call(demo[0], rules, demo[1])  # each was an AttributeError, TypeError or KeyError
+    assert str(exc.value) == words or str(exc.value).startswith(words)
