@@ -199,6 +199,8 @@ def load_map(source: str | Path | dict) -> Battlefield:
             raise MapError(f"cannot read map {name}: {exc}") from None
         except json.JSONDecodeError as exc:
             raise MapError(f"{name}: not valid JSON: {exc}") from None
+        except RecursionError:
+            raise MapError(f"{name}: nested too deeply to be a map") from None
 
     def fail(msg: str) -> MapError:
         return MapError(f"{name}: {msg}")
@@ -361,11 +363,11 @@ def _shaped(index: int, fid, terrain: str, props: dict, gtype: str, g, table, ba
     )
 
 
-def _finite_coords(coords: Any, limit: float = math.inf) -> bool:
+def _finite_coords(coords: Any, limit: float = math.inf, depth: int = 4) -> bool:
     """True when ``coords`` is a nested list of finite numbers (``|v| <= limit``), pairs at
-    the bottom."""
-    if isinstance(coords, list | tuple):
+    the bottom, at most ``depth`` lists deep (a MultiPolygon's)."""
+    if isinstance(coords, list | tuple) and depth > 0:
         if coords and all(isinstance(v, int | float) and not isinstance(v, bool) for v in coords):
             return len(coords) >= 2 and all(math.isfinite(v) and abs(v) <= limit for v in coords)
-        return bool(coords) and all(_finite_coords(c, limit) for c in coords)
+        return bool(coords) and all(_finite_coords(c, limit, depth - 1) for c in coords)
     return False

@@ -406,6 +406,8 @@ def load_rules(name_or_path: str | Path) -> Ruleset:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RulesError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise RulesError(f"{source}: nested too deeply to be rules") from None
     return _parse(data, source)
 
 

@@ -257,6 +257,19 @@ def test_file_that_is_not_json_refused(tmp_path):
     refused(path, str(path), "not valid JSON")
 
 
+@pytest.mark.parametrize(("depth", "words"), [
+    (960, "feature 0: has a missing, malformed or non-finite coordinate"),
+    (5000, "nested too deeply to be a map"),
+])
+def test_coordinates_nested_too_deep_refused(tmp_path, depth, words):
+    path = tmp_path / "deep.geojson"
+    coords = "[" * depth + "[[0, 0], [1, 0], [1, 1]]" + "]" * depth  # was a RecursionError
+    path.write_text('{"type": "FeatureCollection", "battlefield": {"width": 40, "height": 30, '
+                    '"units": "cm"}, "features": [{"type": "Feature", "properties": {"terrain": '
+                    f'"woods"}}, "geometry": {{"type": "Polygon", "coordinates": {coords}}}}}]}}')
+    refused(path, words)
+
+
 def test_file_holding_a_json_array_refused(tmp_path):
     path = tmp_path / "list.geojson"
     path.write_text(json.dumps([GOOD]))

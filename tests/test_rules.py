@@ -196,6 +196,8 @@ REFUSALS = {
     "not-toml": ("[ruleset]", "[ruleset", "not valid TOML"),
     "boolean-move": ("move = 16.0", "move = true",
                      "[races.dwarves] move must be a finite number >= 0, got True"),
+    "nested-too-deep": ("[ruleset]", "a = " + "[" * 5000 + "]" * 5000 + "\n[ruleset]",
+                        "nested too deeply to be rules"),  # was a RecursionError
 }
 
 
