@@ -258,7 +258,7 @@ def test_file_that_is_not_json_refused(tmp_path):
 
 
 @pytest.mark.parametrize(("depth", "words"), [
-    (960, "feature 0: has a missing, malformed or non-finite coordinate"),
+    (100, "feature 0: has a missing, malformed or non-finite coordinate"),
     (5000, "nested too deeply to be a map"),
 ])
 def test_coordinates_nested_too_deep_refused(tmp_path, depth, words):
