@@ -76,6 +76,7 @@ class Scenario:
     goal: tuple[int, int]
     optimal: float
     decimals: int
+    size: tuple[int, int] | None = None  # (width, height) the line gives its map
 
     @property
     def tolerance(self) -> float:
@@ -128,8 +129,10 @@ def load_grid_map(path: str | Path) -> GridMap:
         height, width = int(head["height"]), int(head["width"])
     except (KeyError, ValueError):
         raise InputError(f"{path}: header needs 'height H', 'width W' and 'map'") from None
+    if height < 1 or width < 1:
+        raise InputError(f"{path}: height and width must be >= 1, got {height} x {width}")
     rows = lines[i + 1: i + 1 + height]
-    if i >= len(lines) or len(rows) != height or height < 1 or width < 1:
+    if i >= len(lines) or len(rows) != height:
         raise InputError(f"{path}: expected {height} rows of {width} cells after 'map'")
     for n, row in enumerate(rows):
         if len(row) != width:
@@ -158,13 +161,20 @@ def load_scenarios(path: str | Path) -> list[Scenario]:
             continue
         try:
             bucket, name = int(parts[0]), parts[1]
-            sx, sy, gx, gy = (int(v) for v in parts[4:8])
+            width, height, sx, sy, gx, gy = (int(v) for v in parts[2:8])
             text = parts[8]
             optimal = float(text)
         except (IndexError, ValueError):
             raise InputError(f"{path}: line {n} is not a scenario line") from None
+        if not (math.isfinite(optimal) and optimal >= 0):
+            raise InputError(f"{path}: line {n}: the optimal length must be a finite number "
+                             f">= 0, got {text!r}")
+        if out and name != out[0].map:
+            raise InputError(f"{path}: line {n} is on map {name!r}, the lines before on "
+                             f"{out[0].map!r} (one map a file)")
         decimals = len(text.split(".")[1]) if "." in text else 0
-        out.append(Scenario(bucket, name, (sx, sy), (gx, gy), optimal, decimals))
+        out.append(Scenario(bucket, name, (sx, sy), (gx, gy), optimal, decimals,
+                            (width, height)))
     return out
 
 
@@ -212,11 +222,15 @@ def run_scenarios(
     for sc in todo:
         (sx, sy), (gx, gy) = sc.start, sc.goal
         h, w = grid_map.cells.shape
+        if sc.size is not None and sc.size != (w, h):
+            raise InputError(f"scenario {sc.start} -> {sc.goal} is for a {sc.size[0]} x "
+                             f"{sc.size[1]} map, not the {w} x {h} {grid_map.name}")
         if not (0 <= sx < w and 0 <= sy < h and 0 <= gx < w and 0 <= gy < h):
             raise InputError(f"scenario {sc.start} -> {sc.goal} is off the {w} x {h} map")
         cls = grid_map.classes((sy, sx))
-        if cls == "@":
-            raise InputError(f"scenario start {sc.start} is on a blocked cell")
+        for what, xy in (("start", sc.start), ("goal", sc.goal)):
+            if grid_map.classes((xy[1], xy[0])) == "@":
+                raise InputError(f"scenario {what} {xy} is on a blocked cell")
         if cls not in routers:
             routers[cls] = GridRouter(grid_map.multipliers(cls), directions=8)
         try:

@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -48,6 +49,8 @@ def test_no_corner_cutting():
     ("type octile\nheight 1\nwidth 3\nmap\n..\n", "line 5 has 2 cells"),
     ("type octile\nheight 1\nwidth 3\nmap\n.x.\n", "unknown cell 'x'"),
     ("type octile\nwidth 3\nmap\n...\n", "header needs"),
+    ("type octile\nheight -4\nwidth 4\nmap\n", "height and width must be >= 1, got -4 x 4"),
+    ("type octile\nheight 0\nwidth 4\nmap\n", "height and width must be >= 1, got 0 x 4"),
 ])
 def test_bad_maps_refused(tmp_path, text, words):
     with pytest.raises(InputError, match=words):
@@ -88,3 +91,26 @@ def test_engine_lengths_equal_the_published_optima(name):
         sample += [s for s in scenarios if grid_map.classes(s.start[::-1]) in "WT"]
     result = run_scenarios(grid_map, sample)
     assert result.matched == result.scenarios, result
+
+
+@pytest.mark.parametrize(("lines", "words"), [
+    ("0 t.map 4 2 0 0 2 0 nan\n", "line 2: the optimal length must be a finite number >= 0"),
+    ("0 t.map 4 2 0 0 2 0 -1\n", "line 2: the optimal length must be a finite number >= 0"),
+    ("0 t.map 4 2 0 0 2 0 2\n0 u.map 4 2 0 0 1 0 1\n",
+     "line 3 is on map 'u.map', the lines before on 't.map' (one map a file)"),
+])
+def test_bad_scenario_lines_refused(tmp_path, lines, words):
+    with pytest.raises(InputError, match=re.escape(words)):  # were solved, counted unmatched
+        load_scenarios(write(tmp_path, "bad.scen", "version 1\n" + lines))
+
+
+@pytest.mark.parametrize(("line", "words"), [
+    ("0 t.map 5 5 0 0 2 0 2\n", r"scenario \(0, 0\) -> \(2, 0\) is for a 5 x 5 map, not the 4 x 2"),
+    ("0 t.map 4 2 0 0 1 1 1.4\n", r"scenario goal \(1, 1\) is on a blocked cell"),
+])
+def test_scenarios_that_do_not_fit_their_map_refused(tmp_path, line, words):
+    grid_map = load_grid_map(write(tmp_path, "t.map", "type octile\nheight 2\nwidth 4\nmap\n"
+                                                       "....\n.@..\n"))
+    with pytest.raises(InputError, match=words):  # were "0 of 1 match", inf or not
+        run_scenarios(grid_map, load_scenarios(write(tmp_path, "t.map.scen",
+                                                     "version 1\n" + line)))
