@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from importlib import resources
 
@@ -31,7 +32,14 @@ CROSSINGS_GOAL = (190.0, 130.0)
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports a usage error in one line, exit status 2."""
+    """argparse that reports a usage error in one line, exit status 2, and takes a
+    value that starts with a minus and a digit (``--at -0.5,60``) as a value, not
+    as an option: no option here looks like that."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # argparse's own test takes only a lone negative number ("-5", "-.5") as a value.
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -288,6 +296,8 @@ def _cmd_price(args) -> None:
 def _cmd_manoeuvre(args) -> None:
     from .checks import manoeuvre
 
+    if args.kind == "frontage" and args.figures is None:
+        raise InputError("--kind frontage needs --figures N (the figures changing place)")
     g = _grid(args)
     m = manoeuvre(g, args.at, args.kind, args.figures)
     if args.json:

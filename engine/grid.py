@@ -68,7 +68,8 @@ class GridSpec:
         x, y = point(xy)
         if not (0.0 <= x <= self.width and 0.0 <= y <= self.height):
             raise InputError(
-                f"point ({x:g}, {y:g}) is off the table (0..{self.width:g} x 0..{self.height:g})"
+                f"point ({x:.10g}, {y:.10g}) is off the table (0..{self.width:g} x "
+                f"0..{self.height:g})"
             )
         rows, cols = self.shape
         return (min(int(y / self.cell), rows - 1), min(int(x / self.cell), cols - 1))

@@ -79,6 +79,15 @@ def test_price_json(capsys):
     (["reach", "{demo}", "--race", "humans", "--at", "15,60", "--depth", "1e6"],
      "deeper than the 180 x 120 table"),  # hung building the footprint
     (["reach", "{dear}", "--race", "humans", "--at", "1,1"], "too large"),  # OverflowError
+    (["reach", "{demo}", "--race", "humans", "--at", "-0.0001,60"],
+     "point (-0.0001, 60) is off the table"),  # was "--at: expected one argument"
+    (["reach", "{demo}", "--race", "humans", "--at", "180.0001,60"],
+     "point (180.0001, 60) is off the table"),  # was "(180, 60)", which looks on it
+    (["price", "{demo}", "--race", "humans", "--path", "10,10", "-3,4"],
+     "point (-3, 4) is off the table"),
+    (["manoeuvre", str(MAPS / "battlesystem" / "manoeuvres.geojson"), "--rules", "battlesystem",
+      "--race", "infantry", "--at", "1,1", "--kind", "frontage"],
+     "--kind frontage needs --figures N"),  # was "needs figures >= 1, got None"
 ])
 def test_errors_are_one_line_exit_2(capsys, tmp_path, argv, words):
     walled = tmp_path / "walled.geojson"
