@@ -57,7 +57,9 @@ class Highway:
     grid : CostGrid
         The unit's cost grid (any size; big maps are what this is for).
     landmarks : int
-        How many cost fields to keep (4 bytes a cell each).
+        How many cost fields to keep (4 bytes a cell each), at most: there are
+        only as many places for them as the network has nodes, plus the
+        table's four corners (`cells` holds those chosen).
 
     Attributes
     ----------

@@ -134,6 +134,9 @@ class Battlefield:
                 )
             if kind.role == "hill" and f.linear:
                 raise MapError(f"{self.source}: {f.label}: a hill must be a polygon")
+            if kind.role != "hill" and (f.elevation or f.steep or f.climb is not None):
+                raise MapError(f"{self.source}: {f.label}: elevation, steep and climb belong "
+                               f"to hills, not to {f.terrain}")
         def wet(kind) -> bool:
             return kind.role == "river" or any(rules.layers[n] == "water" for n in kind.layers)
 

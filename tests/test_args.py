@@ -85,6 +85,8 @@ def test_a_yes_or_no_must_be_a_bool(rules, demo, call, name):
      "threat must be a Threat (from threat_map), got str"),
     (lambda bf, r, g: engine.grid_route(np.ones((5, 5)), (0, 0), (4, 4), bogus=1),
      "unknown option 'bogus' (the conventions are corner_cutting, lengths, pricing)"),
+    (lambda bf, r, g: engine.can_charge(g, (30, 40), (30.2, 40.1), minimum_range=1),
+     "the target (30.2, 40.1) is where the unit stands"),  # was allowed
 ])
 def test_wrong_kinds_of_argument_are_named(rules, demo, call, words):
     with pytest.raises(engine.InputError) as exc:

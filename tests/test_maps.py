@@ -112,6 +112,15 @@ def test_hill_given_as_a_line_refused_by_check(rules):
     assert "a hill must be a polygon" in str(exc.value)
 
 
+@pytest.mark.parametrize("props", [{"elevation": 3}, {"steep": True}, {"climb": 2}])
+def test_hill_properties_on_other_ground_refused_by_check(rules, props):
+    bf = load_map(battlefield([GOOD, feature("woods", rect(2, 2, 8, 8), "copse", **props)]))
+    with pytest.raises(MapError) as exc:
+        bf.check(rules)  # the elevation raised the ground; steep and climb did nothing
+    assert one_line(exc).endswith("feature 1 (id 'copse'): elevation, steep and climb belong "
+                                  "to hills, not to woods")
+
+
 # --- geometry --------------------------------------------------------------------------
 
 
