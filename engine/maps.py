@@ -143,6 +143,13 @@ class Battlefield:
         rivers = [f.area for f in self.features
                   if rules.terrain[f.terrain].role != "crossing" and wet(rules.terrain[f.terrain])]
         water = shapely.union_all(rivers) if rivers else None
+        walls = [f.area for f in self.features if rules.terrain[f.terrain].role == "building"]
+        building = shapely.union_all(walls) if walls else None
+        for f in self.features:
+            if rules.terrain[f.terrain].role == "gateway" and (
+                    building is None or f.area.intersection(building).area <= 0):
+                raise MapError(f"{self.source}: {f.label}: a {f.terrain} must be set in a "
+                               "building; it overlaps none")
         for f in self.features:
             if rules.terrain[f.terrain].role != "crossing":
                 continue

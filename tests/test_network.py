@@ -286,6 +286,8 @@ def test_connected_agrees_with_the_chokepoints(rules):
      "feature 1 (id 'f2'): a ford must reach both banks; it reaches only one"),
     ([feature("road", line((0, 5), (40, 5)), "r0", width=0)],
      "feature 0 (id 'r0'): width must be a number > 0"),
+    ([feature("gateway", line((5, 5), (15, 5)), "g1", width=2)],
+     "feature 0 (id 'g1'): a gateway must be set in a building; it overlaps none"),
     ([feature("road", line((0, 5), (40, 5)), "r1", width=1e-300)],
      "feature 0 (id 'r1'): width 1e-300 is too small to give the LineString any area"),
 ])
