@@ -76,13 +76,15 @@ def _units(units) -> list[tuple[Unit, tuple[float, float]]]:
     out = []
     for i, item in enumerate(listed("units", units)):
         try:
-            unit, (x, y) = item
-            xy = (float(x), float(y))
+            unit, xy = item
         except (TypeError, ValueError):
             unit = None
         if not isinstance(unit, Unit):
             raise InputError(f"unit {i}: expected (Unit, (x, y)), got {item!r}")
-        out.append((unit, xy))
+        try:
+            out.append((unit, point(xy)))
+        except InputError as exc:
+            raise InputError(f"unit {i}: {exc}") from None
     return out
 
 
@@ -609,17 +611,16 @@ def choose_position(
         spacing = max(grid.unit.frontage, spec.cell)
     if not real(spacing) or not math.isfinite(spacing) or spacing < 0:
         raise InputError(f"spacing must be a finite number >= 0, got {spacing!r}")
-    if flow is not None and not isinstance(flow, FlowField):
-        raise InputError(f"flow must be a FlowField (from flow_field), got {type(flow).__name__}")
-    if threat is not None and not isinstance(threat, Threat):
-        raise InputError(f"threat must be a Threat (from threat_map), got {type(threat).__name__}")
+    if flow is not None:
+        instance("flow", flow, FlowField, "flow_field")
+    if threat is not None:
+        instance("threat", threat, Threat, "threat_map")
     if flow is not None and flow.grid is not grid:
         raise InputError("the flow field was built for another cost grid (unit or battlefield)")
     if threat is not None and threat.battlefield is not grid.battlefield:
         raise InputError("the threat map is of another battlefield")
     r = reach(grid, at, allowance)
     cells, cost = r.cells, r.cost
-    cols = spec.shape[1]
     kinds, level, cover_from, disorder_from = _ground(grid.battlefield, grid.rules, close_order)
     values = {name: np.zeros(len(cells)) for name in DEFAULT_WEIGHTS}
     if flow is not None:
@@ -638,6 +639,7 @@ def choose_position(
         values["threat"] = threat.count.flat[cells].astype(float)
     score = sum(w[name] * v for name, v in values.items())
     order = np.lexsort((cost, -score))
+    cols = spec.shape[1]
     xs = (cells % cols + 0.5) * spec.cell
     ys = (cells // cols + 0.5) * spec.cell
     taken = [point(xy) for xy in listed("avoid", avoid)]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from shapely.geometry import Point
 
-from ._args import flag, instance, real, whole
+from ._args import flag, instance, point, real, whole
 from .errors import InputError, NoRouteError, RulesError
 from .maps import Battlefield, Feature
 from .pricing import price_path
@@ -297,7 +297,7 @@ def can_charge(grid: CostGrid, start, target, *, minimum_range: float,
         if not (real(v) and math.isfinite(v) and v >= 0):
             raise InputError(f"{name} must be a finite number >= 0, got {v!r}")
     u = grid.battlefield.units
-    if grid.grid.xy_to_rc(start) == grid.grid.xy_to_rc(target):
+    if point(start) == point(target):
         raise InputError(f"the target ({target[0]:g}, {target[1]:g}) is where the unit "
                          "stands: a charge needs a target away from it")
     reasons: list[str] = []

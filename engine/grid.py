@@ -60,7 +60,8 @@ class GridSpec:
 
     @functools.cached_property
     def shape(self) -> tuple[int, int]:
-        """``(rows, cols)``; a partial cell at the far edge counts as a whole one."""
+        """``(rows, cols)``; a partial cell at the far edge counts as a whole one (a
+        battlefield has none: `load_map` refuses it)."""
         return (_cells(self.height, self.cell), _cells(self.width, self.cell))
 
     def xy_to_rc(self, xy: tuple[float, float]) -> tuple[int, int]:
@@ -78,29 +79,6 @@ class GridSpec:
         """Centre of cell ``rc`` in table units."""
         r, c = rc
         return ((c + 0.5) * self.cell, (r + 0.5) * self.cell)
-
-    def area(self, cells: np.ndarray) -> float:
-        """Table area of cells (flat indices): a partial cell at the far edge counts
-        only as far as the edge."""
-        r, c = np.divmod(np.asarray(cells, dtype=np.int64), self.shape[1])
-        w, h = self._edge(c, 1), self._edge(r, 0)
-        part = (w != self.cell) | (h != self.cell)
-        return float(np.count_nonzero(~part) * self.cell**2 + (w[part] * h[part]).sum())
-
-    def centre_on_table(self, rc: tuple[int, int]) -> tuple[float, float]:
-        """Centre of the part of cell ``rc`` on the table (`rc_to_xy` but for a partial
-        cell at the far edge)."""
-        r, c = rc
-        w, h = float(self._edge(np.array([c]), 1)[0]), float(self._edge(np.array([r]), 0)[0])
-        return (c * self.cell + w / 2, r * self.cell + h / 2)
-
-    def _edge(self, index: np.ndarray, axis: int) -> np.ndarray:
-        """Width (axis 1) or height (axis 0) of the table within each column or row."""
-        length = (self.height, self.width)[axis]
-        n = self.shape[axis]
-        last = length - (n - 1) * self.cell
-        last = self.cell if last >= self.cell * (1 - 1e-9) else last
-        return np.where(index == n - 1, last, self.cell)
 
 
 def _cells(length: float, cell: float) -> int:

@@ -24,6 +24,7 @@ from typing import Any
 import shapely
 from shapely.geometry import box, shape
 
+from ._args import real
 from .errors import MapError
 from .grid import GridSpec
 
@@ -162,10 +163,14 @@ class Battlefield:
             if water.contains(f.area):
                 raise MapError(f"{self.source}: {f.label}: a {f.terrain} must reach a bank; "
                                "it lies wholly in the water")
-            banks = f.area.difference(water)
-            if len(getattr(banks, "geoms", [banks])) < 2:
-                raise MapError(f"{self.source}: {f.label}: a {f.terrain} must reach both "
-                               "banks; it reaches only one")
+            # Each end on land, or at the table's edge (the bank may lie beyond it).
+            lines = getattr(f.centreline, "geoms", [f.centreline]) if f.linear else []
+            for end in (p for line in lines for p in (line.coords[0], line.coords[-1])):
+                x, y = end
+                inside = 0 < x < self.width and 0 < y < self.height
+                if inside and water.contains(shapely.Point(end)):
+                    raise MapError(f"{self.source}: {f.label}: a {f.terrain} must reach a "
+                                   f"bank at each end; its end ({x:g}, {y:g}) is in the water")
 
 
 def load_map(source: str | Path | dict) -> Battlefield:
@@ -232,8 +237,13 @@ def load_map(source: str | Path | dict) -> Battlefield:
     for what, v in (("width", width), ("height", height)):
         if v > _MAX_COORD:
             raise fail(f"battlefield {what} {v:g} is larger than {_MAX_COORD:g} table units")
-    if cell > min(width, height):
-        raise fail(f"battlefield cell {cell:g} is larger than the {width:g} x {height:g} table")
+    for what, v in (("width", width), ("height", height)):
+        n = v / cell
+        if abs(n - round(n)) > 1e-9 * max(n, 1.0) or round(n) < 1:
+            given = "" if "cell" in head else f" (the default for {units})"
+            raise fail(f"battlefield {what} {v:g} is not a whole number of cells of "
+                       f"{cell:g}{given} ({n:.4g}); give a cell that divides the width "
+                       "and height")
     cells = (width / cell) * (height / cell)
     need = cells * _BYTES_PER_CELL
     if not math.isfinite(need) or need > _memory_bytes() // 2:
@@ -251,8 +261,7 @@ def load_map(source: str | Path | dict) -> Battlefield:
 
 
 def _positive(value: Any, what: str, fail) -> float:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or value <= 0:
+    if not real(value) or not math.isfinite(value) or value <= 0:
         raise fail(f"{what} must be a finite number > 0, got {value!r}")
     return float(value)
 
@@ -320,8 +329,7 @@ def _shaped(index: int, fid, terrain: str, props: dict, gtype: str, g, table, ba
         if "width" not in props:
             raise bad(f"a {terrain} line needs a width (properties.width, table units)")
         width = props["width"]
-        ok = isinstance(width, int | float) and not isinstance(width, bool)
-        if not ok or not math.isfinite(width) or width <= 0 or width > _MAX_COORD:
+        if not real(width) or not math.isfinite(width) or width <= 0 or width > _MAX_COORD:
             raise bad(f"width must be a number > 0 and <= {_MAX_COORD:g}, got {width!r}")
         if g.length <= 0:
             raise bad(f"{gtype} has zero length")
@@ -337,21 +345,18 @@ def _shaped(index: int, fid, terrain: str, props: dict, gtype: str, g, table, ba
         area = g
 
     elevation = props.get("elevation", 0.0)
-    ok = isinstance(elevation, int | float) and not isinstance(elevation, bool)
-    if not ok or not math.isfinite(elevation) or elevation < 0 or elevation > _MAX_COORD:
+    if not real(elevation) or not 0 <= elevation <= _MAX_COORD:  # NaN fails the range
         raise bad(f"elevation must be a number >= 0 and <= {_MAX_COORD:g}, got {elevation!r}")
     steep = props.get("steep", False)
     if not isinstance(steep, bool):
         raise bad(f"steep must be true or false, got {steep!r}")
     climb = props.get("climb")
-    ok = isinstance(climb, int | float) and not isinstance(climb, bool)
-    if climb is not None and (not ok or not math.isfinite(climb) or climb < 1):
+    if climb is not None and (not real(climb) or not math.isfinite(climb) or climb < 1):
         raise bad(f"climb must be a number >= 1, got {climb!r}")
     if (steep or elevation or climb is not None) and linear:
         raise bad("elevation, steep and climb belong to hill polygons, not lines")
     cost = props.get("cost")
-    ok = isinstance(cost, int | float) and not isinstance(cost, bool)
-    if cost is not None and (not ok or not math.isfinite(cost) or cost < 0):
+    if cost is not None and (not real(cost) or not math.isfinite(cost) or cost < 0):
         raise bad(f"cost must be a finite number >= 0, got {cost!r}")
 
     clipped = area.intersection(table)
@@ -377,7 +382,7 @@ def _finite_coords(coords: Any, limit: float = math.inf, depth: int = 4) -> bool
     """True when ``coords`` is a nested list of finite numbers (``|v| <= limit``), pairs at
     the bottom, at most ``depth`` lists deep (a MultiPolygon's)."""
     if isinstance(coords, list | tuple) and depth > 0:
-        if coords and all(isinstance(v, int | float) and not isinstance(v, bool) for v in coords):
+        if coords and all(real(v) for v in coords):
             return len(coords) >= 2 and all(math.isfinite(v) and abs(v) <= limit for v in coords)
         return bool(coords) and all(_finite_coords(c, limit, depth - 1) for c in coords)
     return False

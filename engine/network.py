@@ -266,7 +266,7 @@ def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
     """
     instance("battlefield", battlefield, Battlefield, "load_map")
     instance("rules", rules, Ruleset, "load_rules")
-    instance("unit", unit, Unit, "the rules' unit()")
+    rules.check_unit(unit)
     import networkx as nx  # not at module level: both take longer to import than the engine
     from scipy import ndimage
 
@@ -343,7 +343,7 @@ def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
             mid = int(np.argmin((rr - rr.mean()) ** 2 + (cc - cc.mean()) ** 2))
             found.append(Chokepoint(
                 feature=f.label, kind=f.terrain,
-                at=(float((cc[mid] + 0.5) * spec.cell), float((rr[mid] + 0.5) * spec.cell)),
+                at=spec.rc_to_xy((int(rr[mid]), int(cc[mid]))),
                 joins=tuple(regions[r - 1] for r in sorted(touches[f.index])),
             ))
     return found, regions
@@ -362,8 +362,8 @@ def _regions(labels: np.ndarray, n: int, spec: GridSpec) -> list[Region]:
         rr, cc = np.nonzero(labels[box] == i)
         rr, cc = rr + box[0].start, cc + box[1].start
         mid = int(np.argmin((rr - rr.mean()) ** 2 + (cc - cc.mean()) ** 2))
-        out.append(Region(id=i, area=spec.area(rr * spec.shape[1] + cc),
-                          at=spec.centre_on_table((int(rr[mid]), int(cc[mid])))))
+        out.append(Region(id=i, area=float(rr.size * spec.cell**2),
+                          at=spec.rc_to_xy((int(rr[mid]), int(cc[mid])))))
     return out
 
 
@@ -428,6 +428,6 @@ def describe(battlefield: Battlefield, rules: Ruleset, unit: Unit,
     """
     instance("battlefield", battlefield, Battlefield, "load_map")
     instance("rules", rules, Ruleset, "load_rules")
-    instance("unit", unit, Unit, "the rules' unit()")
+    rules.check_unit(unit)
     found, regions = chokepoints(battlefield, rules, unit)
     return Network(network(battlefield, rules, tolerance), found, regions)

@@ -253,6 +253,12 @@ class Ruleset:
     sight_height: float = 0.0
     charge_bonus: float = 0.0
 
+    def check_unit(self, unit: Unit) -> None:
+        """`InputError` unless ``unit`` is one of this ruleset's (made by `unit`)."""
+        if not isinstance(unit, Unit) or set(unit.multipliers) != set(self.layers):
+            raise InputError(f"{getattr(unit, 'race', unit)!r} is not a unit of {self.name}: "
+                             "make it with that ruleset's unit()")
+
     def unit(
         self,
         race: str,

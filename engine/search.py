@@ -262,7 +262,7 @@ class Reach:
     @property
     def area(self) -> float:
         """Table area reachable, in table units squared."""
-        return self.grid.grid.area(self.cells)
+        return len(self.cells) * self.grid.grid.cell ** 2
 
     @functools.cached_property
     def _sorted(self) -> tuple[np.ndarray, np.ndarray]:
@@ -857,7 +857,7 @@ class _RawGrid:
         try:
             r0, c0 = rc
             r, c = int(r0), int(c0)
-            whole = r == r0 and c == c0
+            whole = real(r0) and real(c0) and r == r0 and c == c0  # not a bool
         except (TypeError, ValueError, OverflowError):
             whole = False
         if not whole:

@@ -754,9 +754,7 @@ def cost_grid(
     """
     instance("battlefield", battlefield, Battlefield, "load_map")
     instance("rules", rules, Ruleset, "load_rules")
-    if not isinstance(unit, Unit) or set(unit.multipliers) != set(rules.layers):
-        raise InputError(f"{getattr(unit, 'race', unit)!r} is not a unit of {rules.name}: "
-                         "make it with that ruleset's unit()")
+    rules.check_unit(unit)
     check_directions(directions)
     diagonal = math.hypot(battlefield.width, battlefield.height)
     if unit.depth > diagonal:
@@ -767,7 +765,14 @@ def cost_grid(
     key = ("cost", id(rules), unit.key, directions)
     cached = battlefield._cache.get(key)
     if cached is not None:
-        return cached if cached.unit == unit else cached._for(unit)
+        if cached.unit == unit:
+            return cached
+        # A unit that pays the same but moves differently: its own grid, kept too, so
+        # that asking again gives the same grid (flow fields and regions are per grid).
+        twin = battlefield._cache.get((*key, unit))
+        if twin is None:
+            twin = battlefield._cache[(*key, unit)] = cached._for(unit)
+        return twin
     lay = layers(battlefield, rules)
     shape = lay.grid.shape
     mask = unit_mask(lay, rules, unit)

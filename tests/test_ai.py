@@ -550,9 +550,16 @@ def test_readme_example_prints_what_its_comments_say(monkeypatch, capsys):
     assert out[3:] == shown
 
 
-def test_reach_army_rejects_a_malformed_position(rules, demo):
+@pytest.mark.parametrize(("item", "words"), [
+    (("a", 1), r"^unit 0: a point must be two numbers x,y, got \('a', 1\)"),
+    ("12", r"^unit 0: a point must be two numbers x,y, got '12'"),  # was read as (1, 2)
+    ((True, True), r"^unit 0: a point must be two numbers"),  # was (1, 1)
+])
+def test_reach_army_rejects_a_malformed_position(rules, demo, item, words):
+    with pytest.raises(InputError, match=words):
+        reach_army(demo, rules, [(rules.unit("humans"), item)])
     with pytest.raises(InputError, match="unit 0: expected"):
-        reach_army(demo, rules, [(rules.unit("humans"), ("a", 1))])
+        reach_army(demo, rules, [item])
 
 
 def test_reach_turns_refuses_a_horizon_beyond_int16():

@@ -24,6 +24,13 @@ def test_a_point_must_be_two_numbers(demo, at):
         engine.reach(demo[1], at)  # "12" was read as (1, 2), True as 1
 
 
+def test_a_cell_of_a_raw_grid_must_be_two_whole_numbers():
+    router = engine.GridRouter(np.ones((5, 5)), directions=8)
+    with pytest.raises(engine.InputError, match=r"^start must be \(row, col\), two whole"):
+        router.route((True, False), (4, 4))  # was routed from (1, 0)
+    assert router.route((np.int64(0), 0.0), (4, 4))[0] == pytest.approx(4 * 2**0.5)
+
+
 def test_numpy_numbers_are_numbers(rules, demo):
     grid = demo[1]
     at = np.array([30.0, 40.0])
@@ -33,6 +40,11 @@ def test_numpy_numbers_are_numbers(rules, demo):
     assert rules.unit("humans", ranks=np.int64(2)).depth == rules.unit("humans", ranks=2).depth
     assert len(engine.Highway(grid, landmarks=np.int64(2)).cells) == 2
     assert flow_field(grid, [(30, 40)], limit=np.int64(5)).cost.min() == 0
+    bf = engine.load_map({"type": "FeatureCollection", "features": [
+        {"type": "Feature", "properties": {"terrain": "road", "width": np.float32(2)},
+         "geometry": {"type": "LineString", "coordinates": [[np.int64(2), 2], [30, 2]]}}],
+        "battlefield": {"width": np.int64(40), "height": 20.0, "units": "cm"}})
+    assert (bf.width, bf.features[0].width) == (40, 2)  # each was refused
 
 
 @pytest.mark.parametrize(("call", "name"), [
@@ -70,7 +82,9 @@ def test_a_yes_or_no_must_be_a_bool(rules, demo, call, name):
      "rules must be a Ruleset (from load_rules), got NoneType"),
     (lambda bf, r, g: engine.network(bf, None), "rules must be a Ruleset"),
     (lambda bf, r, g: engine.chokepoints(bf, r, "humans"),
-     "unit must be a Unit (from the rules' unit()), got str"),
+     "'humans' is not a unit of Fantasy Warlord: make it with that ruleset's unit()"),
+    (lambda bf, r, g: engine.describe(bf, r, engine.load_rules("battlesystem").unit("infantry")),
+     "'infantry' is not a unit of Fantasy Warlord"),  # was KeyError: 'broken'
     (lambda bf, r, g: engine.reach_many(g, None), "starts must be a list, got NoneType"),
     (lambda bf, r, g: engine.reach_army(bf, r, None), "units must be a list, got NoneType"),
     (lambda bf, r, g: flow_field(g, None), "goals must be a list, got NoneType"),
@@ -85,10 +99,10 @@ def test_a_yes_or_no_must_be_a_bool(rules, demo, call, name):
      "threat must be a Threat (from threat_map), got str"),
     (lambda bf, r, g: engine.grid_route(np.ones((5, 5)), (0, 0), (4, 4), bogus=1),
      "unknown option 'bogus' (the conventions are corner_cutting, lengths, pricing)"),
-    (lambda bf, r, g: engine.can_charge(g, (30, 40), (30.2, 40.1), minimum_range=1),
-     "the target (30.2, 40.1) is where the unit stands"),  # was allowed
+    (lambda bf, r, g: engine.can_charge(g, (30, 40), (30.0, 40.0), minimum_range=1),
+     "the target (30, 40) is where the unit stands"),  # was allowed
 ])
 def test_wrong_kinds_of_argument_are_named(rules, demo, call, words):
     with pytest.raises(engine.InputError) as exc:
         call(demo[0], rules, demo[1])  # each was an AttributeError, TypeError or KeyError
-    assert str(exc.value) == words or str(exc.value).startswith(words)
+    assert str(exc.value).startswith(words)

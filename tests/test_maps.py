@@ -218,9 +218,15 @@ def with_head(**changes):
     (with_head(cell=0), "battlefield cell must be a finite number > 0, got 0"),
     (with_head(cell="fine"), "battlefield cell must be a finite number > 0, got 'fine'"),
     (with_head(scale=2), "unknown battlefield key 'scale'"),
-    (with_head(cell=25), "battlefield cell 25 is larger than the 40 x 20 table"),
+    (with_head(cell=25), "battlefield width 40 is not a whole number of cells of 25 (1.6)"),
+    (with_head(cell=0.3), "battlefield width 40 is not a whole number of cells of 0.3 (133.3); "
+                          "give a cell that divides the width and height"),
+    (with_head(cell=50), "battlefield width 40 is not a whole number of cells of 50 (0.8)"),
+    ({**with_head(), "battlefield": {"width": 40.1, "height": 20, "units": "cm"}},
+     "battlefield width 40.1 is not a whole number of cells of 0.5 (the default for cm) "
+     "(80.2)"),
 ], ids=["missing", "furlongs", "no-units", "width-0", "height-negative", "cell-0",
-        "cell-text", "unknown-key", "cell-over-table"])
+        "cell-text", "unknown-key", "cell-25", "cell-0.3", "cell-over-table", "default-cell"])
 def test_bad_header_refused(data, problem):
     refused(data, problem)
 

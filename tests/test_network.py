@@ -281,9 +281,11 @@ def test_connected_agrees_with_the_chokepoints(rules):
     ([RIVER, feature("bridge", line((10, 5), (18, 5)), "b2", width=3)],
      "feature 1 (id 'b2'): a bridge must cross a river; it only touches the water's edge"),
     ([RIVER, feature("bridge", line((12, 5), (20, 5)), "b3", width=3)],
-     "feature 1 (id 'b3'): a bridge must reach both banks; it reaches only one"),
+     "feature 1 (id 'b3'): a bridge must reach a bank at each end; its end (20, 5) is in "
+     "the water"),
     ([RIVER, feature("ford", line((21, 5), (30, 5)), "f2", width=2)],
-     "feature 1 (id 'f2'): a ford must reach both banks; it reaches only one"),
+     "feature 1 (id 'f2'): a ford must reach a bank at each end; its end (21, 5) is in the "
+     "water"),
     ([feature("road", line((0, 5), (40, 5)), "r0", width=0)],
      "feature 0 (id 'r0'): width must be a number > 0"),
     ([feature("gateway", line((5, 5), (15, 5)), "g1", width=2)],
@@ -297,6 +299,17 @@ def test_bad_network_geometry_is_refused(rules, feats, words):
         bf = engine.load_map(bf_dict)
         network(bf, rules)
     assert words in str(exc.value) and "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize("feats", [
+    # a river along the table's edge, the bridge's far bank beyond the table
+    [feature("river", rect(0, 0, 40, 3)), feature("bridge", line((20, 6), (20, 0)), width=2)],
+    # a river that ends under the bridge
+    [feature("river", line((0, 10), (20, 10)), width=2),
+     feature("bridge", line((19, 6), (19, 14)), width=4)],
+])
+def test_crossings_with_a_bank_off_the_table_or_round_the_river_end_load(rules, feats):
+    network(engine.load_map(battlefield(feats)), rules)  # refused by a both-banks test
 
 
 # --- the command line ------------------------------------------------------------------
@@ -339,15 +352,3 @@ def test_cli_network_errors_are_one_line(capsys, tmp_path):
 def test_describe_as_dict_is_json(rules):
     net = describe(engine.load_map(CROSSINGS), rules, rules.unit("humans"))
     assert json.loads(json.dumps(net.as_dict()))["nodes"] == 19
-
-
-def test_partial_cells_at_the_table_edge_count_only_on_the_table(rules):
-    # 10 x 7 at cell 3: the last column and row are a third of a cell wide
-    bf = engine.load_map(battlefield([], width=10, height=7, units=rules.units, cell=3))
-    grid = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
-    assert grid.grid.shape == (3, 4)
-    assert engine.reach(grid, (1, 1), 100).area == 70.0  # was 144: 12 whole cells
-    (region,) = describe(bf, rules, rules.unit("humans")).regions
-    assert region.area == 70.0
-    assert 0 <= region.at[0] <= 10 and 0 <= region.at[1] <= 7
-    assert bf.grid.centre_on_table((2, 3)) == (9.5, 6.5)  # the cell's part, 9..10 x 6..7
