@@ -24,9 +24,10 @@ from typing import Any
 import shapely
 from shapely.geometry import box, shape
 
-from ._args import real
+from ._args import instance, real
 from .errors import MapError
 from .grid import GridSpec
+from .rules import Ruleset
 
 __all__ = ["Battlefield", "Feature", "load_map"]
 
@@ -112,7 +113,7 @@ class Battlefield:
         """The raster laid over this table."""
         return GridSpec(self.width, self.height, self.cell)
 
-    def check(self, rules) -> None:
+    def check(self, rules: Ruleset) -> None:
         """Refuse features whose terrain kind the ruleset does not define.
 
         Raises
@@ -120,6 +121,7 @@ class Battlefield:
         MapError
             Naming the first offending feature and the kinds that exist.
         """
+        instance("rules", rules, Ruleset, "load_rules")
         if rules.units != self.units:
             raise MapError(
                 f"{self.source}: the map is in {self.units} but the rules "

@@ -130,7 +130,7 @@ def load_grid_map(path: str | Path) -> GridMap:
     except (KeyError, ValueError):
         raise InputError(f"{path}: header needs 'height H', 'width W' and 'map'") from None
     if height < 1 or width < 1:
-        raise InputError(f"{path}: height and width must be >= 1, got {height} x {width}")
+        raise InputError(f"{path}: width and height must be >= 1, got {width} x {height}")
     rows = lines[i + 1: i + 1 + height]
     if i >= len(lines) or len(rows) != height:
         raise InputError(f"{path}: expected {height} rows of {width} cells after 'map'")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _kernels
-from ._args import instance, point
+from ._args import instance, listed, point
 from .errors import InputError
 from .terrain import CostGrid, trail_behind
 
@@ -148,9 +148,9 @@ def _price(grid: CostGrid, path, pieces: bool,
     for i, p in enumerate([] if checked else points):
         try:
             points[i] = point(p)
+            grid.grid.xy_to_rc(points[i])
         except InputError as exc:
             raise InputError(f"path point {i}: {exc}") from None
-        grid.grid.xy_to_rc(points[i])
     # A move too short to show in cells (a subnormal one) is no move: it has no direction.
     cell = grid.grid.cell
     moves = [p for p, q in itertools.pairwise(points)
@@ -167,10 +167,7 @@ def _price(grid: CostGrid, path, pieces: bool,
 
 
 def _points(path) -> list:
-    try:
-        points = list(path)
-    except TypeError:
-        raise InputError("a path must be a sequence of (x, y) points") from None
+    points = listed("path", path)
     if len(points) < 2:
         raise InputError(f"a path needs at least two points, got {len(points)}")
     return points

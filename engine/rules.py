@@ -57,7 +57,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ._args import real, whole
+from ._args import flag, real, whole
 from .errors import InputError, RulesError
 
 __all__ = [
@@ -304,8 +304,7 @@ class Ruleset:
         if not isinstance(race, str) or race not in self.races:
             known = ", ".join(sorted(self.races))
             raise RulesError(f"unknown race {race!r} in {self.name}; known races: {known}")
-        if march is not False and march is not True:
-            raise InputError(f"march must be true or false, got {march!r}")
+        march = flag("march", march)
         if march and self.march is None:
             raise InputError(f"{self.name} has no march moves ([ruleset] march)")
         if formation not in ("irregular", "regular"):
@@ -601,11 +600,11 @@ def _parse(data: dict, source: str) -> Ruleset:
                 race[size] = number(spec[size], f"{where} {size}")
         if race.get("frontage", frontage) < race.get("figure_width", figure_width):
             raise fail(f"{where} frontage is narrower than its figure width")
-        for flag in ("flying", "swimming"):
-            if flag in spec:
-                if not isinstance(spec[flag], bool):
-                    raise fail(f"{where} {flag} must be true or false")
-                race[flag] = spec[flag]
+        for key in ("flying", "swimming"):
+            if key in spec:
+                if not isinstance(spec[key], bool):
+                    raise fail(f"{where} {key} must be true or false")
+                race[key] = spec[key]
         mults = table(spec.get("multipliers", {}), f"{where} multipliers")
         race["multipliers"] = {}
         for lname, value in mults.items():

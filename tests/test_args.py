@@ -37,6 +37,7 @@ def test_numpy_numbers_are_numbers(rules, demo):
     assert engine.reach(grid, at, np.float32(5)).area == engine.reach(grid, (30, 40), 5).area
     assert engine.reach(grid, (np.float32(30), np.int64(40)), 5).area == 72.5
     assert rules.unit("humans", move=np.int64(20)).move == 20
+    assert engine.load_rules("reglamento").unit("human", march=np.True_).move == 20
     assert rules.unit("humans", ranks=np.int64(2)).depth == rules.unit("humans", ranks=2).depth
     assert len(engine.Highway(grid, landmarks=np.int64(2)).cells) == 2
     assert flow_field(grid, [(30, 40)], limit=np.int64(5)).cost.min() == 0
@@ -97,6 +98,10 @@ def test_a_yes_or_no_must_be_a_bool(rules, demo, call, name):
      "flow must be a FlowField (from flow_field), got str"),
     (lambda bf, r, g: engine.choose_position(g, (30, 40), threat="x"),
      "threat must be a Threat (from threat_map), got str"),
+    (lambda bf, r, g: bf.check(None), "rules must be a Ruleset (from load_rules), got NoneType"),
+    (lambda bf, r, g: engine.price_path(g, "1234"), "path must be a list, got str"),
+    (lambda bf, r, g: engine.price_path(g, [(1, 1), (500, 1)]),
+     "path point 1: point (500, 1) is off the table"),  # the "path point 1" was missing
     (lambda bf, r, g: engine.grid_route(np.ones((5, 5)), (0, 0), (4, 4), bogus=1),
      "unknown option 'bogus' (the conventions are corner_cutting, lengths, pricing)"),
     (lambda bf, r, g: engine.can_charge(g, (30, 40), (30.0, 40.0), minimum_range=1),

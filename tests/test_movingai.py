@@ -49,8 +49,8 @@ def test_no_corner_cutting():
     ("type octile\nheight 1\nwidth 3\nmap\n..\n", "line 5 has 2 cells"),
     ("type octile\nheight 1\nwidth 3\nmap\n.x.\n", "unknown cell 'x'"),
     ("type octile\nwidth 3\nmap\n...\n", "header needs"),
-    ("type octile\nheight -4\nwidth 4\nmap\n", "height and width must be >= 1, got -4 x 4"),
-    ("type octile\nheight 0\nwidth 4\nmap\n", "height and width must be >= 1, got 0 x 4"),
+    ("type octile\nheight -4\nwidth 4\nmap\n", "width and height must be >= 1, got 4 x -4"),
+    ("type octile\nheight 0\nwidth 4\nmap\n", "width and height must be >= 1, got 4 x 0"),
 ])
 def test_bad_maps_refused(tmp_path, text, words):
     with pytest.raises(InputError, match=words):
