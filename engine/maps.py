@@ -114,12 +114,15 @@ class Battlefield:
         return GridSpec(self.width, self.height, self.cell)
 
     def check(self, rules: Ruleset) -> None:
-        """Refuse features whose terrain kind the ruleset does not define.
+        """Refuse what the ruleset makes wrong: a terrain kind it does not define
+        (naming the kinds that exist), a hill that is a line, hill properties on
+        other ground, a crossing that does not cross water from bank to bank, a
+        gateway set in no building.
 
         Raises
         ------
         MapError
-            Naming the first offending feature and the kinds that exist.
+            Naming the first offending feature and what is wrong with it.
         """
         instance("rules", rules, Ruleset, "load_rules")
         if rules.units != self.units:
@@ -239,7 +242,6 @@ def load_map(source: str | Path | dict) -> Battlefield:
     for what, v in (("width", width), ("height", height)):
         if v > _MAX_COORD:
             raise fail(f"battlefield {what} {v:g} is larger than {_MAX_COORD:g} table units")
-    for what, v in (("width", width), ("height", height)):
         n = v / cell
         if abs(n - round(n)) > 1e-9 * max(n, 1.0) or round(n) < 1:
             given = "" if "cell" in head else f" (the default for {units})"
