@@ -102,7 +102,8 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
     Raises
     ------
     MapError
-        A feature names a terrain kind the rules do not define.
+        A feature the rules refuse (`Battlefield.check`), or an area that covers
+        no cell's centre.
     """
     instance("battlefield", battlefield, Battlefield, "load_map")
     instance("rules", rules, Ruleset, "load_rules")
@@ -125,6 +126,9 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
     climb = np.zeros(grid.shape)
     for f in battlefield.features:
         window, cells = _cover(grid, f.area, f.linear)
+        if not cells.any():  # it would change nothing
+            raise MapError(f"{battlefield.source}: {f.label}: covers no cell's centre of the "
+                           f"{grid.cell:g} grid; draw it larger or use a smaller cell")
         mask[window][cells] |= bit[f.terrain]
         if rules.terrain[f.terrain].passage:
             width = f.width if f.linear else 2.0 * shapely.maximum_inscribed_circle(f.full).length

@@ -112,6 +112,15 @@ def test_hill_given_as_a_line_refused_by_check(rules):
     assert "a hill must be a polygon" in str(exc.value)
 
 
+def test_a_polygon_that_covers_no_cell_is_refused(rules):
+    speck = feature("woods", rect(10.1, 10.1, 10.2, 10.2), "speck")  # between cell centres
+    bf = load_map(battlefield([GOOD, speck]))
+    with pytest.raises(MapError) as exc:
+        engine.cost_grid(bf, rules, rules.unit("humans"))  # was accepted, and did nothing
+    assert one_line(exc).endswith("feature 1 (id 'speck'): covers no cell's centre of the 0.5 "
+                                  "grid; draw it larger or use a smaller cell")
+
+
 @pytest.mark.parametrize("props", [{"elevation": 3}, {"steep": True}, {"climb": 2}])
 def test_hill_properties_on_other_ground_refused_by_check(rules, props):
     bf = load_map(battlefield([GOOD, feature("woods", rect(2, 2, 8, 8), "copse", **props)]))
