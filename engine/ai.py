@@ -205,7 +205,7 @@ def reach_turns(
     source = _start_cell(grid, at, "start")
     idx, cost = _workspace(grid).within(grid, source, per_turn * int(horizon))
     out = np.full(grid.grid.shape, -1, dtype=np.int16)
-    out.flat[idx] = np.maximum(np.ceil(cost / per_turn - _SLACK), 0).astype(np.int16)
+    out.flat[idx] = np.maximum(np.ceil(cost / per_turn - _SLACK), 1).astype(np.int16)
     out.flat[source] = 0
     return out
 
@@ -324,12 +324,15 @@ class FlowField:
     step : ndarray of int8
         Index into ``grid.steps`` of the step to take (-1 at a goal and where
         unreachable).
+    limit : float
+        The field's limit (`flow_field`): cells dearer than it are ``inf``.
     """
 
     grid: CostGrid
     goals: tuple
     cost: np.ndarray
     step: np.ndarray
+    limit: float = math.inf
 
     def cost_at(self, xy: tuple[float, float]) -> float:
         """Cost from the cell holding ``xy`` to the nearest goal."""
@@ -444,7 +447,7 @@ def flow_field(
                              "shortest) are too many; use inf for ground nobody enters")
     shape = grid.grid.shape
     return FlowField(grid, tuple((float(x), float(y)) for x, y in points), dist.reshape(shape),
-                     step.reshape(shape))
+                     step.reshape(shape), float(limit))
 
 
 def _bands(rows: int, threads: int, reach: int, goal_rows: np.ndarray) -> np.ndarray:
@@ -626,6 +629,10 @@ def choose_position(
     if flow is not None:
         here = flow.cost.flat[_start_cell(grid, at, "start")]
         there = flow.cost.flat[cells]
+        if math.isinf(here) and math.isfinite(flow.limit):
+            raise InputError(f"the unit at ({at[0]:g}, {at[1]:g}) is beyond the flow field's "
+                             f"limit ({flow.limit:g}): no progress can be measured; build it "
+                             "with a larger limit")
         if math.isfinite(here):
             keep = np.isfinite(there)
             cells, cost, there = cells[keep], cost[keep], there[keep]
@@ -637,7 +644,10 @@ def choose_position(
     if n_enemies:
         values["concealment"] = 1.0 - threat.seen_by.flat[cells] / n_enemies
         values["threat"] = threat.count.flat[cells].astype(float)
-    score = sum(w[name] * v for name, v in values.items())
+    with np.errstate(over="ignore", invalid="ignore"):
+        score = sum(w[name] * v for name, v in values.items())
+    if not np.isfinite(score).all():
+        raise InputError("the weights are too large: a score overflows")
     order = np.lexsort((cost, -score))
     cols = spec.shape[1]
     xs = (cells % cols + 0.5) * spec.cell

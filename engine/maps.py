@@ -169,7 +169,8 @@ class Battlefield:
                 raise MapError(f"{self.source}: {f.label}: a {f.terrain} must reach a bank; "
                                "it lies wholly in the water")
             # Each end on land, or at the table's edge (the bank may lie beyond it).
-            lines = getattr(f.centreline, "geoms", [f.centreline]) if f.linear else []
+            parts = getattr(f.centreline, "geoms", [f.centreline]) if f.linear else []
+            lines = [g for g in parts if g.geom_type == "LineString" and not g.is_empty]
             for end in (p for line in lines for p in (line.coords[0], line.coords[-1])):
                 x, y = end
                 inside = 0 < x < self.width and 0 < y < self.height

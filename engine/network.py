@@ -139,7 +139,9 @@ def network(battlefield: Battlefield, rules: Ruleset, tolerance: float | None = 
     graph = nx.MultiGraph()
     if points:
         xy = np.array(points)
-        pairs = cKDTree(xy).query_pairs(tol, output_type="ndarray") if tol > 0 else []
+        # Points the lines share are found from each line, a rounding error apart.
+        join = max(tol, 1e-9 * max(battlefield.width, battlefield.height))
+        pairs = cKDTree(xy).query_pairs(join, output_type="ndarray")
         same = nx.Graph()
         same.add_nodes_from(range(len(points)))
         same.add_edges_from(map(tuple, pairs))

@@ -79,6 +79,10 @@ LAYER_CLASSES = ("area", "obstacle", "slope", "water")
 # How a cell's layers combine: multiply (Fantasy Warlord's cumulative modifiers)
 # or take the worst (the Reglamento's categories).
 COMBINES = ("product", "worst")
+# More ranks than this is no unit (and 10**400 of them overflow a float).
+_MAX_RANKS = 1_000_000
+# A quantum larger than this is larger than any table ("per started 2 inches").
+_MAX_QUANTUM = 1000.0
 ROLES = ("ground", "river", "crossing", "building", "gateway", "hill")
 COVERS = ("light", "medium", "heavy")  # weakest first
 DISORDERS = ("close order", "any")
@@ -317,8 +321,9 @@ class Ruleset:
         if depth is None:
             if ranks is None:
                 ranks = spec.get("ranks", 1)
-            if not whole(ranks) or ranks < 1:
-                raise InputError(f"ranks must be a whole number >= 1, got {ranks!r}")
+            if not whole(ranks) or not 1 <= ranks <= _MAX_RANKS:
+                raise InputError(f"ranks must be a whole number from 1 to {_MAX_RANKS}, "
+                                 f"got {ranks!r:.40}")
             depth = ranks * spec.get("rank_depth", self.rank_depth)
         if not (real(depth) and math.isfinite(depth) and depth >= 0):
             raise InputError(f"depth must be a finite number >= 0, got {depth!r}")
@@ -464,8 +469,11 @@ def _parse(data: dict, source: str) -> Ruleset:
         m = multiplier(value["multiplier"], f"{where} multiplier")
         if not isinstance(m, float) or math.isinf(m):
             raise fail(f"{where} multiplier must be a number >= 1")
-        return Rate(multiplier=m, quantum=number(value["quantum"], f"{where} quantum",
-                                                  strict=True))
+        quantum = number(value["quantum"], f"{where} quantum", strict=True)
+        if quantum > _MAX_QUANTUM:  # a graze of 1e-9 quanta is free: here, of 1e-6 units
+            raise fail(f"{where} quantum must be <= {_MAX_QUANTUM:g} table units, "
+                       f"got {quantum:g}")
+        return Rate(multiplier=m, quantum=quantum)
 
     def names(value: Any, where: str, known: dict | tuple, what: str) -> tuple[str, ...]:
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -619,6 +627,9 @@ def _parse(data: dict, source: str) -> Ruleset:
                                                    "frontage_figures"})
     manoeuvres = {k: number(v, f"[manoeuvres] {k}", strict=k == "frontage_figures")
                   for k, v in manoeuvres.items()}
+    if manoeuvres.get("frontage_figures", 1.0) % 1:
+        raise fail("[manoeuvres] frontage_figures must be a whole number of figures, got "
+                   f"{manoeuvres['frontage_figures']:g}")
 
     return Ruleset(
         name=str(head["name"]),

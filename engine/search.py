@@ -20,6 +20,7 @@ import numpy as np
 from . import _kernels
 from ._args import instance, listed, real
 from .errors import InputError, NoRouteError
+from .maps import _memory_bytes
 from .pricing import Leg, Pricing, _price
 from .terrain import CostGrid, KernelArgs, kernel_args, steps
 
@@ -41,6 +42,8 @@ _SLACK = 1e-9
 MAX_TURNS = 2**15 - 1
 # No landmark bounds for A* (`engine.highway` passes its own).
 _NO_LANDMARKS = (np.empty((0, 0), dtype=np.float32), np.empty((2, 0), dtype=np.float32))
+# What a raw grid's search keeps a cell (its multiplier, workspace and queue), about.
+_RAW_BYTES_PER_CELL = 64
 # What `cost_field`, `grid_route` and `GridRouter` take as a convention (`terrain.steps`).
 _CONVENTIONS = {"pricing", "corner_cutting", "lengths"}
 _NO_ROWS = (np.empty(0, dtype=np.int32), np.empty(0))  # `CostGrid.outgoing_steps` not built
@@ -809,6 +812,9 @@ def _check_multipliers(multipliers, cell) -> np.ndarray:
     if (m.ndim != 2 or m.size == 0 or not np.issubdtype(m.dtype, np.number)
             or np.issubdtype(m.dtype, np.complexfloating)):
         raise InputError(f"multipliers must be a non-empty 2-D numeric array, got shape {m.shape}")
+    if m.size * _RAW_BYTES_PER_CELL > _memory_bytes() // 2:
+        raise InputError(f"a {m.shape[0]} x {m.shape[1]} grid is too large for memory (needs "
+                         f"about {m.size * _RAW_BYTES_PER_CELL / 2**30:.3g} GiB)")
     m = m.astype(np.float64, copy=False)
     if np.isnan(m).any() or (m < 1).any():
         raise InputError("multipliers must be >= 1 (inf for blocked), with no NaN")

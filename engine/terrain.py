@@ -29,7 +29,7 @@ import numpy as np
 import shapely
 
 from . import _flow, _kernels
-from ._args import flag, instance
+from ._args import flag, instance, point
 from .errors import InputError, MapError
 from .grid import GridSpec, check_directions, neighbourhood, segment_cells
 from .maps import Battlefield
@@ -397,8 +397,8 @@ def steps(
     length = hyp * cell
     if lengths is not None:
         try:
-            straight, diagonal = (float(v) for v in lengths)
-        except (TypeError, ValueError):
+            straight, diagonal = point(lengths)  # two real numbers
+        except InputError:
             straight = diagonal = math.nan
         if not (0 < straight <= diagonal < math.inf):
             raise InputError(f"lengths must be 0 < straight <= diagonal, got {lengths!r}")

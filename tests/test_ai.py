@@ -568,3 +568,20 @@ def test_reach_turns_refuses_a_horizon_beyond_int16():
                          rules.unit("goblins"))
     with pytest.raises(InputError, match="from 0 to 32767"):
         reach_turns(g, (0.25, 3.25), 10**6, 0.0005)  # turn counts wrapped round to negatives
+
+
+def test_reach_turns_with_a_vast_allowance_are_one_turn_away(rules):
+    g = grid_for(rules, [], width=20, height=20)
+    turns = reach_turns(g, (1, 1), 3, 1e10)
+    assert (turns == 1).sum() == turns.size - 1 and turns[g.grid.xy_to_rc((1, 1))] == 0
+    # was 0 turns for 415 cells: their cost is below 1e-9 allowances
+
+
+def test_choose_position_refuses_what_it_cannot_score(rules):
+    g = grid_for(rules, [], width=20, height=20)
+    with pytest.raises(InputError, match=r"^the weights are too large: a score overflows$"):
+        choose_position(g, (1, 1), flow_field(g, [(18, 18)]), weights={"progress": 1e308})
+    with pytest.raises(InputError, match=r"^the unit at \(1, 1\) is beyond the flow field's "
+                                         r"limit \(15\)"):
+        choose_position(g, (1, 1), flow_field(g, [(18, 18)], limit=15))  # progress was 0
+    assert choose_position(g, (1, 1), flow_field(g, [(18, 18)]))[0].parts["progress"] > 19

@@ -102,6 +102,12 @@ def test_a_yes_or_no_must_be_a_bool(rules, demo, call, name):
     (lambda bf, r, g: engine.price_path(g, "1234"), "path must be a list, got str"),
     (lambda bf, r, g: engine.price_path(g, [(1, 1), (500, 1)]),
      "path point 1: point (500, 1) is off the table"),  # the "path point 1" was missing
+    (lambda bf, r, g: engine.cost_field(np.ones((2, 2)), (0, 0), directions=8, lengths="12"),
+     "lengths must be 0 < straight <= diagonal, got '12'"),  # was read as (1, 2)
+    (lambda bf, r, g: engine.cost_field(np.ones((2, 2)), (0, 0), directions=8,
+                                        lengths=(True, True)), "lengths must be 0 < straight"),
+    (lambda bf, r, g: engine.cost_field(np.broadcast_to(1.0, (100000, 100000)), (0, 0)),
+     "a 100000 x 100000 grid is too large for memory"),  # ran, then MemoryError
     (lambda bf, r, g: engine.grid_route(np.ones((5, 5)), (0, 0), (4, 4), bogus=1),
      "unknown option 'bogus' (the conventions are corner_cutting, lengths, pricing)"),
     (lambda bf, r, g: engine.can_charge(g, (30, 40), (30.0, 40.0), minimum_range=1),

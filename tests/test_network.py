@@ -307,6 +307,9 @@ def test_bad_network_geometry_is_refused(rules, feats, words):
     # a river that ends under the bridge
     [feature("river", line((0, 10), (20, 10)), width=2),
      feature("bridge", line((19, 6), (19, 14)), width=4)],
+    # a bridge whose centreline runs just off the table, its strip on it (an IndexError)
+    [feature("river", line((10, -1), (10, 21)), width=4),
+     feature("bridge", line((7, -0.5), (13, -0.5)), width=2)],
 ])
 def test_crossings_with_a_bank_off_the_table_or_round_the_river_end_load(rules, feats):
     network(engine.load_map(battlefield(feats)), rules)  # refused by a both-banks test
@@ -352,3 +355,9 @@ def test_cli_network_errors_are_one_line(capsys, tmp_path):
 def test_describe_as_dict_is_json(rules):
     net = describe(engine.load_map(CROSSINGS), rules, rules.unit("humans"))
     assert json.loads(json.dumps(net.as_dict()))["nodes"] == 19
+
+
+def test_a_tolerance_of_zero_still_joins_lines_that_meet(rules):
+    bf = engine.load_map(CROSSINGS)
+    assert network(bf, rules, 0).number_of_nodes() == network(bf, rules).number_of_nodes() == 19
+    # was 27 nodes in 9 pieces: the shared points differed by a rounding error

@@ -107,10 +107,12 @@ def test_unknown_race_lists_the_known_ones(rules):
     ({"move": -1}, "move must be a finite number >= 0, got -1"),
     ({"move": math.nan}, "move must be a finite number >= 0, got nan"),
     ({"depth": -2}, "depth must be a finite number >= 0, got -2"),
-    ({"ranks": 0}, "ranks must be a whole number >= 1, got 0"),
-    ({"ranks": 1.5}, "ranks must be a whole number >= 1, got 1.5"),
-    ({"ranks": True}, "ranks must be a whole number >= 1, got True"),
-], ids=["move-negative", "move-nan", "depth-negative", "ranks-0", "ranks-1.5", "ranks-bool"])
+    ({"ranks": 0}, "ranks must be a whole number from 1 to 1000000, got 0"),
+    ({"ranks": 1.5}, "ranks must be a whole number from 1 to 1000000, got 1.5"),
+    ({"ranks": 10**400}, "ranks must be a whole number from 1 to 1000000, got 1000000000"),
+    ({"ranks": True}, "ranks must be a whole number from 1 to 1000000, got True"),
+], ids=["move-negative", "move-nan", "depth-negative", "ranks-0", "ranks-1.5", "ranks-huge",
+        "ranks-bool"])
 def test_bad_unit_overrides(rules, override, words):
     with pytest.raises(InputError, match=words.replace(".", r"\.")):
         rules.unit("humans", **override)
@@ -196,6 +198,12 @@ REFUSALS = {
     "not-toml": ("[ruleset]", "[ruleset", "not valid TOML"),
     "boolean-move": ("move = 16.0", "move = true",
                      "[races.dwarves] move must be a finite number >= 0, got True"),
+    "quantum-beyond-any-table": (
+        "woods = 1.25, ford", "woods = { multiplier = 1.5, quantum = 1e10 }, ford",
+        "[races.'wood elves'] multipliers.woods quantum must be <= 1000 table units, got 1e+10"),
+    "frontage-figures-fraction": ("[layers]", "[manoeuvres]\nfrontage_figures = 1.5\n\n[layers]",
+                                  "[manoeuvres] frontage_figures must be a whole number of "
+                                  "figures, got 1.5"),
     "nested-too-deep": ("[ruleset]", "a = " + "[" * 5000 + "]" * 5000 + "\n[ruleset]",
                         "nested too deeply to be rules"),  # was a RecursionError
 }
