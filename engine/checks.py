@@ -195,6 +195,8 @@ def manoeuvre(grid: CostGrid, at, kind: str, figures: int | None = None) -> Mano
         groups = math.ceil(figures / per)
         base *= groups
         what = f"frontage change of {figures} figures ({groups} x {costs[kind]:g} per {per})"
+    elif figures is not None:
+        raise InputError(f"figures are for a change of frontage, not a {kind}")
     u = grid.battlefield.units
     ground = ", ".join(n for n in grid.combos[grid.combo[r, c]] if n != "clear") or "clear"
     if kind == "reform" and (rate != 1.0 or _special(grid, r, c)):

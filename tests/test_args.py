@@ -11,6 +11,12 @@ from engine.ai import flow_field
 from .conftest import MAPS
 
 
+def _battlesystem_grid():
+    bs = engine.load_rules("battlesystem")
+    bf = engine.load_map(MAPS / "battlesystem" / "manoeuvres.geojson")
+    return engine.cost_grid(bf, bs, bs.unit("infantry"))
+
+
 @pytest.fixture(scope="module")
 def demo(rules):
     bf = engine.load_map(MAPS / "demo.geojson")
@@ -108,6 +114,8 @@ def test_a_yes_or_no_must_be_a_bool(rules, demo, call, name):
                                         lengths=(True, True)), "lengths must be 0 < straight"),
     (lambda bf, r, g: engine.cost_field(np.broadcast_to(1.0, (100000, 100000)), (0, 0)),
      "a 100000 x 100000 grid is too large for memory"),  # ran, then MemoryError
+    (lambda bf, r, g: engine.manoeuvre(_battlesystem_grid(), (1, 1), "face", 3),
+     "figures are for a change of frontage, not a face"),  # was ignored
     (lambda bf, r, g: engine.grid_route(np.ones((5, 5)), (0, 0), (4, 4), bogus=1),
      "unknown option 'bogus' (the conventions are corner_cutting, lengths, pricing)"),
     (lambda bf, r, g: engine.can_charge(g, (30, 40), (30.0, 40.0), minimum_range=1),
