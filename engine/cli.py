@@ -491,6 +491,7 @@ def _cmd_demo(args) -> None:
     g = cost_grid(bf, rules, unit)
     r = reach(g, DEMO_START)
     rt = route(g, DEMO_START, DEMO_GOAL)
+    render_png(args.png, g, reach=r, route=rt)  # first: a path it cannot write stops it here
     print(f"Demo battlefield: {bf.width:g} x {bf.height:g} {bf.units}, "
           f"{len(bf.features)} features, rules {rules.name}")
     print(f"{unit.race}, 2 ranks (depth {unit.depth:g} {bf.units}), move {unit.move:g}, "
@@ -498,7 +499,6 @@ def _cmd_demo(args) -> None:
     print(f"route to {DEMO_GOAL}: cost {rt.cost:.2f} over {rt.length:.2f} {bf.units}, "
           f"{rt.turns} turns")
     print("\n".join(_legs_text(rt.legs)))
-    render_png(args.png, g, reach=r, route=rt)
     print(f"picture: {args.png}")
 
     from .network import describe

@@ -24,6 +24,12 @@ def test_demo_prints_a_summary_and_draws(tmp_path, capsys):
     assert network.read_bytes().startswith(PNG) and str(network) in text
 
 
+def test_demo_to_a_path_it_cannot_write_stops_before_its_summary(tmp_path, capsys):
+    assert main(["demo", "--png", str(tmp_path)]) == 2  # a directory
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and str(tmp_path) in err  # printed it all first
+
+
 def test_reach_and_route_pictures(tmp_path, capsys):
     demo = str(MAPS / "demo.geojson")
     reach_png, route_png = tmp_path / "reach.png", tmp_path / "route.png"
