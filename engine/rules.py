@@ -316,6 +316,9 @@ class Ruleset:
         spec = self.races[race]
         if move is None:
             move = spec["move"] * (self.march if march else 1.0)
+            if march and not math.isfinite(move):
+                raise InputError(f"{self.name}'s march multiplier {self.march:g} makes "
+                                 f"{race}'s move of {spec['move']:g} infinite")
         if not (real(move) and math.isfinite(move) and move >= 0):
             raise InputError(f"move must be a finite number >= 0, got {move!r}")
         if depth is None:

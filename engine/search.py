@@ -804,6 +804,9 @@ class GridRouter:
 
 
 def _check_multipliers(multipliers, cell) -> np.ndarray:
+    if isinstance(multipliers, np.ma.MaskedArray):
+        raise InputError("multipliers must be a plain array, not a masked one (its mask would "
+                         "be ignored): use inf for cells nobody enters")
     try:
         m = np.asarray(multipliers)
     except ValueError:  # ragged rows

@@ -116,6 +116,9 @@ def test_a_yes_or_no_must_be_a_bool(rules, demo, call, name):
      "a 100000 x 100000 grid is too large for memory"),  # ran, then MemoryError
     (lambda bf, r, g: engine.manoeuvre(_battlesystem_grid(), (1, 1), "face", 3),
      "figures are for a change of frontage, not a face"),  # was ignored
+    (lambda bf, r, g: engine.cost_field(np.ma.masked_array(np.ones((3, 3)), mask=np.eye(3)),
+                                        (0, 1)),
+     "multipliers must be a plain array, not a masked one"),  # its mask was ignored
     (lambda bf, r, g: engine.grid_route(np.ones((5, 5)), (0, 0), (4, 4), bogus=1),
      "unknown option 'bogus' (the conventions are corner_cutting, lengths, pricing)"),
     (lambda bf, r, g: engine.can_charge(g, (30, 40), (30.0, 40.0), minimum_range=1),

@@ -10,7 +10,7 @@ import engine
 from engine import InputError, load_map, load_rules
 from engine.cli import main
 
-from .conftest import MAPS, feature, grid_for, line, rect
+from .conftest import MAPS, ROOT, feature, grid_for, line, rect
 
 RG = MAPS / "reglamento"
 Y = 2.25  # a row of cell centres (0.5 cm cells)
@@ -144,3 +144,13 @@ def test_gateways_are_open_ground_through_a_building(rg):
     assert math.isinf(cost(grid(rg, [house]), (2, Y), (30, Y)))
     gate = feature("gateway", line((9, Y), (21, Y)), width=2)
     assert cost(grid(rg, [house, gate]), (2, Y), (30, Y)) == pytest.approx(28)
+
+
+def test_a_march_multiplier_that_makes_the_move_infinite_is_named(tmp_path):
+    text = (ROOT / "engine" / "rules" / "reglamento.toml").read_text("utf-8")
+    assert text.count("march = 2.0") == 1
+    path = tmp_path / "fast.toml"
+    path.write_text(text.replace("march = 2.0", "march = 1e308"), "utf-8")
+    with pytest.raises(engine.InputError, match=r"march multiplier 1e\+308 makes human's move of "
+                                                r"10 infinite"):
+        load_rules(path).unit("human", march=True)  # was "move must be finite, got inf"
