@@ -297,9 +297,6 @@ def threat_map(
     >>> int(t.count[bf.grid.xy_to_rc((150, 70))]), [i for i, _ in t.at((150, 95))]
     (2, [1])
     """
-    instance("battlefield", battlefield, Battlefield, "load_map")
-    instance("rules", rules, Ruleset, "load_rules")
-    charge = flag("charge", charge)
     pairs = _units(enemies)
     reaches = reach_army(battlefield, rules, pairs, charge=charge, directions=directions)
     count = np.zeros(battlefield.grid.shape, dtype=np.int16)

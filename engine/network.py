@@ -428,8 +428,5 @@ def describe(battlefield: Battlefield, rules: Ruleset, unit: Unit,
     >>> d["nodes"], d["edges"], [c["kind"] for c in d["chokepoints"]]
     (19, 18, ['bridge', 'bridge', 'ford'])
     """
-    instance("battlefield", battlefield, Battlefield, "load_map")
-    instance("rules", rules, Ruleset, "load_rules")
-    rules.check_unit(unit)
     found, regions = chokepoints(battlefield, rules, unit)
     return Network(network(battlefield, rules, tolerance), found, regions)

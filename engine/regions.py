@@ -59,7 +59,6 @@ def connected(grid: CostGrid, a, b) -> bool:
     >>> connected(g, (15, 60), (170, 60)), connected(g, (15, 60), (145, 71))
     (True, False)
     """
-    instance("grid", grid, CostGrid, "cost_grid")
     labels, _ = regions(grid)
     la = labels[grid.grid.xy_to_rc(a)]
     lb = labels[grid.grid.xy_to_rc(b)]

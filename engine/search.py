@@ -347,9 +347,9 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
     n = ws.run(g, source, -1, budget + _SLACK, lowest=True)
     try:
         if g.depth > 0:  # every label kept: its cell, cost, the label and step it came from
-            used = ws.used
+            lab = ws.labels
             cost, cell, prev, step, state = (
-                x[:used] for x in (*ws.labels[:4], ws.labels.state))
+                x[:ws.used] for x in (lab.cost, lab.cell, lab.prev, lab.step, lab.state))
             live = ((state & 3) != _kernels.DROPPED) & (cost <= budget + _SLACK)
             node = np.flatnonzero(live)
             cost, cell, prev, step = cost[node], cell[node], prev[node], step[node]
