@@ -116,8 +116,9 @@ class Battlefield:
     def check(self, rules: Ruleset) -> None:
         """Refuse what the ruleset makes wrong: a terrain kind it does not define
         (naming the kinds that exist), a hill that is a line, hill properties on
-        other ground, a crossing that does not cross water from bank to bank, a
-        gateway set in no building.
+        other ground, a road, trail or crossing whose centreline is off the table, a
+        crossing that does not cross water from bank to bank, a gateway set in no
+        building.
 
         Raises
         ------
@@ -143,6 +144,11 @@ class Battlefield:
             if kind.role != "hill" and (f.elevation or f.steep or f.climb is not None):
                 raise MapError(f"{self.source}: {f.label}: elevation, steep and climb belong "
                                f"to hills, not to {f.terrain}")
+            if f.linear and (kind.cancels or kind.role == "crossing") and not any(
+                    part.length > 0 for part in _line_parts(f.centreline)):
+                # Its strip may still reach the table, but the network follows centrelines.
+                raise MapError(f"{self.source}: {f.label}: a {f.terrain}'s centreline must "
+                               "run on the table; it lies wholly off it")
         def wet(kind) -> bool:
             return kind.role == "river" or any(rules.layers[n] == "water" for n in kind.layers)
 
@@ -169,14 +175,21 @@ class Battlefield:
                 raise MapError(f"{self.source}: {f.label}: a {f.terrain} must reach a bank; "
                                "it lies wholly in the water")
             # Each end on land, or at the table's edge (the bank may lie beyond it).
-            parts = getattr(f.centreline, "geoms", [f.centreline]) if f.linear else []
-            lines = [g for g in parts if g.geom_type == "LineString" and not g.is_empty]
+            lines = _line_parts(f.centreline) if f.linear else []
             for end in (p for line in lines for p in (line.coords[0], line.coords[-1])):
                 x, y = end
                 inside = 0 < x < self.width and 0 < y < self.height
                 if inside and water.contains(shapely.Point(end)):
                     raise MapError(f"{self.source}: {f.label}: a {f.terrain} must reach a "
                                    f"bank at each end; its end ({x:g}, {y:g}) is in the water")
+
+
+def _line_parts(centreline) -> list:
+    """The non-empty line strings of a centreline clipped to the table."""
+    if centreline is None or centreline.is_empty:
+        return []
+    parts = getattr(centreline, "geoms", [centreline])
+    return [g for g in parts if g.geom_type == "LineString" and not g.is_empty]
 
 
 def load_map(source: str | Path | dict) -> Battlefield:

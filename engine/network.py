@@ -34,7 +34,7 @@ from shapely.ops import substring
 from ._args import instance, real
 from .errors import InputError
 from .grid import GridSpec
-from .maps import Battlefield, Feature
+from .maps import Battlefield, Feature, _line_parts
 from .rules import Ruleset, Unit
 from .terrain import _combo_multiplier, _cover, layers, unit_mask
 
@@ -98,7 +98,7 @@ def network(battlefield: Battlefield, rules: Ruleset, tolerance: float | None = 
     kinds = {n for n, k in rules.terrain.items() if k.cancels or k.role == "crossing"}
     pieces: list[tuple[Feature, LineString]] = [
         (f, part) for f in battlefield.features if f.terrain in kinds and f.linear
-        for part in _parts(f.centreline) if part.length > 0
+        for part in _line_parts(f.centreline) if part.length > 0
     ]
     lines = [p for _, p in pieces]
     tree = shapely.STRtree(lines)
@@ -169,13 +169,6 @@ def network(battlefield: Battlefield, rules: Ruleset, tolerance: float | None = 
             data["kind"] = "end"
     battlefield._cache[key] = graph
     return graph
-
-
-def _parts(geom) -> list:
-    """The line strings of a (multi) line geometry."""
-    if geom is None or geom.is_empty:
-        return []
-    return [g for g in getattr(geom, "geoms", [geom]) if isinstance(g, LineString)]
 
 
 def _points(geom) -> list[Point]:

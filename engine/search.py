@@ -823,6 +823,11 @@ def _check_multipliers(multipliers, cell) -> np.ndarray:
         raise InputError("multipliers must be >= 1 (inf for blocked), with no NaN")
     if not (real(cell) and math.isfinite(cell) and cell > 0):
         raise InputError(f"cell must be a finite number > 0, got {cell!r}")
+    # A path's cost sums steps up to 4.2 cells long over the whole grid.
+    dearest = float(m[np.isfinite(m)].max(initial=1.0))
+    if not cell * dearest * 8.0 * m.size < 1e300:
+        raise InputError(f"cell {cell:g} is too large: costs over a {m.shape[0]} x {m.shape[1]} "
+                         "grid would overflow")
     return m
 
 

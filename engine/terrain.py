@@ -430,16 +430,17 @@ def bucket_count(st: Steps, costliest: float) -> int:
     ------
     InputError
         The costliest step would need more than ``_MAX_BUCKETS`` buckets: a
-        multiplier or flat cost so large (yet finite) that the search's queue
-        would not fit in memory.
+        multiplier or flat cost (crossing, climb, formation change) so large (yet
+        finite) that the search's queue would not fit in memory.
     """
     ratio = costliest / float(st.length.min())
     if not ratio < _MAX_BUCKETS - 2:  # also NaN and inf
         raise InputError(
             f"the costliest step costs {costliest:.3g} table units, {ratio:.3g} times the "
             f"shortest step; at most {_MAX_BUCKETS - 2:g} times is supported: a "
-            "multiplier or flat crossing cost is too large (use inf or \"impassable\" for "
-            "ground nobody enters)"
+            "multiplier or a flat cost (a crossing's, a climb's or the rules' "
+            "formation_change) is too large (use inf or \"impassable\" for ground nobody "
+            "enters)"
         )
     return 1 << (int(ratio) + 2).bit_length()
 
@@ -846,8 +847,11 @@ def _combo_multiplier(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> flo
     Layers multiply; each layer counts once however many features bring it.
     """
     on = _combo_layers(kinds, rules, unit)
-    if on is None:
-        return math.inf
+    return math.inf if on is None else _layers_multiplier(on, rules, unit)
+
+
+def _layers_multiplier(on: set[str], rules: Ruleset, unit: Unit) -> float:
+    """Multiplier of the layers ``on`` for ``unit``, combined as the rules say."""
     rates = [unit.multipliers[name] for name in on]
     return max(rates, default=1.0) if rules.combine == "worst" else math.prod(rates)
 
@@ -863,9 +867,9 @@ def _combo_layers(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> set[str
     """The layers a unit pays on ground covered by ``kinds``; None where it is impassable.
 
     A river is impassable unless a crossing (bridge, ford) lies over it, whose
-    own layers then apply, or the unit swims; a building is impassable but
-    through a gateway.  Road-like kinds cancel whole layer classes.  Flyers
-    ignore ground terrain.
+    own layers then apply (the cheapest crossing's, where several overlap), or
+    the unit swims; a building is impassable but through a gateway.  Road-like
+    kinds cancel whole layer classes.  Flyers ignore ground terrain.
     """
     if unit.flying:
         return set()
@@ -877,15 +881,12 @@ def _combo_layers(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> set[str
     for s in specs:
         if s.role in ("ground", "hill"):
             on_layers.update(s.layers)
+    ways: list[tuple[str, ...]] = [()]  # the layers of each way over a river
     if "river" in roles:
         if "crossing" in roles:
-            for s in specs:
-                if s.role == "crossing":
-                    on_layers.update(s.layers)
+            ways = [s.layers for s in specs if s.role == "crossing"]
         elif unit.swimming:
-            for s in specs:
-                if s.role == "river":
-                    on_layers.update(s.layers)
+            ways = [tuple(name for s in specs if s.role == "river" for name in s.layers)]
         else:
             return None
     if "building" in roles:
@@ -895,4 +896,6 @@ def _combo_layers(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> set[str
             if s.role == "gateway":
                 on_layers.update(s.layers)
     cancelled = {c for s in specs for c in s.cancels}
-    return {name for name in on_layers if rules.layers[name] not in cancelled}
+    options = [{name for name in on_layers.union(way) if rules.layers[name] not in cancelled}
+               for way in ways]
+    return min(options, key=lambda on: _layers_multiplier(on, rules, unit))

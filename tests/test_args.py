@@ -128,3 +128,13 @@ def test_wrong_kinds_of_argument_are_named(rules, demo, call, words):
     with pytest.raises(engine.InputError) as exc:
         call(demo[0], rules, demo[1])  # each was an AttributeError, TypeError or KeyError
     assert str(exc.value).startswith(words)
+
+
+@pytest.mark.parametrize("cell", [1e308, 1e299])
+def test_a_raw_grid_cell_so_large_its_costs_overflow_is_refused(cell, recwarn):
+    with pytest.raises(engine.InputError, match=r"^cell 1e\+(308|299) is too large: costs over "
+                                                r"a 4 x 4 grid would overflow$"):
+        engine.cost_field(np.ones((4, 4)), (0, 0), cell=cell)
+    assert not recwarn.list  # numpy's overflow warnings were printed before the error
+    far = engine.cost_field(np.ones((4, 4)), (0, 0), cell=1e290)[3, 3]
+    assert far == pytest.approx(3 * 2**0.5 * 1e290)

@@ -106,6 +106,13 @@ def test_bridge_versus_ford_versus_swimming(rules):
     assert cost(eagles, a, b) == pytest.approx(30)
 
 
+def test_a_ford_drawn_over_a_bridge_leaves_the_bridge_free(rules):
+    # Where both lie over the water the unit takes the cheaper way over: the bridge.
+    # (Before, the ford's x2 was charged on the bridge too: 34 rather than 30.)
+    assert cost(grid_for(rules, [RIVER, BRIDGE, FORD]), (5, Y), (35, Y)) == pytest.approx(30)
+    assert cost(grid_for(rules, [RIVER, FORD, BRIDGE]), (5, Y), (35, Y)) == pytest.approx(30)
+
+
 # --- frontage and formation changes ----------------------------------------------------
 
 
@@ -292,6 +299,14 @@ def test_connected_agrees_with_the_chokepoints(rules):
      "feature 0 (id 'g1'): a gateway must be set in a building; it overlaps none"),
     ([feature("road", line((0, 5), (40, 5)), "r1", width=1e-300)],
      "feature 0 (id 'r1'): width 1e-300 is too small to give the LineString any area"),
+    # Its strip reaches the table, its centreline does not: it was left out of the
+    # network while its strip still cancelled the ground under it.
+    ([feature("road", line((-1, -1), (41, -1)), "r2", width=4)],
+     "feature 0 (id 'r2'): a road's centreline must run on the table; it lies wholly off it"),
+    # The same for a bridge (which once crashed the bank check with an IndexError).
+    ([feature("river", line((10, -1), (10, 21)), width=4),
+      feature("bridge", line((7, -0.5), (13, -0.5)), "b4", width=2)],
+     "feature 1 (id 'b4'): a bridge's centreline must run on the table; it lies wholly off it"),
 ])
 def test_bad_network_geometry_is_refused(rules, feats, words):
     bf_dict = battlefield(feats)
@@ -307,9 +322,6 @@ def test_bad_network_geometry_is_refused(rules, feats, words):
     # a river that ends under the bridge
     [feature("river", line((0, 10), (20, 10)), width=2),
      feature("bridge", line((19, 6), (19, 14)), width=4)],
-    # a bridge whose centreline runs just off the table, its strip on it (an IndexError)
-    [feature("river", line((10, -1), (10, 21)), width=4),
-     feature("bridge", line((7, -0.5), (13, -0.5)), width=2)],
 ])
 def test_crossings_with_a_bank_off_the_table_or_round_the_river_end_load(rules, feats):
     network(engine.load_map(battlefield(feats)), rules)  # refused by a both-banks test
