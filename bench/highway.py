@@ -5,12 +5,14 @@ writes bench/HIGHWAY.md with what it printed (``--quick``: a 1024^2 map, no file
 
 The map is wild country (``campaign_map``): scrub everywhere, woods, broken
 ground and bog over it, and a road grid whose roads bend.  Humans without rear
-ranks travel between towns at road ends.  Each route is answered by
-``engine.route`` (A* over the whole grid, straight-line bound) and by
-``Highway.route`` (the same A* bounded by landmark fields placed on the road
-network); their costs are checked equal within a cell before anything is
-timed.  Times are medians in milliseconds after a warm-up call; "cells" is
-how many cells the search touched.
+ranks travel between towns at road ends and junctions, and between two points
+in open country.  Each route is answered by ``engine.route`` (A* over the
+whole grid, straight-line bound), by ``Highway.route`` (the same A* bounded by
+landmark fields placed on the road network) and by a ``Highway`` that also
+keeps the towns as places (a field of its own for each); their costs are
+checked equal within a cell before anything is timed.  Times are medians in
+milliseconds after a warm-up call; "cells" is how many cells the search
+touched.
 """
 
 from __future__ import annotations
@@ -33,11 +35,12 @@ from engine.highway import Highway  # noqa: E402
 from engine.search import _NO_LANDMARKS, _start_cell, _workspace  # noqa: E402
 
 
-def touched(grid, a, b, landmarks) -> int:
-    """Cells the A* touches between two points."""
+def touched(grid, a, b, plan) -> int:
+    """Cells the A* touches between two points (``plan``: `Highway._plan`, or None)."""
     ws = _workspace(grid)
     s, t = _start_cell(grid, a, "a"), _start_cell(grid, b, "b")
-    n = ws.run(grid, s, t, math.inf, landmarks(t) if landmarks else _NO_LANDMARKS)
+    s, t, bounds = plan(s, t) if plan else (s, t, _NO_LANDMARKS)
+    n = ws.run(grid, s, t, math.inf, bounds)
     ws.reset(n)
     return n
 
@@ -62,29 +65,43 @@ def main() -> None:
     grid = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
     build = time.perf_counter() - t
     engine.warm_up()
-    t = time.perf_counter()
-    hw = Highway(grid, args.landmarks)
-    pre = time.perf_counter() - t
-    say(f"# Network highway on a {n} x {n} campaign map\n")
-    say(f"{dt.date.today()}, {platform.machine()}, {platform.python_version()}, "
-        f"engine cost grid built in {build:.1f} s; {len(hw.cells)} landmarks on the network "
-        f"built in {pre:.1f} s ({hw.fields.nbytes / 2**20:.0f} MiB of float32 fields).\n")
-    say("| route | cost | turns | grid A* ms | cells | highway ms | cells | speed-up |")
-    say("|---|---|---|---|---|---|---|---|")
     s = n / 4096
     towns = {"NW": (300 * s, 300 * s), "SE": (3800 * s, 3800 * s), "W": (2 * s, 1700 * s),
              "E": (4090 * s, 2400 * s), "N": (1700 * s, 2 * s), "S": (3100 * s, 4090 * s),
              "NW+100": (400 * s, 300 * s), "NW+400": (700 * s, 300 * s)}
-    for a, b in (("NW", "NW+100"), ("NW", "NW+400"), ("NW", "SE"), ("W", "E"), ("N", "S")):
-        pa, pb = towns[a], towns[b]
-        full, fast = engine.route(grid, pa, pb), hw.route(pa, pb)
+    fields = {"moor": (1350 * s, 2050 * s), "fen": (650 * s, 3450 * s)}  # in open country
+    t = time.perf_counter()
+    hw = Highway(grid, args.landmarks)
+    pre = time.perf_counter() - t
+    t = time.perf_counter()
+    hp = Highway(grid, args.landmarks, places=list(towns.values()))
+    pre_places = time.perf_counter() - t
+    say(f"# Network highway on a {n} x {n} campaign map\n")
+    say(f"{dt.date.today()}, {platform.machine()}, {platform.python_version()}, "
+        f"engine cost grid built in {build:.1f} s; {len(hw.cells)} landmarks on the network "
+        f"built in {pre:.1f} s ({hw.fields.nbytes / 2**20:.0f} MiB of float32 fields); with "
+        f"the {len(hp.places)} towns as places too, {pre_places:.1f} s "
+        f"({(hp.fields.nbytes + sum(f.nbytes for f in hp._places.values())) / 2**20:.0f} MiB)."
+        "\n")
+    say("| route | cost | turns | grid A* ms | cells | highway ms | cells | with places ms "
+        "| cells | speed-up, highway / with places |")
+    say("|---|---|---|---|---|---|---|---|---|---|")
+    where = towns | fields
+    for a, b in (("NW", "NW+100"), ("NW", "NW+400"), ("NW", "SE"), ("W", "E"), ("N", "S"),
+                 ("SE", "NW"), ("moor", "SE"), ("SE", "fen"), ("moor", "fen")):
+        pa, pb = where[a], where[b]
+        full, fast, placed = engine.route(grid, pa, pb), hw.route(pa, pb), hp.route(pa, pb)
         assert abs(full.cost - fast.cost) <= grid.cell, (full.cost, fast.cost)
+        assert abs(full.cost - placed.cost) <= grid.cell, (full.cost, placed.cost)
         t_full = median_ms(lambda pa=pa, pb=pb: engine.route(grid, pa, pb), args.rounds)
         t_fast = median_ms(lambda pa=pa, pb=pb: hw.route(pa, pb), args.rounds)
+        t_placed = median_ms(lambda pa=pa, pb=pb: hp.route(pa, pb), args.rounds)
         c_full = touched(grid, pa, pb, None)
-        c_fast = touched(grid, pa, pb, hw._bounds)
+        c_fast = touched(grid, pa, pb, hw._plan)
+        c_placed = touched(grid, pa, pb, hp._plan)
         say(f"| {a} to {b} | {full.cost:.1f} | {full.turns} | {t_full:.0f} | {c_full:,} | "
-            f"{t_fast:.0f} | {c_fast:,} | {t_full / t_fast:.1f}x |")
+            f"{t_fast:.0f} | {c_fast:,} | {t_placed:.0f} | {c_placed:,} | "
+            f"{t_full / t_fast:.1f}x / {t_full / t_placed:.1f}x |")
     if not args.quick:
         (ROOT / "bench" / "HIGHWAY.md").write_text("\n".join(out) + "\n", "utf-8")
 

@@ -27,6 +27,19 @@ The bound never overestimates, so the search finds the full grid search's
 cost exactly, cell to cell, with rear ranks too (both keep every path no
 other beats, `_kernels.search_labels`).  Among routes of equal cell cost it
 may pick another, whose exact start and goal price a hair differently.
+
+Why the landmarks leave so many cells to search across a road grid: its
+staircases of roads cost within a few table units of each other, and a
+landmark bound is that close to the true cost only where the goal lies on
+the way from the cell to the landmark.  A landmark 20 cells beside the goal
+already leaves 40 table units of slack over half the grid.  So a `Highway`
+also takes *places*, the points an AI routes between most (towns, forts,
+crossings): each keeps its own field, and a route to a place uses that field
+alone, which is its exact cost to the goal, so the A* goes nearly straight
+down the cheapest path.  Where a step costs the same both ways (and the unit
+has no rear ranks, whose cost depends on which way they trail), a route from
+a place is searched from the goal back to it and reversed, with the same
+cost.
 """
 
 from __future__ import annotations
@@ -35,11 +48,11 @@ import dataclasses
 
 import numpy as np
 
-from ._args import instance, whole
+from ._args import instance, listed, point, whole
 from .ai import flow_field
 from .errors import InputError
 from .network import network
-from .search import Route, _route
+from .search import Route, _route, _start_cell
 from .terrain import CostGrid, cost_grid
 
 __all__ = ["Highway"]
@@ -60,6 +73,11 @@ class Highway:
         How many cost fields to keep (4 bytes a cell each), at most: there are
         only as many places for them as the network has nodes, plus the
         table's four corners (`cells` holds those chosen).
+    places : list of (x, y), optional
+        Points routes often start or end at; each keeps an exact field of its
+        own (4 bytes a cell, one flow field's time to build), so routes to it,
+        and from it where steps cost the same both ways, search few cells
+        beyond their path.  Two points in one cell are one place.
 
     Attributes
     ----------
@@ -70,7 +88,8 @@ class Highway:
     Raises
     ------
     InputError
-        ``landmarks`` is not a whole number >= 1, or the unit can stand nowhere.
+        ``landmarks`` is not a whole number >= 1, the unit can stand nowhere, or
+        a place is not a point on ground the unit can stand on.
 
     Examples
     --------
@@ -81,12 +100,16 @@ class Highway:
     >>> a, b = (2, 29), (198, 111)
     >>> abs(hw.route(a, b).cost - route(grid, a, b).cost) < grid.cell
     True
+    >>> town = Highway(grid, landmarks=4, places=[b])
+    >>> abs(town.route(a, b).cost - route(grid, a, b).cost) < grid.cell
+    True
     """
 
-    def __init__(self, grid: CostGrid, landmarks: int = 8):
+    def __init__(self, grid: CostGrid, landmarks: int = 8, places=()):
         instance("grid", grid, CostGrid, "cost_grid")
         if not whole(landmarks) or landmarks < 1:
             raise InputError(f"landmarks must be a whole number >= 1, got {landmarks!r}")
+        at = [_start_cell(grid, point(xy), "place") for xy in listed("places", places)]
         self.grid = grid
         self.cells = _place(grid, landmarks)
         # Fields without the footprint: what the rear ranks add depends on the path,
@@ -102,6 +125,13 @@ class Highway:
             cost = flow_field(front, [xy]).cost.ravel()  # every cell's cost to the landmark
             self.fields[:, i] = cost
             top = max(top, float(cost[np.isfinite(cost)].max(initial=0.0)))
+        # Each place's own field of costs to it: cell -> an (n, 1) column.
+        self._places: dict[int, np.ndarray] = {}
+        for cell in dict.fromkeys(at):
+            xy = grid.grid.rc_to_xy(divmod(cell, grid.grid.shape[1]))
+            cost = flow_field(front, [xy]).cost.reshape(-1, 1).astype(np.float32)
+            self._places[cell] = cost
+            top = max(top, float(cost[np.isfinite(cost)].max(initial=0.0)))
         self.slack = top * _F32_SLACK
         # Rows of steps out of the cells that are not flat, shared among them, for the
         # A* of a unit without rear ranks (`CostGrid.outgoing_steps`, `_kernels.search_plain`).
@@ -111,6 +141,14 @@ class Highway:
         # too.
         self.symmetric = bool((grid.steep == 1.0).all() and not grid.enter.any()
                               and not grid.narrow.any())
+        # A route from a place may be searched backwards to it (see the module's notes).
+        self._reversible = self.symmetric and grid.unit.depth == 0
+
+    @property
+    def places(self) -> list[tuple[float, float]]:
+        """The places' cells' centres (table units), in the order first given."""
+        cols = self.grid.grid.shape[1]
+        return [self.grid.grid.rc_to_xy(divmod(c, cols)) for c in self._places]
 
     @property
     def landmarks(self) -> list[tuple[float, float]]:
@@ -130,16 +168,28 @@ class Highway:
         InputError
             A point off the table or on impassable ground; a bad allowance.
         """
-        return _route(self.grid, start, goal, allowance, self._bounds)
+        return _route(self.grid, start, goal, allowance, self._plan)
 
-    def _bounds(self, target: int) -> tuple[np.ndarray, np.ndarray]:
-        """The fields and `_kernels.search`'s two rows for them: each landmark's cost
-        from the goal less the float32 slack where costs are the same both ways (else
-        ``-inf``), and minus it less the slack."""
-        at = self.fields[target]
+    def _plan(self, source: int, target: int) -> tuple[int, int, tuple]:
+        """Which way to search and with which fields (`search._route`): to a place with
+        its own field; from a place, backwards, where a step costs the same both ways;
+        else to the goal with the landmarks'."""
+        if target in self._places:
+            return source, target, self._bounds(target, self._places[target])
+        if self._reversible and source in self._places:
+            return target, source, self._bounds(source, self._places[source])
+        return source, target, self._bounds(target)
+
+    def _bounds(self, target: int, fields: np.ndarray | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """The fields (the landmarks' unless given) and `_kernels.search`'s two rows for
+        them: each one's cost from the goal less the float32 slack where costs are the
+        same both ways (else ``-inf``), and minus it less the slack."""
+        fields = self.fields if fields is None else fields
+        at = fields[target]
         slack = np.float32(self.slack)
         ahead = at - slack if self.symmetric else np.full_like(at, -np.inf)
-        return self.fields, np.stack([ahead, -at - slack])
+        return fields, np.stack([ahead, -at - slack])
 
 
 def _place(grid: CostGrid, count: int) -> np.ndarray:

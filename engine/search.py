@@ -11,6 +11,7 @@ import bisect
 import functools
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -551,24 +552,28 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None) -> Route:
 
 
 def _route(grid: CostGrid, start, goal, allowance: float | None,
-           landmarks: tuple | None = None) -> Route:
-    """`route`, optionally with landmark bounds ``(fields, lower bounds at the goal)``
-    given by a function of the goal cell."""
+           plan: Callable[[int, int], tuple[int, int, tuple]] | None = None) -> Route:
+    """`route`, optionally planned by a function of the start and goal cells that gives
+    the cells to search from and to (the goal's to the start's where a step costs the
+    same both ways, the path then reversed) and the landmark bounds ``(fields, lower
+    bounds at the cell searched to)``."""
     per_turn = _allowance(grid, allowance)
     source = _start_cell(grid, start, "start")
     target = _start_cell(grid, goal, "goal")
+    a, b, bounds = (source, target, _NO_LANDMARKS) if plan is None else plan(source, target)
     ws = _workspace(grid)
-    n = ws.run(grid, source, target, math.inf,
-               _NO_LANDMARKS if landmarks is None else landmarks(target))
+    n = ws.run(grid, a, b, math.inf, bounds)
     try:
-        if ws.dist[target] == math.inf:
+        if ws.dist[b] == math.inf:
             raise NoRouteError(
                 f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, {goal[1]:g}) "
                 f"for {grid.unit.race}"
             )
-        cells = ws.path(grid, source, target)
+        cells = ws.path(grid, a, b)
     finally:
         ws.reset(n)
+    if a != source:
+        cells.reverse()
     path, priced, rows = _join(grid, start, goal, _polyline(grid, cells))
     turns, stops = _turns(rows, priced.cost, per_turn)
     return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)

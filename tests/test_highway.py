@@ -241,15 +241,94 @@ def test_highway_on_random_pairs_of_the_small_maps(which, depth, pick):
         assert engine.price_path(front, rt.path).cost <= rt.cost * (1 + 1e-12)
 
 
+def plan_cost(grid, a, b, plan):
+    """Cell-to-cell cost and cells touched of the search `Highway._plan` chooses."""
+    ws = _workspace(grid)
+    s, t, bounds = plan(_start_cell(grid, a, "a"), _start_cell(grid, b, "b"))
+    n = ws.run(grid, s, t, math.inf, bounds)
+    d = ws.dist[t]
+    ws.reset(n)
+    return d, n
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_routes_to_and_from_places_cost_what_the_full_search_finds(rules, seed):
+    g = engine.cost_grid(wild(seed), rules, rules.unit("humans", depth=0, frontage=2))
+    rng = np.random.default_rng(seed)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    towns = [_point(g, c) for c in rng.choice(open_cells, 3, replace=False)]
+    hw = Highway(g, landmarks=4, places=towns)
+    assert hw.places == towns and hw._reversible
+    alt = Highway(g, landmarks=4)
+    ours = theirs = 0
+    for c in rng.choice(open_cells, 8):
+        for town in towns:
+            for a, b in ((_point(g, c), town), (town, _point(g, c))):
+                full = cell_cost(g, a, b, None)[0]
+                fast, fast_n = plan_cost(g, a, b, hw._plan)
+                assert fast == pytest.approx(full, rel=1e-12, abs=1e-9)  # cell to cell: exact
+                assert abs(hw.route(a, b).cost - engine.route(g, a, b).cost) <= g.cell
+                ours += fast_n
+                theirs += cell_cost(g, a, b, alt._bounds)[1]
+    assert ours < 0.7 * theirs  # the place's own field bounds more tightly than landmarks
+
+
+def test_a_place_searches_with_its_own_exact_field(rules):
+    g = engine.cost_grid(wild(3, n=60), rules, rules.unit("humans", depth=0, frontage=2))
+    town = (50.5, 10.5)
+    hw = Highway(g, landmarks=3, places=[town, (50.2, 10.9)])  # one cell: one place
+    assert hw.places == [town]
+    here = _start_cell(g, (5.5, 40.5), "start")
+    goal = _start_cell(g, town, "goal")
+    to_town = engine.flow_field(g, [town]).cost.ravel()
+    for source, target in ((here, goal), (goal, here)):  # from the town: searched backwards
+        s, t, (fields, bounds) = hw._plan(source, target)
+        assert (s, t) == (here, goal) and fields.shape == (g.base.size, 1)
+        ok = np.isfinite(to_town)
+        bound = np.maximum(bounds[0] - fields[:, 0], fields[:, 0] + bounds[1])
+        assert (bound[ok] <= to_town[ok] + 1e-9).all()
+        assert np.allclose(bound[ok], to_town[ok], rtol=1e-6, atol=1e-3)  # tight everywhere
+
+
+@pytest.mark.parametrize(("mapname", "depth"), [("demo", 0.0), ("wild", 4.0)])
+def test_a_route_from_a_place_is_not_searched_backwards_where_direction_matters(
+        rules, mapname, depth):
+    bf = engine.load_map(MAPS / "demo.geojson") if mapname == "demo" else wild(1)
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth, frontage=2))
+    a, b = ((30.25, 40.25), (170.25, 95.25)) if mapname == "demo" else ((5.5, 5.5), (110.5, 100.5))
+    hw = Highway(g, landmarks=3, places=[a])
+    assert not hw._reversible  # slopes on the demo map; rear ranks on the wild one
+    source, target = _start_cell(g, a, "a"), _start_cell(g, b, "b")
+    s, t, (fields, _) = hw._plan(source, target)
+    assert (s, t) == (source, target) and fields is hw.fields
+    assert abs(hw.route(a, b).cost - engine.route(g, a, b).cost) <= g.cell
+    assert abs(hw.route(b, a).cost - engine.route(g, b, a).cost) <= g.cell  # to the place
+
+
+@pytest.mark.parametrize(("places", "words"), [
+    ("12", "places must be a list, got str"),
+    (["12"], "a point must be two numbers x,y, got '12'"),
+    ([(500, 5)], r"point \(500, 5\) is off the table"),
+    ([(20, 10)], r"place \(20, 10\) is on impassable ground \(river\)"),
+])
+def test_highway_refuses_bad_places(rules, places, words):
+    feats = [feature("river", line((20, -1), (20, 21)), width=4)]
+    g = engine.cost_grid(engine.load_map(battlefield(feats)), rules, rules.unit("humans"))
+    with pytest.raises(engine.InputError, match=words):
+        Highway(g, landmarks=2, places=places)
+
+
 def test_highway_on_a_campaign_map(rules):
     """The benchmark's map at its --quick size: long routes between towns and random
-    pairs cost exactly what the full grid search finds, touching fewer cells."""
+    pairs cost exactly what the full grid search finds, touching fewer cells; to and
+    from a town kept as a place, far fewer still."""
     n = 1024
+    s = n / 4096
     g = engine.cost_grid(campaign_map(n), rules, rules.unit("humans", depth=0))
-    hw = Highway(g, landmarks=8)
+    town = (3800 * s, 3800 * s)
+    hw = Highway(g, landmarks=8, places=[town])
     assert hw.fields.shape == (g.base.size, len(hw.cells))
     assert hw.rows and not g.kernel_args.table_cost.size  # shared rows, no whole table
-    s = n / 4096
     pairs = [((300 * s, 300 * s), (3800 * s, 3800 * s)), ((2 * s, 1700 * s), (4090 * s, 2400 * s)),
              ((1700 * s, 2 * s), (3100 * s, 4090 * s))]
     rng = np.random.default_rng(4)
@@ -260,4 +339,10 @@ def test_highway_on_a_campaign_map(rules):
         fast, fast_n = cell_cost(g, pa, pb, hw._bounds)
         assert fast == pytest.approx(full, rel=1e-12, abs=1e-9)
         assert fast_n <= full_n
+        assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell
+    for pa, pb in [((300 * s, 300 * s), town), (town, (2 * s, 1700 * s))]:
+        full = cell_cost(g, pa, pb, None)[0]
+        fast, fast_n = plan_cost(g, pa, pb, hw._plan)
+        assert fast == pytest.approx(full, rel=1e-12, abs=1e-9)
+        assert fast_n < cell_cost(g, pa, pb, hw._bounds)[1] / 3
         assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell
