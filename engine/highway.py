@@ -51,6 +51,7 @@ import numpy as np
 from ._args import instance, listed, point, whole
 from .ai import flow_field
 from .errors import InputError
+from .maps import _memory_bytes
 from .network import network
 from .search import Route, _route, _start_cell
 from .terrain import CostGrid, cost_grid
@@ -109,30 +110,29 @@ class Highway:
         instance("grid", grid, CostGrid, "cost_grid")
         if not whole(landmarks) or landmarks < 1:
             raise InputError(f"landmarks must be a whole number >= 1, got {landmarks!r}")
-        at = [_start_cell(grid, point(xy), "place") for xy in listed("places", places)]
+        places = [point(xy) for xy in listed("places", places)]
+        for xy in places:
+            _start_cell(grid, xy, "place")  # every place checked before any field is built
         self.grid = grid
         self.cells = _place(grid, landmarks)
         # Fields without the footprint: what the rear ranks add depends on the path,
         # and costs without it are never higher, so they still bound from below.
-        front = grid
+        self._front = grid
         if grid.unit.depth > 0:
-            front = cost_grid(grid.battlefield, grid.rules,
-                              dataclasses.replace(grid.unit, depth=0.0), len(grid.steps.dr))
+            self._front = cost_grid(grid.battlefield, grid.rules,
+                                    dataclasses.replace(grid.unit, depth=0.0),
+                                    len(grid.steps.dr))
         # Cell-major: a cell's landmark costs share a cache line, read together.
         self.fields = np.empty((grid.base.size, len(self.cells)), dtype=np.float32)
         top = 0.0
         for i, xy in enumerate(self.landmarks):
-            cost = flow_field(front, [xy]).cost.ravel()  # every cell's cost to the landmark
+            cost = flow_field(self._front, [xy]).cost.ravel()  # every cell's cost to it
             self.fields[:, i] = cost
             top = max(top, float(cost[np.isfinite(cost)].max(initial=0.0)))
-        # Each place's own field of costs to it: cell -> an (n, 1) column.
-        self._places: dict[int, np.ndarray] = {}
-        for cell in dict.fromkeys(at):
-            xy = grid.grid.rc_to_xy(divmod(cell, grid.grid.shape[1]))
-            cost = flow_field(front, [xy]).cost.reshape(-1, 1).astype(np.float32)
-            self._places[cell] = cost
-            top = max(top, float(cost[np.isfinite(cost)].max(initial=0.0)))
         self.slack = top * _F32_SLACK
+        self._places: dict[int, np.ndarray] = {}  # cell -> an (n, 1) column of costs to it
+        for xy in places:
+            self.add_place(xy)
         # Rows of steps out of the cells that are not flat, shared among them, for the
         # A* of a unit without rear ranks (`CostGrid.outgoing_steps`, `_kernels.search_plain`).
         self.rows = bool(grid.unit.depth == 0 and grid.outgoing_steps[0].size)
@@ -143,6 +143,29 @@ class Highway:
                               and not grid.narrow.any())
         # A route from a place may be searched backwards to it (see the module's notes).
         self._reversible = self.symmetric and grid.unit.depth == 0
+
+    def add_place(self, xy) -> None:
+        """Keep an exact field of costs to the point ``xy`` (see ``places``); a point in
+        a place's cell already is that place.
+
+        Raises
+        ------
+        InputError
+            ``xy`` is not a point on ground the unit can stand on, or another field
+            would not fit in half the machine's memory.
+        """
+        cell = _start_cell(self.grid, point(xy), "place")
+        if cell in self._places:
+            return
+        held = self.fields.nbytes + sum(f.nbytes for f in self._places.values())
+        need = 4 * self.grid.base.size
+        if held + need > _memory_bytes() // 2:
+            raise InputError(f"no room for another place: the {len(self._places)} places and "
+                             f"{len(self.cells)} landmarks already hold {held / 2**30:.3g} GiB")
+        centre = self.grid.grid.rc_to_xy(divmod(cell, self.grid.grid.shape[1]))
+        cost = flow_field(self._front, [centre]).cost.reshape(-1, 1).astype(np.float32)
+        self._places[cell] = cost
+        self.slack = max(self.slack, float(cost[np.isfinite(cost)].max(initial=0.0)) * _F32_SLACK)
 
     @property
     def places(self) -> list[tuple[float, float]]:

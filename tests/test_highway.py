@@ -305,6 +305,23 @@ def test_a_route_from_a_place_is_not_searched_backwards_where_direction_matters(
     assert abs(hw.route(b, a).cost - engine.route(g, b, a).cost) <= g.cell  # to the place
 
 
+def test_a_place_added_later_serves_as_one_given_at_first(rules, monkeypatch):
+    g = engine.cost_grid(wild(3, n=60), rules, rules.unit("humans", depth=0, frontage=2))
+    town, here = (50.5, 10.5), (5.5, 40.5)
+    given = Highway(g, landmarks=3, places=[town])
+    later = Highway(g, landmarks=3)
+    later.add_place(town)
+    later.add_place((50.9, 10.1))  # the same cell: nothing new
+    assert later.places == given.places == [town]
+    cells = _start_cell(g, here, "a"), _start_cell(g, town, "b")
+    np.testing.assert_array_equal(later._plan(*cells)[2][0], given._plan(*cells)[2][0])
+    assert later.route(here, town).cost == given.route(here, town).cost
+    monkeypatch.setattr("engine.highway._memory_bytes", lambda: 2 * later.fields.nbytes)
+    with pytest.raises(engine.InputError, match=r"^no room for another place: the 1 places "):
+        later.add_place(here)
+    assert later.places == [town]
+
+
 @pytest.mark.parametrize(("places", "words"), [
     ("12", "places must be a list, got str"),
     (["12"], "a point must be two numbers x,y, got '12'"),
