@@ -82,15 +82,25 @@ class Highway:
 
     Attributes
     ----------
+    cells : ndarray of int64
+        The landmarks' cells (flat indices); `landmarks` gives their centres.
+    fields : ndarray of float32
+        Every cell's cost to each landmark, one column each.
     rows : bool
         Whether routes read shared rows of steps (a unit without rear ranks,
         and the rows fit in the grid's table budget).
+    symmetric : bool
+        Whether a step costs the same both ways on this grid (no slopes, entry
+        costs or narrow passages), so the bounds hold both ways round.
+    slack : float
+        How far the bounds are lowered to cover float32 rounding.
 
     Raises
     ------
     InputError
-        ``landmarks`` is not a whole number >= 1, the unit can stand nowhere, or
-        a place is not a point on ground the unit can stand on.
+        ``landmarks`` is not a whole number >= 1, the unit can stand nowhere, a
+        place is not a point on ground the unit can stand on (named by its
+        index), or the places' fields would not fit in memory (`add_place`).
 
     Examples
     --------
@@ -110,9 +120,12 @@ class Highway:
         instance("grid", grid, CostGrid, "cost_grid")
         if not whole(landmarks) or landmarks < 1:
             raise InputError(f"landmarks must be a whole number >= 1, got {landmarks!r}")
-        places = [point(xy) for xy in listed("places", places)]
-        for xy in places:
-            _start_cell(grid, xy, "place")  # every place checked before any field is built
+        places = listed("places", places)
+        for i, xy in enumerate(places):  # every place checked before any field is built
+            try:
+                _start_cell(grid, point(xy), "place")
+            except InputError as exc:
+                raise InputError(f"place {i}: {exc}") from None
         self.grid = grid
         self.cells = _place(grid, landmarks)
         # Fields without the footprint: what the rear ranks add depends on the path,
@@ -145,8 +158,12 @@ class Highway:
         self._reversible = self.symmetric and grid.unit.depth == 0
 
     def add_place(self, xy) -> None:
-        """Keep an exact field of costs to the point ``xy`` (see ``places``); a point in
-        a place's cell already is that place.
+        """Keep an exact field of costs to a point, as for ``places``.
+
+        Parameters
+        ----------
+        xy : (x, y)
+            A table point; one in a place's cell already is that place.
 
         Raises
         ------
@@ -193,15 +210,19 @@ class Highway:
         """
         return _route(self.grid, start, goal, allowance, self._plan)
 
-    def _plan(self, source: int, target: int) -> tuple[int, int, tuple]:
+    def _plan(self, source: int, target: int) -> tuple[int, int, tuple | None]:
         """Which way to search and with which fields (`search._route`): to a place with
         its own field; from a place, backwards, where a step costs the same both ways;
-        else to the goal with the landmarks'."""
+        else to the goal with the landmarks'.  No fields (None) where a place's field
+        shows the other end cannot reach it."""
         if target in self._places:
-            return source, target, self._bounds(target, self._places[target])
-        if self._reversible and source in self._places:
-            return target, source, self._bounds(source, self._places[source])
-        return source, target, self._bounds(target)
+            a, b = source, target
+        elif self._reversible and source in self._places:
+            a, b = target, source
+        else:
+            return source, target, self._bounds(target)
+        field = self._places[b]
+        return a, b, None if field[a, 0] == np.inf else self._bounds(b, field)
 
     def _bounds(self, target: int, fields: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:

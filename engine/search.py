@@ -43,6 +43,8 @@ _SLACK = 1e-9
 MAX_TURNS = 2**15 - 1
 # No landmark bounds for A* (`engine.highway` passes its own).
 _NO_LANDMARKS = (np.empty((0, 0), dtype=np.float32), np.empty((2, 0), dtype=np.float32))
+# The most a raw grid's path may cost, with room to add the A*'s bound to it.
+_MAX_COST = 1e306
 # What a raw grid's search keeps a cell (its multiplier, workspace and queue), about.
 _RAW_BYTES_PER_CELL = 64
 # What `cost_field`, `grid_route` and `GridRouter` take as a convention (`terrain.steps`).
@@ -552,23 +554,25 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None) -> Route:
 
 
 def _route(grid: CostGrid, start, goal, allowance: float | None,
-           plan: Callable[[int, int], tuple[int, int, tuple]] | None = None) -> Route:
+           plan: Callable[[int, int], tuple[int, int, tuple | None]] | None = None
+           ) -> Route:
     """`route`, optionally planned by a function of the start and goal cells that gives
     the cells to search from and to (the goal's to the start's where a step costs the
     same both ways, the path then reversed) and the landmark bounds ``(fields, lower
-    bounds at the cell searched to)``."""
+    bounds at the cell searched to)``, or None where it knows there is no route."""
     per_turn = _allowance(grid, allowance)
     source = _start_cell(grid, start, "start")
     target = _start_cell(grid, goal, "goal")
     a, b, bounds = (source, target, _NO_LANDMARKS) if plan is None else plan(source, target)
+    none = NoRouteError(f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, "
+                        f"{goal[1]:g}) for {grid.unit.race}")
+    if bounds is None:
+        raise none
     ws = _workspace(grid)
     n = ws.run(grid, a, b, math.inf, bounds)
     try:
         if ws.dist[b] == math.inf:
-            raise NoRouteError(
-                f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, {goal[1]:g}) "
-                f"for {grid.unit.race}"
-            )
+            raise none
         cells = ws.path(grid, a, b)
     finally:
         ws.reset(n)
@@ -828,11 +832,6 @@ def _check_multipliers(multipliers, cell) -> np.ndarray:
         raise InputError("multipliers must be >= 1 (inf for blocked), with no NaN")
     if not (real(cell) and math.isfinite(cell) and cell > 0):
         raise InputError(f"cell must be a finite number > 0, got {cell!r}")
-    # A path's cost sums steps up to 4.2 cells long over the whole grid.
-    dearest = float(m[np.isfinite(m)].max(initial=1.0))
-    if not cell * dearest * 8.0 * m.size < 1e300:
-        raise InputError(f"cell {cell:g} is too large: costs over a {m.shape[0]} x {m.shape[1]} "
-                         "grid would overflow")
     return m
 
 
@@ -865,6 +864,15 @@ class _RawGrid:
             raise InputError(f"unknown option {unknown[0]!r} (the conventions are "
                              f"{', '.join(sorted(_CONVENTIONS))})")
         st = steps(float(cell), directions, **convention)
+        # A path enters each cell once at most, by a step no longer than the longest.
+        longest = float(st.length.max())
+        dearest = float(m[np.isfinite(m)].max(initial=1.0))
+        if not m.size * longest * dearest < _MAX_COST:
+            raise InputError(
+                f"costs would overflow: a path over the {m.shape[0]} x {m.shape[1]} grid, by "
+                f"steps up to {longest:.3g} table units long on multipliers up to "
+                f"{dearest:.3g}, could cost {m.size * longest * dearest:.3g}"
+            )
         p = int(np.abs(st.dr).max())
         padded = np.full((m.shape[0] + 2 * p, m.shape[1] + 2 * p), np.inf)
         padded[p:-p, p:-p] = m

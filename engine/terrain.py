@@ -394,7 +394,8 @@ def steps(
     dr = offsets[:, 0].copy()
     dc = offsets[:, 1].copy()
     hyp = np.hypot(dr, dc)
-    length = hyp * cell
+    with np.errstate(over="ignore"):  # a vast cell: refused below
+        length = hyp * cell
     if lengths is not None:
         try:
             straight, diagonal = point(lengths)  # two real numbers
@@ -403,6 +404,9 @@ def steps(
         if not (0 < straight <= diagonal < math.inf):
             raise InputError(f"lengths must be 0 < straight <= diagonal, got {lengths!r}")
         length = np.where(hyp > 1, diagonal, straight)
+    if not length.max() < 1e300:  # the onward steps sum a few lengths
+        raise InputError(f"steps up to {length.max():.3g} table units long are too long "
+                         "(a smaller cell or shorter lengths): costs would overflow")
     onward_start, onward, window = _onward(
         tuple(dr.tolist()), tuple(dc.tolist()), tuple(length.tolist()))
     return Steps(
@@ -867,7 +871,8 @@ def _combo_layers(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> set[str
     """The layers a unit pays on ground covered by ``kinds``; None where it is impassable.
 
     A river is impassable unless a crossing (bridge, ford) lies over it, whose
-    own layers then apply (the cheapest crossing's, where several overlap), or
+    own layers then apply (of overlapping crossings, those with the lowest
+    multiplier: a unit too wide for that one re-forms to use it, `narrowing`), or
     the unit swims; a building is impassable but through a gateway.  Road-like
     kinds cancel whole layer classes.  Flyers ignore ground terrain.
     """

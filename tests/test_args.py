@@ -130,11 +130,23 @@ def test_wrong_kinds_of_argument_are_named(rules, demo, call, words):
     assert str(exc.value).startswith(words)
 
 
-@pytest.mark.parametrize("cell", [1e308, 1e299])
-def test_a_raw_grid_cell_so_large_its_costs_overflow_is_refused(cell, recwarn):
-    with pytest.raises(engine.InputError, match=r"^cell 1e\+(308|299) is too large: costs over "
-                                                r"a 4 x 4 grid would overflow$"):
-        engine.cost_field(np.ones((4, 4)), (0, 0), cell=cell)
+@pytest.mark.parametrize(("size", "options", "words"), [
+    ({"cell": 1e308}, {}, r"^steps up to inf table units long are too long"),
+    ({"cell": 1e301}, {}, r"^steps up to 4.12e\+301 table units long are too long"),
+    ({}, {"directions": 8, "lengths": (1e307, 1e307)}, r"^steps up to 1e\+307 table units"),
+    ({"cell": 1e298, "dear": 1e8}, {},
+     r"^costs would overflow: a path over the 4 x 4 grid, by steps up to 4.12e\+298 table "
+     r"units long on multipliers up to 1e\+08, could cost 6.6e\+307$"),
+])
+def test_a_raw_grid_whose_costs_would_overflow_is_refused(size, options, words, recwarn):
+    m = np.ones((4, 4))
+    m[0, 1] = size.get("dear", 1.0)
+    with pytest.raises(engine.InputError, match=words):
+        engine.cost_field(m, (0, 0), cell=size.get("cell", 1.0), **options)
     assert not recwarn.list  # numpy's overflow warnings were printed before the error
-    far = engine.cost_field(np.ones((4, 4)), (0, 0), cell=1e290)[3, 3]
-    assert far == pytest.approx(3 * 2**0.5 * 1e290)
+    # (lengths of 1e307 gave inf for the far cell, as if it could not be reached)
+
+
+def test_a_raw_grid_with_a_vast_but_finite_cell_is_priced():
+    far = engine.cost_field(np.ones((4, 4)), (0, 0), cell=1e299)[3, 3]
+    assert far == pytest.approx(3 * 2**0.5 * 1e299)  # was refused

@@ -173,6 +173,16 @@ def test_highway_no_route(rules):
         hw.route((5, 10), (35, 10))
     assert cell_cost(g, (5, 10), (15, 12), hw._bounds)[0] == pytest.approx(
         cell_cost(g, (5, 10), (15, 12), None)[0])
+    # A place's field shows it too, before any search (it flooded the near bank).
+    hw.add_place((35, 10))
+    across = _start_cell(g, (5, 10), "a"), _start_cell(g, (35, 10), "b")
+    assert hw._plan(*across)[2] is None  # (from it, rear ranks: the landmarks show it)
+    front = Highway(engine.cost_grid(g.battlefield, g.rules, rules.unit("humans", depth=0)),
+                    landmarks=2, places=[(35, 10)])
+    assert front._reversible and front._plan(*across[::-1])[2] is None  # searched backwards
+    for a, b in (((5, 10), (35, 10)), ((35, 10), (5, 10))):
+        with pytest.raises(engine.NoRouteError, match=r"^no route from \(\d+, 10\) to "):
+            hw.route(a, b)
 
 
 @pytest.mark.parametrize("bad", [0, -2, 1.5, True])
@@ -322,11 +332,28 @@ def test_a_place_added_later_serves_as_one_given_at_first(rules, monkeypatch):
     assert later.places == [town]
 
 
+@pytest.mark.parametrize(("feats", "unit"), [
+    ([feature("hedge", line((20, 0), (20, 20)), width=1, cost=2.0)], {}),  # a flat cost
+    ([feature("river", line((20, -1), (20, 21)), width=4),
+      feature("bridge", line((15, 10.25), (25, 10.25)), width=3)], {"frontage": 8}),  # narrow
+])
+def test_entry_costs_and_narrow_passages_keep_routes_from_places_forwards(rules, feats, unit):
+    g = engine.cost_grid(engine.load_map(battlefield(feats)), rules,
+                         rules.unit("humans", depth=0, **unit))
+    town, far = (5.25, 10.25), (35.25, 10.25)
+    hw = Highway(g, landmarks=2, places=[town])
+    assert g.enter.any() or g.narrow.any()
+    assert not hw.symmetric and not hw._reversible
+    cells = _start_cell(g, town, "a"), _start_cell(g, far, "b")
+    assert hw._plan(*cells)[:2] == cells
+    assert abs(hw.route(town, far).cost - engine.route(g, town, far).cost) <= g.cell
+
+
 @pytest.mark.parametrize(("places", "words"), [
-    ("12", "places must be a list, got str"),
-    (["12"], "a point must be two numbers x,y, got '12'"),
-    ([(500, 5)], r"point \(500, 5\) is off the table"),
-    ([(20, 10)], r"place \(20, 10\) is on impassable ground \(river\)"),
+    ("12", "^places must be a list, got str$"),
+    (["12"], "^place 0: a point must be two numbers x,y, got '12'$"),
+    ([(5, 5), (500, 5)], r"^place 1: point \(500, 5\) is off the table"),
+    ([(20, 10)], r"^place 0: place \(20, 10\) is on impassable ground \(river\)$"),
 ])
 def test_highway_refuses_bad_places(rules, places, words):
     feats = [feature("river", line((20, -1), (20, 21)), width=4)]

@@ -111,6 +111,11 @@ def test_a_ford_drawn_over_a_bridge_leaves_the_bridge_free(rules):
     # (Before, the ford's x2 was charged on the bridge too: 34 rather than 30.)
     assert cost(grid_for(rules, [RIVER, BRIDGE, FORD]), (5, Y), (35, Y)) == pytest.approx(30)
     assert cost(grid_for(rules, [RIVER, FORD, BRIDGE]), (5, Y), (35, Y)) == pytest.approx(30)
+    # A unit wider than the bridge re-forms to use it (+5), as it does to use a trail
+    # through woods: each cell is priced one way, and the bridge's is the lower
+    # multiplier. Wading the ford in formation would cost 34 here.
+    wide = grid_for(rules, [RIVER, BRIDGE, FORD], frontage=8)
+    assert cost(wide, (5, Y), (35, Y)) == pytest.approx(30 + 5)
 
 
 # --- frontage and formation changes ----------------------------------------------------
