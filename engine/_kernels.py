@@ -1197,6 +1197,156 @@ def _search_plain(
     return n_touched
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _potential(lm, to_goal, to_source, b, r, c, ends_r, ends_c, nsteps, shortest, diagonal,
+               cell):
+    """`search_both`'s bounds at cell ``b`` (row ``r``, column ``c``): of its cost to the
+    goal, and of its cost to (the same as from) the source."""
+    ht = _landmark_bound(lm, to_goal, b, _to_go(
+        r - ends_r[1], c - ends_c[1], nsteps, shortest, diagonal, cell))
+    hs = _landmark_bound(lm, to_source, b, _to_go(
+        r - ends_r[0], c - ends_c[0], nsteps, shortest, diagonal, cell))
+    return ht, hs
+
+
+@njit(cache=True, error_model="numpy")
+def search_both(
+    cols, step_dr, step_dc, step_len, nb, table_cost, table_row, flat, flat_of, onward_start,
+    onward, source, goal, cell, split, dist, parent, touched, pool, heads, lm, to_goal,
+    to_source,
+):
+    """A* from both ends at once (`Highway`'s, where a step costs the same both ways).
+
+    The forward search runs from ``source`` as `_search_plain` does with
+    shared rows (``table_row``, flat cells taking their onward steps); the
+    backward one runs from ``goal`` the same way, since a step costs the same
+    both ways.  Both key on the average of the two landmark bounds (the goal's
+    ``to_goal``, the source's ``to_source``: rows as `search`'s ``lm_goal``),
+    ``p = (h_goal - h_source) / 2``: the forward search on ``cost + p``, the
+    backward one on ``cost - p``.  ``p`` is consistent both ways, so either
+    search keys never fall along a step, and a path through a cell costs its
+    two keys' sum.  Each pop takes the side whose cheapest bucket is lower;
+    every step that reaches a cell the other side has reached offers the sum
+    of the two costs as the answer ``mu``, and the search stops once the two
+    cheapest buckets together start at or beyond ``mu``: no path left is
+    cheaper.  Cells improved after they were expanded are reopened, as in
+    `_search_plain` (the float32 bounds are consistent only to rounding).
+
+    ``dist`` and ``parent`` have a row per side (forward, backward), ``pool``
+    a row of entries per side and ``heads`` a row of bucket heads per side
+    (``2 * nb * split`` of them).  Each touched cell is written once to
+    ``touched``.  Returns ``(touched, mu, meet)``: the cells touched (minus
+    that if a side's pool ran out: reset them and call again with more), the
+    answer's cost (inf: no route) and the cell where its two halves meet.
+    """
+    nsteps = step_dr.shape[0]
+    step_off = step_dr * cols + step_dc
+    shortest = step_len.min()
+    diagonal = min(step_len.max(), 2.0 * shortest)
+    width = shortest / split
+    per_width = (1.0 / width) * (1.0 + 1e-12)
+    ring = heads.shape[1] - 1
+    heads[:, :] = -1
+    ends = np.array([source, goal])
+    ends_r = ends // cols
+    ends_c = ends - ends_r * cols
+    current = np.zeros(2, dtype=np.int64)
+    queued = np.zeros(2, dtype=np.int64)
+    used = np.ones(2, dtype=np.int64)
+    spare = np.full(2, -1, dtype=np.int64)
+    n_touched = 0
+    mu = np.inf
+    meet = -1
+    for side in range(2):
+        e = ends[side]
+        dist[side, e] = 0.0
+        parent[side, e] = -1
+        if side == 0 or e != source:
+            touched[n_touched] = e
+            n_touched += 1
+        ht, hs = _potential(lm, to_goal, to_source, e, ends_r[side], ends_c[side], ends_r,
+                            ends_c, nsteps, shortest, diagonal, cell)
+        if ht == np.inf or hs == np.inf:  # the landmarks show the goal out of reach
+            return n_touched, mu, meet
+        key = 0.5 * (ht - hs) if side == 0 else 0.5 * (hs - ht)
+        current[side] = max(int(key * per_width), 0)
+        pool[side, 0] = e
+        pool[side, 1] = -1
+        heads[side, current[side] & ring] = 0
+        queued[side] = 1
+    if source == goal:
+        return n_touched, 0.0, source
+    while queued[0] > 0 and queued[1] > 0:
+        for side in range(2):
+            while heads[side, current[side] & ring] == -1:
+                current[side] += 1
+        if (current[0] + current[1]) * width >= mu * (1.0 + 1e-12):
+            break
+        side = 0 if current[0] <= current[1] else 1
+        other = 1 - side
+        slot = current[side] & ring
+        top = heads[side, slot]
+        a = pool[side, 2 * top]
+        heads[side, slot] = pool[side, 2 * top + 1]
+        pool[side, 2 * top + 1] = spare[side]
+        spare[side] = top
+        queued[side] -= 1
+        if parent[side, a] >= CLOSED:  # expanded since this entry was pushed
+            continue
+        if a != ends[side]:  # an end's -1 has every bit set already
+            parent[side, a] |= CLOSED
+        da = dist[side, a]
+        ar = a // cols
+        ac = a - ar * cols
+        fa = flat_of[flat[a]]
+        # Out of a flat cell, only the steps the one that reached it leaves worth taking.
+        row = parent[side, a] & (CLOSED - 1) if fa > 0.0 and a != ends[side] else nsteps
+        own = np.int64(table_row[a]) * nsteps
+        for q in range(onward_start[row], onward_start[row + 1]):
+            k = onward[q]
+            if fa > 0.0:  # the table's number, without reading it
+                total = fa * step_len[k]
+            else:
+                total = table_cost[own + k]
+                if total == np.inf:  # off the grid, or blocked
+                    continue
+            b = a + step_off[k]
+            nd = da + total
+            db = dist[side, b]
+            if not nd < db:  # NaN fails too
+                continue
+            if parent[side, b] >= CLOSED and nd > db * REOPEN:  # rounding, not a cheaper path
+                continue
+            there = dist[other, b]
+            if db == np.inf and there == np.inf:
+                touched[n_touched] = b
+                n_touched += 1
+            dist[side, b] = nd
+            parent[side, b] = k
+            if nd + there < mu:
+                mu = nd + there
+                meet = b
+            ht, hs = _potential(lm, to_goal, to_source, b, ar + step_dr[k], ac + step_dc[k],
+                                ends_r, ends_c, nsteps, shortest, diagonal, cell)
+            if ht == np.inf or hs == np.inf:  # the landmarks show b on neither's way
+                continue
+            key = nd + (0.5 * (ht - hs) if side == 0 else 0.5 * (hs - ht))
+            slot = max(int(key * per_width), current[side]) & ring
+            e = spare[side]
+            if e >= 0:
+                spare[side] = pool[side, 2 * e + 1]
+            elif 2 * used[side] + 1 < pool.shape[1]:
+                e = used[side]
+                used[side] += 1
+            else:
+                return -n_touched, mu, meet
+            pool[side, 2 * e] = b
+            pool[side, 2 * e + 1] = heads[side, slot]
+            heads[side, slot] = e
+            queued[side] += 1
+    return n_touched, mu, meet
+
+
 OPEN, EXPANDED, DROPPED = 0, 1, 2  # `search_labels`: a label's state
 LIT = 4  # `search_labels`: a label's state bit: reached by a light step (flat ground)
 TIE = 1.0 + 1e-12  # `search_labels`: a label beats another this much dearer, as rounding

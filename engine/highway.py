@@ -48,16 +48,19 @@ import dataclasses
 
 import numpy as np
 
+from . import _kernels
 from ._args import instance, listed, point, whole
 from .ai import flow_field
 from .errors import InputError
 from .maps import _memory_bytes
 from .network import network
-from .search import Route, _route, _start_cell
+from .search import Route, _find, _route, _start_cell, _trace
 from .terrain import CostGrid, cost_grid
 
 __all__ = ["Highway"]
 
+# Queue entries `Highway._both` first keeps a side (8 bytes each), doubled when they run out.
+_FIRST_POOL = 1 << 20
 # float32 keeps a field in 4 bytes a cell; relative rounding is below 2**-23, so
 # the bound is lowered by this fraction of the fields' scale to stay admissible.
 _F32_SLACK = 2.0**-21
@@ -154,8 +157,11 @@ class Highway:
         # too.
         self.symmetric = bool((grid.steep == 1.0).all() and not grid.enter.any()
                               and not grid.narrow.any())
-        # A route from a place may be searched backwards to it (see the module's notes).
+        # A route from a place may be searched backwards to it, and a route between two
+        # other points from both ends at once, on the shared rows (the module's notes).
         self._reversible = self.symmetric and grid.unit.depth == 0
+        self._both_ways = self._reversible and self.rows
+        self._work: _BothWays | None = None  # `_both`'s state, made by its first route
 
     def add_place(self, xy) -> None:
         """Keep an exact field of costs to a point, as for ``places``.
@@ -208,7 +214,61 @@ class Highway:
         InputError
             A point off the table or on impassable ground; a bad allowance.
         """
-        return _route(self.grid, start, goal, allowance, self._plan)
+        return _route(self.grid, start, goal, allowance, self._find)
+
+    def _find(self, source: int, target: int) -> tuple[list[int] | None, int]:
+        """The cells of the cheapest path between two cells (None: no route) and how
+        many the search touched (`search._route`'s ``find``): from both ends where
+        the two may, neither end being a place (`_both`), else as `_plan` says."""
+        if self._both_ways and source not in self._places and target not in self._places:
+            return self._both(source, target)
+        a, b, bounds = self._plan(source, target)
+        if bounds is None:
+            return None, 0
+        cells, n = _find(self.grid, a, b, bounds)
+        if cells is not None and a != source:
+            cells.reverse()
+        return cells, n
+
+    def _both(self, source: int, target: int) -> tuple[list[int] | None, int]:
+        """`_find` by `_kernels.search_both`, its pool of queue entries grown until it
+        does not run out."""
+        g = self.grid
+        a = g.kernel_args
+        row, cost = g.outgoing_steps
+        if self._work is None:
+            n = g.base.size
+            split = (_kernels.POOL_SPLIT if a.nb * _kernels.POOL_SPLIT <= 2**16
+                     else _kernels.ASTAR_SPLIT)
+            self._work = _BothWays(
+                np.full((2, n), np.inf), np.full((2, n), -1, dtype=np.int8),
+                np.empty(n, dtype=np.int32), np.empty((2, 2 * _FIRST_POOL), dtype=np.int32),
+                np.empty((2, _kernels.stack_rows(a.nb, True, split)), dtype=np.int64), split)
+        w = self._work
+        to_goal, to_source = self._bounds(target)[1], self._bounds(source)[1]
+        while True:
+            n, cost_found, meet = _kernels.search_both(
+                a.cols, a.step_dr, a.step_dc, a.step_len, a.nb, cost, row, a.flat, a.flat_of,
+                a.onward_start, a.onward, source, target, g.cell, w.split, w.dist, w.parent,
+                w.touched, w.pool, w.heads, self.fields, to_goal, to_source)
+            if n >= 0:
+                break
+            self._reset(-n)
+            w.pool = np.empty((2, 2 * w.pool.shape[1]), dtype=np.int32)
+        try:
+            if cost_found == np.inf:
+                return None, n
+            half = _trace(g, w.parent[0], source, meet)
+            rest = _trace(g, w.parent[1], target, meet)
+            return half + rest[-2::-1], n
+        finally:
+            self._reset(n)
+
+    def _reset(self, n: int) -> None:
+        """Return the cells `_both` touched to unreached, both ways."""
+        w = self._work
+        for side in range(2):
+            _kernels.reset(w.touched, n, w.dist[side], w.parent[side], _NONE_INT, _NONE)
 
     def _plan(self, source: int, target: int) -> tuple[int, int, tuple | None]:
         """Which way to search and with which fields (`search._route`): to a place with
@@ -234,6 +294,23 @@ class Highway:
         slack = np.float32(self.slack)
         ahead = at - slack if self.symmetric else np.full_like(at, -np.inf)
         return fields, np.stack([ahead, -at - slack])
+
+
+_NONE = np.empty(0)
+_NONE_INT = np.empty(0, dtype=np.int32)
+
+
+@dataclasses.dataclass(eq=False)
+class _BothWays:
+    """`Highway._both`'s state: a row per side (forward, backward) of costs, steps in
+    and queue entries, the touched cells and the bucket heads, kept between routes."""
+
+    dist: np.ndarray
+    parent: np.ndarray
+    touched: np.ndarray
+    pool: np.ndarray
+    heads: np.ndarray
+    split: int
 
 
 def _place(grid: CostGrid, count: int) -> np.ndarray:

@@ -554,33 +554,33 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None) -> Route:
 
 
 def _route(grid: CostGrid, start, goal, allowance: float | None,
-           plan: Callable[[int, int], tuple[int, int, tuple | None]] | None = None
-           ) -> Route:
-    """`route`, optionally planned by a function of the start and goal cells that gives
-    the cells to search from and to (the goal's to the start's where a step costs the
-    same both ways, the path then reversed) and the landmark bounds ``(fields, lower
-    bounds at the cell searched to)``, or None where it knows there is no route."""
+           find: Callable[[int, int], tuple[list[int] | None, int]] | None = None) -> Route:
+    """`route`, its cells found by ``find`` (a function of the start and goal cells that
+    gives the path's cells, None for no route, and the cells it touched; `_find`
+    without landmarks unless given)."""
     per_turn = _allowance(grid, allowance)
     source = _start_cell(grid, start, "start")
     target = _start_cell(grid, goal, "goal")
-    a, b, bounds = (source, target, _NO_LANDMARKS) if plan is None else plan(source, target)
-    none = NoRouteError(f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, "
-                        f"{goal[1]:g}) for {grid.unit.race}")
-    if bounds is None:
-        raise none
-    ws = _workspace(grid)
-    n = ws.run(grid, a, b, math.inf, bounds)
-    try:
-        if ws.dist[b] == math.inf:
-            raise none
-        cells = ws.path(grid, a, b)
-    finally:
-        ws.reset(n)
-    if a != source:
-        cells.reverse()
+    cells = (find or functools.partial(_find, grid))(source, target)[0]
+    if cells is None:
+        raise NoRouteError(f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, "
+                           f"{goal[1]:g}) for {grid.unit.race}")
     path, priced, rows = _join(grid, start, goal, _polyline(grid, cells))
     turns, stops = _turns(rows, priced.cost, per_turn)
     return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
+
+
+def _find(grid: CostGrid, source: int, target: int, bounds: tuple = _NO_LANDMARKS
+          ) -> tuple[list[int] | None, int]:
+    """The cells of the cheapest path from one cell to another (None if there is none),
+    by A* with the landmark bounds ``bounds`` (`_Workspace.run`), and the number of
+    cells it touched."""
+    ws = _workspace(grid)
+    n = ws.run(grid, source, target, math.inf, bounds)
+    try:
+        return (None if ws.dist[target] == math.inf else ws.path(grid, source, target)), n
+    finally:
+        ws.reset(n)
 
 
 def _trace(g: CostGrid, parent: np.ndarray, source: int, target: int) -> list[int]:

@@ -12,7 +12,7 @@ import engine
 from bench.conftest import campaign_map
 from engine import terrain
 from engine.highway import Highway
-from engine.search import _NO_LANDMARKS, _start_cell, _workspace
+from engine.search import _NO_LANDMARKS, _polyline, _start_cell, _workspace
 
 from .conftest import MAPS, battlefield, feature, line, rect
 
@@ -332,6 +332,48 @@ def test_a_place_added_later_serves_as_one_given_at_first(rules, monkeypatch):
     assert later.places == [town]
 
 
+def path_cost(g, cells):
+    """What the cell path costs, step by step (its straight runs priced whole)."""
+    if len(cells) < 2:
+        return 0.0
+    return engine.price_path(g, _polyline(g, cells)).cost
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_routes_searched_from_both_ends_cost_what_the_full_search_finds(rules, seed,
+                                                                        monkeypatch):
+    monkeypatch.setattr("engine.highway._FIRST_POOL", 16)  # the pool must grow, and does
+    g = engine.cost_grid(wild(seed), rules, rules.unit("humans", depth=0, frontage=2))
+    hw = Highway(g, landmarks=4)
+    assert hw._both_ways
+    rng = np.random.default_rng(seed + 10)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    for a, b in rng.choice(open_cells, (25, 2)):
+        pa, pb = _point(g, a), _point(g, b)
+        full = cell_cost(g, pa, pb, None)[0]
+        cells, _ = hw._find(int(a), int(b))
+        assert cells[0] == a and cells[-1] == b
+        assert path_cost(g, cells) == pytest.approx(full, rel=1e-9, abs=1e-9)
+        assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell
+    assert hw._work.pool.shape[1] > 2 * 16
+    assert np.isinf(hw._work.dist).all() and (hw._work.parent == -1).all()  # all reset
+
+
+def test_both_ends_with_no_route_between_them_or_one_cell(rules):
+    feats = [feature("river", line((20, -1), (20, 21)), width=4),
+             feature("road", line((0, 10), (40, 10)), width=2)]
+    g = engine.cost_grid(engine.load_map(battlefield(feats)), rules,
+                         rules.unit("humans", depth=0))
+    hw = Highway(g, landmarks=2)
+    assert hw._both_ways
+    with pytest.raises(engine.NoRouteError):
+        hw.route((5, 10), (35, 10))
+    here = _start_cell(g, (5.1, 10.1), "a")
+    assert hw._find(here, here)[0] == [here]
+    assert hw.route((5.1, 10.1), (5.2, 10.2)).cost == pytest.approx(
+        engine.route(g, (5.1, 10.1), (5.2, 10.2)).cost)
+
+
 @pytest.mark.parametrize(("feats", "unit"), [
     ([feature("hedge", line((20, 0), (20, 20)), width=1, cost=2.0)], {}),  # a flat cost
     ([feature("river", line((20, -1), (20, 21)), width=4),
@@ -384,6 +426,12 @@ def test_highway_on_a_campaign_map(rules):
         assert fast == pytest.approx(full, rel=1e-12, abs=1e-9)
         assert fast_n <= full_n
         assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell
+    for pa, pb in pairs[:3]:  # from both ends: the same cost, far fewer cells
+        a, b = _start_cell(g, pa, "a"), _start_cell(g, pb, "b")
+        cells, both_n = hw._both(a, b)  # (SE is a place: `route` would use its field)
+        full, one_n = cell_cost(g, pa, pb, hw._bounds)
+        assert path_cost(g, cells) == pytest.approx(full, rel=1e-9)
+        assert both_n < one_n / 1.5
     for pa, pb in [((300 * s, 300 * s), town), (town, (2 * s, 1700 * s))]:
         full = cell_cost(g, pa, pb, None)[0]
         fast, fast_n = plan_cost(g, pa, pb, hw._plan)
