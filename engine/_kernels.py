@@ -70,6 +70,44 @@ def prefetch(typingctx, arr, i):
     return types.void(arr, i), codegen
 
 
+def _item_pointer(context, builder, aryty, array, index):
+    ary = context.make_array(aryty)(context, builder, array)
+    return cgutils.get_item_pointer(context, builder, aryty, ary, [index], wraparound=False)
+
+
+@intrinsic
+def shared_get(typingctx, arr, i):
+    """``arr[i]`` read from memory every time (an atomic load, relaxed ordering), for a
+    value another thread writes: a plain read may be kept in a register for the loop."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(i, types.Integer)
+            and arr.dtype in (types.int64, types.float64)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ptr = _item_pointer(context, builder, signature.args[0], args[0], args[1])
+        return builder.load_atomic(ptr, "monotonic", 8)
+
+    return arr.dtype(arr, i), codegen
+
+
+@intrinsic
+def shared_set(typingctx, arr, i, value):
+    """``arr[i] = value`` written to memory at once (an atomic store, relaxed ordering),
+    for a value another thread reads (`shared_get`)."""
+    if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(i, types.Integer)
+            and arr.dtype in (types.int64, types.float64)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        aryty = signature.args[0]
+        ptr = _item_pointer(context, builder, aryty, args[0], args[1])
+        val = context.cast(builder, args[2], signature.args[2], aryty.dtype)
+        builder.store_atomic(val, ptr, "monotonic", 8)
+        return context.get_dummy_value()
+
+    return types.void(arr, i, value), codegen
+
+
 @njit(cache=True)
 def climb(steep, gxf, gxb, gyf, gyb, ux, uy):
     """The steep multiplier if travel along ``(ux, uy)`` gains height, else 1.
@@ -1213,7 +1251,7 @@ def _potential(lm, to_goal, to_source, b, r, c, ends_r, ends_c, nsteps, shortest
 def search_both(
     cols, step_dr, step_dc, step_len, nb, table_cost, table_row, flat, flat_of, onward_start,
     onward, source, goal, cell, split, dist, parent, touched, pool, heads, lm, to_goal,
-    to_source,
+    to_source, threads,
 ):
     """A* from both ends at once (`Highway`'s, where a step costs the same both ways).
 
@@ -1223,128 +1261,225 @@ def search_both(
     both ways.  Both key on the average of the two landmark bounds (the goal's
     ``to_goal``, the source's ``to_source``: rows as `search`'s ``lm_goal``),
     ``p = (h_goal - h_source) / 2``: the forward search on ``cost + p``, the
-    backward one on ``cost - p``.  ``p`` is consistent both ways, so either
-    search keys never fall along a step, and a path through a cell costs its
-    two keys' sum.  Each pop takes the side whose cheapest bucket is lower;
-    every step that reaches a cell the other side has reached offers the sum
-    of the two costs as the answer ``mu``, and the search stops once the two
-    cheapest buckets together start at or beyond ``mu``: no path left is
-    cheaper.  Cells improved after they were expanded are reopened, as in
-    `_search_plain` (the float32 bounds are consistent only to rounding).
+    backward one on ``cost - p``.  ``p`` is consistent both ways, so neither
+    search's keys fall along a step, and a path through a cell costs its two
+    keys' sum.  Every step that reaches a cell the other side has reached
+    offers the sum of the two costs (each side keeps its lowest), and a side
+    stops once the two cheapest buckets together start at or beyond the lower
+    offer: no path left can be cheaper.  Cells improved after they were expanded are
+    reopened, as in `_search_plain` (the float32 bounds are consistent only to
+    rounding).
 
-    ``dist`` and ``parent`` have a row per side (forward, backward), ``pool``
-    a row of entries per side and ``heads`` a row of bucket heads per side
-    (``2 * nb * split`` of them).  Each touched cell is written once to
-    ``touched``.  Returns ``(touched, mu, meet)``: the cells touched (minus
-    that if a side's pool ran out: reset them and call again with more), the
-    answer's cost (inf: no route) and the cell where its two halves meet.
+    With ``threads`` the two sides run on two threads (`_both_threads`), each
+    reading the other's costs, bucket and offer as they stand (the counters
+    through `shared_get`); else one thread pops from the side whose cheapest
+    bucket is lower.  Either way the answer is taken
+    at the end from every cell both sides reached (`_both_answer`), so an
+    offer one thread did not see in time is not lost.
+
+    ``dist``, ``parent``, ``touched`` (each cell a side reaches, once),
+    ``pool`` (queue entries) and ``heads`` (``2 * nb * split`` bucket heads)
+    have a row per side (forward, backward).  Returns ``(forward, backward,
+    mu, meet)``: the cells each side touched (both negative if a side's pool
+    ran out: reset them and call again with more), the answer's cost (inf: no
+    route) and the cell where its two halves meet.
     """
-    nsteps = step_dr.shape[0]
-    step_off = step_dr * cols + step_dc
-    shortest = step_len.min()
-    diagonal = min(step_len.max(), 2.0 * shortest)
-    width = shortest / split
-    per_width = (1.0 / width) * (1.0 + 1e-12)
-    ring = heads.shape[1] - 1
+    width = step_len.min() / split
     heads[:, :] = -1
     ends = np.array([source, goal])
     ends_r = ends // cols
     ends_c = ends - ends_r * cols
-    current = np.zeros(2, dtype=np.int64)
-    queued = np.zeros(2, dtype=np.int64)
-    used = np.ones(2, dtype=np.int64)
-    spare = np.full(2, -1, dtype=np.int64)
-    n_touched = 0
-    mu = np.inf
-    meet = -1
+    # Each side's counters in a row of their own, a cache line apart from the other's.
+    state = np.zeros(2 * _PAD, dtype=np.int64)
+    mu = np.full(2 * _PAD, np.inf)  # each side's best offer
+    shortest = step_len.min()
+    diagonal = min(step_len.max(), 2.0 * shortest)
+    nsteps = step_dr.shape[0]
+    per_width = (1.0 / width) * (1.0 + 1e-12)
     for side in range(2):
         e = ends[side]
         dist[side, e] = 0.0
         parent[side, e] = -1
-        if side == 0 or e != source:
-            touched[n_touched] = e
-            n_touched += 1
+        touched[side, 0] = e
+    for side in range(2):
+        e = ends[side]
         ht, hs = _potential(lm, to_goal, to_source, e, ends_r[side], ends_c[side], ends_r,
                             ends_c, nsteps, shortest, diagonal, cell)
         if ht == np.inf or hs == np.inf:  # the landmarks show the goal out of reach
-            return n_touched, mu, meet
+            return 1, 1, np.inf, -1
         key = 0.5 * (ht - hs) if side == 0 else 0.5 * (hs - ht)
-        current[side] = max(int(key * per_width), 0)
+        at = side * _PAD
+        state[at + _CURRENT] = max(int(key * per_width), 0)
+        state[at + _QUEUED] = 1
+        state[at + _USED] = 1
+        state[at + _SPARE] = -1
+        state[at + _TOUCHED] = 1
         pool[side, 0] = e
         pool[side, 1] = -1
-        heads[side, current[side] & ring] = 0
-        queued[side] = 1
+        heads[side, state[at + _CURRENT] & (heads.shape[1] - 1)] = 0
     if source == goal:
-        return n_touched, 0.0, source
-    while queued[0] > 0 and queued[1] > 0:
-        for side in range(2):
-            while heads[side, current[side] & ring] == -1:
-                current[side] += 1
-        if (current[0] + current[1]) * width >= mu * (1.0 + 1e-12):
-            break
-        side = 0 if current[0] <= current[1] else 1
-        other = 1 - side
-        slot = current[side] & ring
-        top = heads[side, slot]
-        a = pool[side, 2 * top]
-        heads[side, slot] = pool[side, 2 * top + 1]
-        pool[side, 2 * top + 1] = spare[side]
-        spare[side] = top
-        queued[side] -= 1
-        if parent[side, a] >= CLOSED:  # expanded since this entry was pushed
+        return 1, 1, 0.0, source
+    if threads:
+        _both_threads(
+            state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of,
+            onward_start, onward, cell, width, dist, parent, touched, pool, heads, lm,
+            to_goal, to_source, ends, ends_r, ends_c, shortest, diagonal, per_width)
+    else:
+        while state[_DONE] == 0 and state[_PAD + _DONE] == 0:
+            _both_pop(
+                0 if state[_CURRENT] <= state[_PAD + _CURRENT] else 1, state, mu, cols,
+                step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of,
+                onward_start, onward, cell, width, dist, parent, touched, pool, heads, lm,
+                to_goal, to_source, ends, ends_r, ends_c, shortest, diagonal, per_width)
+    forward, backward = state[_TOUCHED], state[_PAD + _TOUCHED]
+    if state[_DONE] == 2 or state[_PAD + _DONE] == 2:
+        return -forward, -backward, np.inf, -1
+    best, at = _both_answer(dist, touched, forward, backward)
+    return forward, backward, best, at
+
+
+# `search_both`'s counters: a side's row of ``_PAD`` in ``state``, and its fields.
+_PAD = 16
+_CURRENT, _QUEUED, _USED, _SPARE, _TOUCHED, _DONE, _POPS, _SHOWN = range(8)
+_CHECK = 32  # `search_both`'s pops between looks at the other side
+
+
+@njit(cache=True, parallel=True)
+def _both_threads(
+    state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of,
+    onward_start, onward, cell, width, dist, parent, touched, pool, heads, lm, to_goal,
+    to_source, ends, ends_r, ends_c, shortest, diagonal, per_width,
+):
+    """`search_both`'s two sides, each on a thread of its own, until both stop.  (Arrays
+    only: a tuple of them handed to the threads left each side spinning on its own
+    copy of the other's counters.)"""
+    for side in prange(2):
+        while state[side * _PAD + _DONE] == 0:
+            _both_pop(
+                side, state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row,
+                flat, flat_of, onward_start, onward, cell, width, dist, parent, touched, pool,
+                heads, lm, to_goal, to_source, ends, ends_r, ends_c, shortest, diagonal,
+                per_width)
+
+
+@njit(cache=True)
+def _both_answer(dist, touched, forward, backward):
+    """The cheapest sum of the two sides' costs over the cells both reached, and its cell."""
+    side, n = (0, forward) if forward <= backward else (1, backward)
+    best = np.inf
+    at = -1
+    for j in range(n):
+        c = touched[side, j]
+        total = dist[0, c] + dist[1, c]
+        if total < best:
+            best = total
+            at = c
+    return best, at
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _both_pop(
+    side, state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of,
+    onward_start, onward, cell, width, dist, parent, touched, pool, heads, lm, to_goal,
+    to_source, ends, ends_r, ends_c, shortest, diagonal, per_width,
+):
+    """One pop of `search_both`'s ``side`` (0 forward, 1 backward) and the steps out of
+    the cell it pops; marks the side done (1, or 2 when its pool ran out) when it
+    should stop.  What the other side writes is read with `shared_get`, and what
+    it reads written with `shared_set`."""
+    other = 1 - side
+    me = side * _PAD
+    you = other * _PAD
+    ring = heads.shape[1] - 1
+    nsteps = step_dr.shape[0]
+    if state[me + _QUEUED] == 0:  # everything on this side is reached
+        shared_set(state, me + _SHOWN, 0)
+        shared_set(state, me + _DONE, 1)
+        return
+    current = state[me + _CURRENT]
+    while heads[side, current & ring] == -1:
+        current += 1
+    state[me + _CURRENT] = current
+    pops = state[me + _POPS]
+    state[me + _POPS] = pops + 1
+    # Every ``_CHECK`` pops (reading what the other thread writes costs a cache miss),
+    # and always at the end: a side that stops a few pops late finds the same answer.
+    if pops % _CHECK == 0:
+        shared_set(state, me + _CURRENT, current)
+        shared_set(state, me + _SHOWN, state[me + _QUEUED])
+        shared_set(mu, me, mu[me])
+        # The other side stopped with its queue empty (everything on its side of the
+        # answer is reached), or its pool ran out: nothing more is needed of this one.
+        done = shared_get(state, you + _DONE)
+        if done == 2 or (done == 1 and shared_get(state, you + _SHOWN) == 0):
+            shared_set(state, me + _DONE, 1)
+            return
+        # The other side's bucket and offer as they stand: one a little behind only
+        # makes this side stop later.
+        best = min(shared_get(mu, me), shared_get(mu, you))
+        if (current + shared_get(state, you + _CURRENT)) * width >= best * (1.0 + 1e-12):
+            shared_set(state, me + _DONE, 1)
+            return
+    slot = current & ring
+    top = heads[side, slot]
+    a = pool[side, 2 * top]
+    heads[side, slot] = pool[side, 2 * top + 1]
+    pool[side, 2 * top + 1] = state[me + _SPARE]
+    state[me + _SPARE] = top
+    state[me + _QUEUED] -= 1
+    if parent[side, a] >= CLOSED:  # expanded since this entry was pushed
+        return
+    if a != ends[side]:  # an end's -1 has every bit set already
+        parent[side, a] |= CLOSED
+    da = dist[side, a]
+    ar = a // cols
+    ac = a - ar * cols
+    fa = flat_of[flat[a]]
+    # Out of a flat cell, only the steps the one that reached it leaves worth taking.
+    row = parent[side, a] & (CLOSED - 1) if fa > 0.0 and a != ends[side] else nsteps
+    own = np.int64(table_row[a]) * nsteps
+    for q in range(onward_start[row], onward_start[row + 1]):
+        k = onward[q]
+        if fa > 0.0:  # the table's number, without reading it
+            total = fa * step_len[k]
+        else:
+            total = table_cost[own + k]
+            if total == np.inf:  # off the grid, or blocked
+                continue
+        b = a + step_dr[k] * cols + step_dc[k]
+        nd = da + total
+        db = dist[side, b]
+        if not nd < db:  # NaN fails too
             continue
-        if a != ends[side]:  # an end's -1 has every bit set already
-            parent[side, a] |= CLOSED
-        da = dist[side, a]
-        ar = a // cols
-        ac = a - ar * cols
-        fa = flat_of[flat[a]]
-        # Out of a flat cell, only the steps the one that reached it leaves worth taking.
-        row = parent[side, a] & (CLOSED - 1) if fa > 0.0 and a != ends[side] else nsteps
-        own = np.int64(table_row[a]) * nsteps
-        for q in range(onward_start[row], onward_start[row + 1]):
-            k = onward[q]
-            if fa > 0.0:  # the table's number, without reading it
-                total = fa * step_len[k]
-            else:
-                total = table_cost[own + k]
-                if total == np.inf:  # off the grid, or blocked
-                    continue
-            b = a + step_off[k]
-            nd = da + total
-            db = dist[side, b]
-            if not nd < db:  # NaN fails too
-                continue
-            if parent[side, b] >= CLOSED and nd > db * REOPEN:  # rounding, not a cheaper path
-                continue
-            there = dist[other, b]
-            if db == np.inf and there == np.inf:
-                touched[n_touched] = b
-                n_touched += 1
-            dist[side, b] = nd
-            parent[side, b] = k
-            if nd + there < mu:
-                mu = nd + there
-                meet = b
-            ht, hs = _potential(lm, to_goal, to_source, b, ar + step_dr[k], ac + step_dc[k],
-                                ends_r, ends_c, nsteps, shortest, diagonal, cell)
-            if ht == np.inf or hs == np.inf:  # the landmarks show b on neither's way
-                continue
-            key = nd + (0.5 * (ht - hs) if side == 0 else 0.5 * (hs - ht))
-            slot = max(int(key * per_width), current[side]) & ring
-            e = spare[side]
-            if e >= 0:
-                spare[side] = pool[side, 2 * e + 1]
-            elif 2 * used[side] + 1 < pool.shape[1]:
-                e = used[side]
-                used[side] += 1
-            else:
-                return -n_touched, mu, meet
-            pool[side, 2 * e] = b
-            pool[side, 2 * e + 1] = heads[side, slot]
-            heads[side, slot] = e
-            queued[side] += 1
-    return n_touched, mu, meet
+        if parent[side, b] >= CLOSED and nd > db * REOPEN:  # rounding, not a cheaper path
+            continue
+        if db == np.inf:
+            touched[side, state[me + _TOUCHED]] = b
+            state[me + _TOUCHED] += 1
+        dist[side, b] = nd
+        parent[side, b] = k
+        there = dist[other, b]
+        if nd + there < mu[me]:
+            mu[me] = nd + there
+        ht, hs = _potential(lm, to_goal, to_source, b, ar + step_dr[k], ac + step_dc[k],
+                            ends_r, ends_c, nsteps, shortest, diagonal, cell)
+        if ht == np.inf or hs == np.inf:  # the landmarks show b on neither's way
+            continue
+        key = nd + (0.5 * (ht - hs) if side == 0 else 0.5 * (hs - ht))
+        slot = max(int(key * per_width), current) & ring
+        e = state[me + _SPARE]
+        if e >= 0:
+            state[me + _SPARE] = pool[side, 2 * e + 1]
+        elif 2 * state[me + _USED] + 1 < pool.shape[1]:
+            e = state[me + _USED]
+            state[me + _USED] += 1
+        else:
+            shared_set(state, me + _DONE, 2)
+            return
+        pool[side, 2 * e] = b
+        pool[side, 2 * e + 1] = heads[side, slot]
+        heads[side, slot] = e
+        state[me + _QUEUED] += 1
 
 
 OPEN, EXPANDED, DROPPED = 0, 1, 2  # `search_labels`: a label's state

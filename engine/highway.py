@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numba
 import numpy as np
 
 from . import _kernels
@@ -242,33 +243,34 @@ class Highway:
                      else _kernels.ASTAR_SPLIT)
             self._work = _BothWays(
                 np.full((2, n), np.inf), np.full((2, n), -1, dtype=np.int8),
-                np.empty(n, dtype=np.int32), np.empty((2, 2 * _FIRST_POOL), dtype=np.int32),
+                np.empty((2, n), dtype=np.int32), np.empty((2, 2 * _FIRST_POOL), dtype=np.int32),
                 np.empty((2, _kernels.stack_rows(a.nb, True, split)), dtype=np.int64), split)
         w = self._work
         to_goal, to_source = self._bounds(target)[1], self._bounds(source)[1]
+        threads = numba.get_num_threads() >= 2
         while True:
-            n, cost_found, meet = _kernels.search_both(
+            forward, backward, cost_found, meet = _kernels.search_both(
                 a.cols, a.step_dr, a.step_dc, a.step_len, a.nb, cost, row, a.flat, a.flat_of,
                 a.onward_start, a.onward, source, target, g.cell, w.split, w.dist, w.parent,
-                w.touched, w.pool, w.heads, self.fields, to_goal, to_source)
-            if n >= 0:
+                w.touched, w.pool, w.heads, self.fields, to_goal, to_source, threads)
+            if forward >= 0:
                 break
-            self._reset(-n)
+            self._reset(-forward, -backward)
             w.pool = np.empty((2, 2 * w.pool.shape[1]), dtype=np.int32)
         try:
             if cost_found == np.inf:
-                return None, n
+                return None, forward + backward
             half = _trace(g, w.parent[0], source, meet)
             rest = _trace(g, w.parent[1], target, meet)
-            return half + rest[-2::-1], n
+            return half + rest[-2::-1], forward + backward
         finally:
-            self._reset(n)
+            self._reset(forward, backward)
 
-    def _reset(self, n: int) -> None:
-        """Return the cells `_both` touched to unreached, both ways."""
+    def _reset(self, forward: int, backward: int) -> None:
+        """Return the cells `_both`'s two sides touched to unreached."""
         w = self._work
-        for side in range(2):
-            _kernels.reset(w.touched, n, w.dist[side], w.parent[side], _NONE_INT, _NONE)
+        for side, n in enumerate((forward, backward)):
+            _kernels.reset(w.touched[side], n, w.dist[side], w.parent[side], _NONE_INT, _NONE)
 
     def _plan(self, source: int, target: int) -> tuple[int, int, tuple | None]:
         """Which way to search and with which fields (`search._route`): to a place with

@@ -339,10 +339,12 @@ def path_cost(g, cells):
     return engine.price_path(g, _polyline(g, cells)).cost
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_routes_searched_from_both_ends_cost_what_the_full_search_finds(rules, seed,
+@pytest.mark.parametrize(("seed", "threads"), [(0, 2), (1, 2), (2, 2), (0, 1), (1, 1)])
+def test_routes_searched_from_both_ends_cost_what_the_full_search_finds(rules, seed, threads,
                                                                         monkeypatch):
+    """On two threads (one a side) and on one (popping the lower side)."""
     monkeypatch.setattr("engine.highway._FIRST_POOL", 16)  # the pool must grow, and does
+    monkeypatch.setattr("numba.get_num_threads", lambda: threads)
     g = engine.cost_grid(wild(seed), rules, rules.unit("humans", depth=0, frontage=2))
     hw = Highway(g, landmarks=4)
     assert hw._both_ways
