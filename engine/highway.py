@@ -40,6 +40,17 @@ down the cheapest path.  Where a step costs the same both ways (and the unit
 has no rear ranks, whose cost depends on which way they trail), a route from
 a place is searched from the goal back to it and reversed, with the same
 cost.
+
+There too, a route between two points that are not places is searched from
+both ends at once (`_kernels.search_both`, one side a thread where there
+are two): each side keys on the average of the bounds to the goal and to
+the start, and the two stop once their cheapest buckets together reach the
+best path they have met on.  Each side need only get about halfway in key,
+where the slack of the staircases has not yet spread: across the 4096²
+campaign map, 5 to 7 times fewer cells than the A* from one end between
+towns, 1.2 times between two points in open country.  Its state
+(costs, steps and touched cells for both sides: about 27 bytes a cell) is
+made by the first such route and kept.
 """
 
 from __future__ import annotations
