@@ -1239,19 +1239,23 @@ def _search_plain(
 def _potential(lm, to_goal, to_source, b, r, c, ends_r, ends_c, nsteps, shortest, diagonal,
                cell):
     """`search_both`'s bounds at cell ``b`` (row ``r``, column ``c``): of its cost to the
-    goal, and of its cost to (the same as from) the source."""
-    ht = _landmark_bound(lm, to_goal, b, _to_go(
-        r - ends_r[1], c - ends_c[1], nsteps, shortest, diagonal, cell))
-    hs = _landmark_bound(lm, to_source, b, _to_go(
-        r - ends_r[0], c - ends_c[0], nsteps, shortest, diagonal, cell))
+    goal, and of its cost to (the same as from) the source (`_landmark_bound` for
+    both, reading the cell's landmark costs once)."""
+    ht = _to_go(r - ends_r[1], c - ends_c[1], nsteps, shortest, diagonal, cell)
+    hs = _to_go(r - ends_r[0], c - ends_c[0], nsteps, shortest, diagonal, cell)
+    for m in range(to_goal.shape[1]):
+        at = lm[b, m]
+        if at != np.inf:
+            ht = max(ht, to_goal[0, m] - at, at + to_goal[1, m])
+            hs = max(hs, to_source[0, m] - at, at + to_source[1, m])
     return ht, hs
 
 
 @njit(cache=True, error_model="numpy")
 def search_both(
-    cols, step_dr, step_dc, step_len, nb, table_cost, table_row, flat, flat_of, onward_start,
-    onward, source, goal, cell, split, dist, parent, touched, pool, heads, lm, to_goal,
-    to_source, threads,
+    cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of, onward_start,
+    onward, source, goal, cell, split, margin, dist, parent, touched, pool, heads, lm,
+    to_goal, to_source, threads,
 ):
     """A* from both ends at once (`Highway`'s, where a step costs the same both ways).
 
@@ -1266,27 +1270,36 @@ def search_both(
     keys' sum.  Every step that reaches a cell the other side has reached
     offers the sum of the two costs (each side keeps its lowest), and a side
     stops once the two cheapest buckets together start at or beyond the lower
-    offer: no path left can be cheaper.  Cells improved after they were expanded are
-    reopened, as in `_search_plain` (the float32 bounds are consistent only to
-    rounding).
+    offer plus ``margin``: no path left can be cheaper.  The float32 bounds are
+    consistent only to their rounding, so a key may fall below its bucket by
+    as much (it is queued in the current bucket, and a cell improved after it
+    was expanded is reopened, as in `_search_plain`); ``margin``, twice the
+    bounds' slack, covers both sides' share.
 
     With ``threads`` the two sides run on two threads (`_both_threads`), each
-    reading the other's costs, bucket and offer as they stand (the counters
-    through `shared_get`); else one thread pops from the side whose cheapest
-    bucket is lower.  Either way the answer is taken
-    at the end from every cell both sides reached (`_both_answer`), so an
-    offer one thread did not see in time is not lost.
+    reading the other's costs as they stand and its bucket, offer and state
+    through `shared_get`; else one thread pops from the side whose cheapest
+    bucket is lower.  Either way the answer is taken at the end from every
+    cell both sides reached (`_both_answer`), so an offer one thread did not
+    see in time is not lost.
 
     ``dist``, ``parent``, ``touched`` (each cell a side reaches, once),
-    ``pool`` (queue entries) and ``heads`` (``2 * nb * split`` bucket heads)
-    have a row per side (forward, backward).  Returns ``(forward, backward,
-    mu, meet)``: the cells each side touched (both negative if a side's pool
-    ran out: reset them and call again with more), the answer's cost (inf: no
-    route) and the cell where its two halves meet.
+    ``pool`` (queue entries) and ``heads`` (a power of two of bucket heads, as
+    many as `stack_rows` gives) have a row per side (forward, backward).
+    Returns ``(forward, backward, mu, meet)``: the cells each side touched
+    (both negative if a side's pool or touched row ran out: reset them and
+    call again with more), the answer's cost (inf: no route) and a cell where
+    its two halves meet.
     """
+    ends = np.array([source, goal])
+    for side in range(2):
+        dist[side, ends[side]] = 0.0
+        parent[side, ends[side]] = -1
+        touched[side, 0] = ends[side]
+    if source == goal:
+        return 1, 1, 0.0, source
     width = step_len.min() / split
     heads[:, :] = -1
-    ends = np.array([source, goal])
     ends_r = ends // cols
     ends_c = ends - ends_r * cols
     # Each side's counters in a row of their own, a cache line apart from the other's.
@@ -1296,11 +1309,6 @@ def search_both(
     diagonal = min(step_len.max(), 2.0 * shortest)
     nsteps = step_dr.shape[0]
     per_width = (1.0 / width) * (1.0 + 1e-12)
-    for side in range(2):
-        e = ends[side]
-        dist[side, e] = 0.0
-        parent[side, e] = -1
-        touched[side, 0] = e
     for side in range(2):
         e = ends[side]
         ht, hs = _potential(lm, to_goal, to_source, e, ends_r[side], ends_c[side], ends_r,
@@ -1317,20 +1325,18 @@ def search_both(
         pool[side, 0] = e
         pool[side, 1] = -1
         heads[side, state[at + _CURRENT] & (heads.shape[1] - 1)] = 0
-    if source == goal:
-        return 1, 1, 0.0, source
     if threads:
         _both_threads(
             state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of,
-            onward_start, onward, cell, width, dist, parent, touched, pool, heads, lm,
+            onward_start, onward, cell, width, margin, dist, parent, touched, pool, heads, lm,
             to_goal, to_source, ends, ends_r, ends_c, shortest, diagonal, per_width)
     else:
         while state[_DONE] == 0 and state[_PAD + _DONE] == 0:
             _both_pop(
                 0 if state[_CURRENT] <= state[_PAD + _CURRENT] else 1, state, mu, cols,
                 step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of,
-                onward_start, onward, cell, width, dist, parent, touched, pool, heads, lm,
-                to_goal, to_source, ends, ends_r, ends_c, shortest, diagonal, per_width)
+                onward_start, onward, cell, width, margin, dist, parent, touched, pool, heads,
+                lm, to_goal, to_source, ends, ends_r, ends_c, shortest, diagonal, per_width)
     forward, backward = state[_TOUCHED], state[_PAD + _TOUCHED]
     if state[_DONE] == 2 or state[_PAD + _DONE] == 2:
         return -forward, -backward, np.inf, -1
@@ -1340,31 +1346,32 @@ def search_both(
 
 # `search_both`'s counters: a side's row of ``_PAD`` in ``state``, and its fields.
 _PAD = 16
-_CURRENT, _QUEUED, _USED, _SPARE, _TOUCHED, _DONE, _POPS, _SHOWN = range(8)
+_CURRENT, _QUEUED, _USED, _SPARE, _TOUCHED, _DONE, _POPS = range(7)
 _CHECK = 32  # `search_both`'s pops between looks at the other side
 
 
 @njit(cache=True, parallel=True)
 def _both_threads(
     state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of,
-    onward_start, onward, cell, width, dist, parent, touched, pool, heads, lm, to_goal,
-    to_source, ends, ends_r, ends_c, shortest, diagonal, per_width,
+    onward_start, onward, cell, width, margin, dist, parent, touched, pool, heads, lm,
+    to_goal, to_source, ends, ends_r, ends_c, shortest, diagonal, per_width,
 ):
-    """`search_both`'s two sides, each on a thread of its own, until both stop.  (Arrays
-    only: a tuple of them handed to the threads left each side spinning on its own
-    copy of the other's counters.)"""
+    """`search_both`'s two sides, each on a thread of its own, until both stop.  (The
+    arrays one by one: handed to the threads in a tuple, each side read its own copy
+    of the other's counters, and neither ever stopped.)"""
     for side in prange(2):
         while state[side * _PAD + _DONE] == 0:
             _both_pop(
                 side, state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row,
-                flat, flat_of, onward_start, onward, cell, width, dist, parent, touched, pool,
-                heads, lm, to_goal, to_source, ends, ends_r, ends_c, shortest, diagonal,
-                per_width)
+                flat, flat_of, onward_start, onward, cell, width, margin, dist, parent,
+                touched, pool, heads, lm, to_goal, to_source, ends, ends_r, ends_c, shortest,
+                diagonal, per_width)
 
 
 @njit(cache=True)
 def _both_answer(dist, touched, forward, backward):
-    """The cheapest sum of the two sides' costs over the cells both reached, and its cell."""
+    """The cheapest sum of the two sides' costs over the cells both reached (all on
+    either side's touched row: the shorter is read), and its cell."""
     side, n = (0, forward) if forward <= backward else (1, backward)
     best = np.inf
     at = -1
@@ -1380,44 +1387,44 @@ def _both_answer(dist, touched, forward, backward):
 @njit(cache=True, error_model="numpy", inline="always")
 def _both_pop(
     side, state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of,
-    onward_start, onward, cell, width, dist, parent, touched, pool, heads, lm, to_goal,
-    to_source, ends, ends_r, ends_c, shortest, diagonal, per_width,
+    onward_start, onward, cell, width, margin, dist, parent, touched, pool, heads, lm,
+    to_goal, to_source, ends, ends_r, ends_c, shortest, diagonal, per_width,
 ):
     """One pop of `search_both`'s ``side`` (0 forward, 1 backward) and the steps out of
-    the cell it pops; marks the side done (1, or 2 when its pool ran out) when it
-    should stop.  What the other side writes is read with `shared_get`, and what
-    it reads written with `shared_set`."""
+    the cell it pops; marks the side done (1, or 2 when its pool or touched row ran
+    out) when it should stop.  What the other side writes is read with `shared_get`,
+    and what it reads written with `shared_set`."""
     other = 1 - side
     me = side * _PAD
     you = other * _PAD
     ring = heads.shape[1] - 1
     nsteps = step_dr.shape[0]
     if state[me + _QUEUED] == 0:  # everything on this side is reached
-        shared_set(state, me + _SHOWN, 0)
         shared_set(state, me + _DONE, 1)
         return
     current = state[me + _CURRENT]
     while heads[side, current & ring] == -1:
         current += 1
-    state[me + _CURRENT] = current
+    state[me + _CURRENT] = current  # (read by the one-thread loop after each pop)
     pops = state[me + _POPS]
     state[me + _POPS] = pops + 1
-    # Every ``_CHECK`` pops (reading what the other thread writes costs a cache miss),
-    # and always at the end: a side that stops a few pops late finds the same answer.
+    # Every ``_CHECK`` pops, as reading what the other thread writes costs a cache miss;
+    # a side that stops a few pops late finds the same answer.
     if pops % _CHECK == 0:
         shared_set(state, me + _CURRENT, current)
-        shared_set(state, me + _SHOWN, state[me + _QUEUED])
         shared_set(mu, me, mu[me])
-        # The other side stopped with its queue empty (everything on its side of the
-        # answer is reached), or its pool ran out: nothing more is needed of this one.
-        done = shared_get(state, you + _DONE)
-        if done == 2 or (done == 1 and shared_get(state, you + _SHOWN) == 0):
+        # The other side stopped: either its queue ran empty (everything on its side
+        # of the answer is reached), or the test below held for it, and then holds
+        # here too (this side's bucket has only risen since, and the offers fallen);
+        # or its pool ran out, and the search starts again.
+        if shared_get(state, you + _DONE) != 0:
             shared_set(state, me + _DONE, 1)
             return
         # The other side's bucket and offer as they stand: one a little behind only
         # makes this side stop later.
-        best = min(shared_get(mu, me), shared_get(mu, you))
-        if (current + shared_get(state, you + _CURRENT)) * width >= best * (1.0 + 1e-12):
+        best = min(mu[me], shared_get(mu, you))
+        if (current + shared_get(state, you + _CURRENT)) * width >= (
+                best * (1.0 + 1e-12) + margin):
             shared_set(state, me + _DONE, 1)
             return
     slot = current & ring
@@ -1454,6 +1461,9 @@ def _both_pop(
         if parent[side, b] >= CLOSED and nd > db * REOPEN:  # rounding, not a cheaper path
             continue
         if db == np.inf:
+            if state[me + _TOUCHED] == touched.shape[1]:
+                shared_set(state, me + _DONE, 2)
+                return
             touched[side, state[me + _TOUCHED]] = b
             state[me + _TOUCHED] += 1
         dist[side, b] = nd

@@ -48,9 +48,10 @@ the start, and the two stop once their cheapest buckets together reach the
 best path they have met on.  Each side need only get about halfway in key,
 where the slack of the staircases has not yet spread: across the 4096²
 campaign map, 5 to 7 times fewer cells than the A* from one end between
-towns, 1.2 times between two points in open country.  Its state
-(costs, steps and touched cells for both sides: about 27 bytes a cell) is
-made by the first such route and kept.
+towns, 1.2 times between two points in open country.  Its state (costs
+and steps for both sides, 18 bytes a cell, and lists of the cells it
+touched and queued, grown as needed) is made by the first such route and
+kept.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ from .terrain import CostGrid, cost_grid
 
 __all__ = ["Highway"]
 
-# Queue entries `Highway._both` first keeps a side (8 bytes each), doubled when they run out.
+# Queue entries (8 bytes each) and touched cells (4 bytes) `Highway._both` first keeps a
+# side, doubled when either runs out.
 _FIRST_POOL = 1 << 20
 # float32 keeps a field in 4 bytes a cell; relative rounding is below 2**-23, so
 # the bound is lowered by this fraction of the fields' scale to stay admissible.
@@ -243,31 +245,34 @@ class Highway:
         return cells, n
 
     def _both(self, source: int, target: int) -> tuple[list[int] | None, int]:
-        """`_find` by `_kernels.search_both`, its pool of queue entries grown until it
-        does not run out."""
+        """`_find` by `_kernels.search_both`, its pool of queue entries and rows of
+        touched cells grown until they do not run out."""
         g = self.grid
         a = g.kernel_args
         row, cost = g.outgoing_steps
+        n = g.base.size
         if self._work is None:
-            n = g.base.size
             split = (_kernels.POOL_SPLIT if a.nb * _kernels.POOL_SPLIT <= 2**16
                      else _kernels.ASTAR_SPLIT)
             self._work = _BothWays(
                 np.full((2, n), np.inf), np.full((2, n), -1, dtype=np.int8),
-                np.empty((2, n), dtype=np.int32), np.empty((2, 2 * _FIRST_POOL), dtype=np.int32),
+                np.empty((2, min(_FIRST_POOL, n)), dtype=np.int32),
+                np.empty((2, 2 * _FIRST_POOL), dtype=np.int32),
                 np.empty((2, _kernels.stack_rows(a.nb, True, split)), dtype=np.int64), split)
         w = self._work
         to_goal, to_source = self._bounds(target)[1], self._bounds(source)[1]
         threads = numba.get_num_threads() >= 2
         while True:
             forward, backward, cost_found, meet = _kernels.search_both(
-                a.cols, a.step_dr, a.step_dc, a.step_len, a.nb, cost, row, a.flat, a.flat_of,
-                a.onward_start, a.onward, source, target, g.cell, w.split, w.dist, w.parent,
-                w.touched, w.pool, w.heads, self.fields, to_goal, to_source, threads)
+                a.cols, a.step_dr, a.step_dc, a.step_len, cost, row, a.flat, a.flat_of,
+                a.onward_start, a.onward, source, target, g.cell, w.split, 2.0 * self.slack,
+                w.dist, w.parent, w.touched, w.pool, w.heads, self.fields, to_goal, to_source,
+                threads)
             if forward >= 0:
                 break
             self._reset(-forward, -backward)
             w.pool = np.empty((2, 2 * w.pool.shape[1]), dtype=np.int32)
+            w.touched = np.empty((2, min(2 * w.touched.shape[1], n)), dtype=np.int32)
         try:
             if cost_found == np.inf:
                 return None, forward + backward

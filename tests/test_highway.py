@@ -343,7 +343,7 @@ def path_cost(g, cells):
 def test_routes_searched_from_both_ends_cost_what_the_full_search_finds(rules, seed, threads,
                                                                         monkeypatch):
     """On two threads (one a side) and on one (popping the lower side)."""
-    monkeypatch.setattr("engine.highway._FIRST_POOL", 16)  # the pool must grow, and does
+    monkeypatch.setattr("engine.highway._FIRST_POOL", 16)  # its lists must grow, and do
     monkeypatch.setattr("numba.get_num_threads", lambda: threads)
     g = engine.cost_grid(wild(seed), rules, rules.unit("humans", depth=0, frontage=2))
     hw = Highway(g, landmarks=4)
@@ -357,7 +357,7 @@ def test_routes_searched_from_both_ends_cost_what_the_full_search_finds(rules, s
         assert cells[0] == a and cells[-1] == b
         assert path_cost(g, cells) == pytest.approx(full, rel=1e-9, abs=1e-9)
         assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell
-    assert hw._work.pool.shape[1] > 2 * 16
+    assert hw._work.pool.shape[1] > 2 * 16 and hw._work.touched.shape[1] > 16
     assert np.isinf(hw._work.dist).all() and (hw._work.parent == -1).all()  # all reset
 
 
