@@ -159,11 +159,33 @@ def _price(grid: CostGrid, path, pieces: bool,
         return Pricing(0.0, 0.0, [], []), np.empty((0, 7))
     pricer = _Pricer(grid)
     rows_f, rows_i = pricer.walk([*moves, points[-1]])
-    rows = list(zip(rows_f.tolist(), rows_i.tolist(), strict=True))
-    cost = math.fsum(rows_f[:, 5].tolist())
-    length = math.fsum(rows_f[:, 4].tolist())
-    listed = [pricer.piece(*row) for row in rows] if pieces else []
-    return Pricing(cost, length, pricer.legs(rows), listed), rows_f
+    lengths, costs = rows_f[:, 4].tolist(), rows_f[:, 5].tolist()
+    listed = []
+    if pieces:
+        listed = [pricer.piece(*row)
+                  for row in zip(rows_f.tolist(), rows_i.tolist(), strict=True)]
+    legs = pricer.legs(_runs(rows_f, rows_i), lengths, costs)
+    return Pricing(math.fsum(costs), math.fsum(lengths), legs, listed), rows_f
+
+
+def _runs(rows_f: np.ndarray, rows_i: np.ndarray) -> list:
+    """Where `_Pricer.legs` starts anew: each row of `_Pricer.walk`'s (as lists) that
+    is not a move it adds to the leg as it stands (the same ground and rank as the row
+    before, neither climbing, the same multiplier), with the index of the next such
+    row and the end of the last row before it.  A long route's thousands of rows are
+    its few dozen legs' worth."""
+    if not len(rows_f):
+        return []
+    kind, origin, front, combo, uphill = rows_i.T
+    plain = (kind == _kernels.MOVE) & (uphill == 0)
+    rear = origin != front
+    level = rows_f[:, 6]
+    adds = (plain[1:] & plain[:-1] & (combo[1:] == combo[:-1]) & (rear[1:] == rear[:-1])
+            & (level[1:] == level[:-1]))
+    starts = np.flatnonzero(np.concatenate([[True], ~adds]))
+    stops = np.append(starts[1:], len(rows_f))
+    return list(zip(rows_f[starts].tolist(), rows_i[starts].tolist(), stops.tolist(),
+                    rows_f[stops - 1, 2:4].tolist(), strict=True))
 
 
 def _points(path) -> list:
@@ -244,36 +266,44 @@ class _Pricer:
             return Leg(a, a, 0.0, cost, 0.0, [self._quantum(i, level, front)], "quantum")
         return self._entry(kind, i, cost, a)
 
-    def legs(self, rows: list) -> list[Leg]:
-        """The pieces of ``rows`` (`walk`'s, as lists) merged where their multiplier
-        and terrain are the same; a leg is built only once it is complete."""
+    def legs(self, runs: list, lengths: list, costs: list) -> list[Leg]:
+        """The pieces of `walk`'s rows merged where their multiplier and terrain are
+        the same; a leg is built only once it is complete.  ``runs`` (`_runs`) are the
+        rows that may start a leg, each with the rows after it up to the next that
+        go on the same ground (``lengths`` and ``costs``: every row's, added to the
+        leg one by one as they always were, so its sums are the same to the bit)."""
         legs = []
         cur: list = []  # the leg being merged: Leg's fields, in order
-        key = None  # the last move row's kind of ground and rank, if it did not climb
-        for row_f, row_i in rows:
-            if row_i[0] == _kernels.MOVE:
-                x0, y0, x1, y1, length, cost, level = row_f
-                if cur and not row_i[4] and key == (row_i[3], row_i[1] != row_i[2]) \
-                        and cur[4] == level:  # the same ground as the last: same terrain
-                    cur[1], cur[2], cur[3] = (x1, y1), cur[2] + length, cur[3] + cost
-                    continue
-                start, end, multiplier = (x0, y0), (x1, y1), level
-                terrain, kind = self._terrain(*row_i[1:]), "move"
-                next_key = None if row_i[4] else (row_i[3], row_i[1] != row_i[2])
-            else:
-                leg = self.piece(row_f, row_i)
-                start, end, length, cost, multiplier, terrain, kind = dataclasses.astuple(leg)
-                next_key = None
-            if cur and cur[4] == multiplier and cur[5] == terrain:
-                cur[1], cur[2], cur[3] = end, cur[2] + length, cur[3] + cost
-            else:
-                if cur:
-                    legs.append(Leg(*cur[:5], list(cur[5]), cur[6]))
-                cur = [start, end, length, cost, multiplier, terrain, kind]
-            key = next_key
+        at = 0  # the row of the run
+        for row_f, row_i, stop, end_of_run in runs:
+            self._add(legs, cur, row_f, row_i)
+            if stop > at + 1:  # the same ground as the last: same terrain
+                for j in range(at + 1, stop):
+                    cur[2] += lengths[j]
+                    cur[3] += costs[j]
+                cur[1] = tuple(end_of_run)
+            at = stop
         if cur:
             legs.append(Leg(*cur[:5], list(cur[5]), cur[6]))
         return legs
+
+    def _add(self, legs: list, cur: list, row_f: list, row_i: list) -> None:
+        """Add a row that may start a leg (`legs`) to the leg ``cur`` where its
+        multiplier and terrain are the same, or close ``cur`` in ``legs`` and start
+        it anew with the row."""
+        if row_i[0] == _kernels.MOVE:
+            x0, y0, x1, y1, length, cost, multiplier = row_f
+            start, end = (x0, y0), (x1, y1)
+            terrain, kind = self._terrain(*row_i[1:]), "move"
+        else:
+            leg = self.piece(row_f, row_i)
+            start, end, length, cost, multiplier, terrain, kind = dataclasses.astuple(leg)
+        if cur and cur[4] == multiplier and cur[5] == terrain:
+            cur[1], cur[2], cur[3] = end, cur[2] + length, cur[3] + cost
+        else:
+            if cur:
+                legs.append(Leg(*cur[:5], list(cur[5]), cur[6]))
+            cur[:] = [start, end, length, cost, multiplier, terrain, kind]
 
     def _terrain(self, origin: int, front: int, combo: int, uphill: int) -> list[str]:
         """What set the multiplier of a `_kernels.MOVE` row: cell ``origin``'s kinds
