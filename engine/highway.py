@@ -47,7 +47,7 @@ are two): each side keys on the average of the bounds to the goal and to
 the start, and the two stop once their cheapest buckets together reach the
 best path they have met on.  Each side need only get about halfway in key,
 where the slack of the staircases has not yet spread: across the 4096²
-campaign map, 5 to 7 times fewer cells than the A* from one end between
+campaign map, 3 to 7 times fewer cells than the A* from one end between
 towns, 1.2 times between two points in open country.  Its state (costs
 and steps for both sides, 18 bytes a cell, and lists of the cells it
 touched and queued, grown as needed) is made by the first such route and
