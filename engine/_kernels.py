@@ -936,6 +936,14 @@ def stack_width(ncell: int, rows: int) -> int:
 
 
 @njit(cache=True)
+def pool_split(nb):
+    """How many times narrower than the shortest step an A*'s buckets are where they
+    are lists in one pool (`_search_plain` with shared rows, `search_both`): the pool's
+    lists cost nothing per bucket, so ``POOL_SPLIT`` while the buckets stay few."""
+    return POOL_SPLIT if nb * POOL_SPLIT <= 2**16 else ASTAR_SPLIT
+
+
+@njit(cache=True)
 def stack_rows(nb, astar, split=ASTAR_SPLIT):
     """Buckets `search_plain` needs (its ``stack``'s rows): ``nb`` for Dijkstra;
     for A*, whose keys rise by a step's cost plus at most its length (with
@@ -1075,7 +1083,7 @@ def _search_plain(
     # The pool's lists cost nothing per bucket, so its A* keeps them far narrower: wide
     # ones, taken last in first out, expanded the plateau's cells before their cost was
     # final and again after (2.2x the time across the 4096² campaign map).
-    split = POOL_SPLIT if indexed and nb * POOL_SPLIT <= 2**16 else ASTAR_SPLIT
+    split = pool_split(nb) if indexed else ASTAR_SPLIT
     width = shortest / split if astar else shortest
     per_width = (1.0 / width) * (1.0 + 1e-12)
     has_flat = tabled and flat.shape[0] > 0

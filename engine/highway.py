@@ -252,8 +252,7 @@ class Highway:
         row, cost = g.outgoing_steps
         n = g.base.size
         if self._work is None:
-            split = (_kernels.POOL_SPLIT if a.nb * _kernels.POOL_SPLIT <= 2**16
-                     else _kernels.ASTAR_SPLIT)
+            split = _kernels.pool_split(a.nb)
             self._work = _BothWays(
                 np.full((2, n), np.inf), np.full((2, n), -1, dtype=np.int8),
                 np.empty((2, min(_FIRST_POOL, n)), dtype=np.int32),
