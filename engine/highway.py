@@ -49,7 +49,7 @@ best path they have met on.  Each side need only get about halfway in key,
 where the slack of the staircases has not yet spread: across the 4096²
 campaign map, 3 to 7 times fewer cells than the A* from one end between
 towns, 1.2 times between two points in open country.  Its state (costs
-and steps for both sides, 18 bytes a cell, and lists of the cells it
+steps and key offsets for both sides, 26 bytes a cell, and lists of the cells it
 touched and queued, grown as needed) is made by the first such route and
 kept.
 """
@@ -255,6 +255,7 @@ class Highway:
             split = _kernels.pool_split(a.nb)
             self._work = _BothWays(
                 np.full((2, n), np.inf), np.full((2, n), -1, dtype=np.int8),
+                np.empty((2, n), dtype=np.float32),
                 np.empty((2, min(_FIRST_POOL, n)), dtype=np.int32),
                 np.empty((2, 2 * _FIRST_POOL), dtype=np.int32),
                 np.empty((2, _kernels.stack_rows(a.nb, True, split)), dtype=np.int64), split)
@@ -266,7 +267,7 @@ class Highway:
                 a.cols, a.step_dr, a.step_dc, a.step_len, cost, row, a.flat, a.flat_of,
                 a.onward_start, a.onward, source, target, g.cell, w.split, 2.0 * self.slack,
                 w.dist, w.parent, w.touched, w.pool, w.heads, self.fields, to_goal, to_source,
-                threads)
+                threads, w.pot)
             if forward >= 0:
                 break
             self._reset(-forward, -backward)
@@ -319,11 +320,13 @@ _NONE_INT = np.empty(0, dtype=np.int32)
 
 @dataclasses.dataclass(eq=False)
 class _BothWays:
-    """`Highway._both`'s state: a row per side (forward, backward) of costs, steps in
-    and queue entries, the touched cells and the bucket heads, kept between routes."""
+    """`Highway._both`'s state: a row per side (forward, backward) of costs, steps in,
+    keys' offsets from costs (`_kernels.search_both`'s ``pot``), queue entries, the
+    touched cells and the bucket heads, kept between routes."""
 
     dist: np.ndarray
     parent: np.ndarray
+    pot: np.ndarray
     touched: np.ndarray
     pool: np.ndarray
     heads: np.ndarray
