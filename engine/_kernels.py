@@ -1966,6 +1966,17 @@ def reset(touched, n, dist, parent, pos, beat):
             beat[c] = np.inf
 
 
+@njit(cache=True, parallel=True)
+def reset_both(touched, forward, backward, dist, parent):
+    """`reset` for `search_both`'s two sides at once, a thread each."""
+    for side in prange(2):
+        n = forward if side == 0 else backward
+        for j in range(n):
+            c = touched[side, j]
+            dist[side, c] = np.inf
+            parent[side, c] = -1
+
+
 @njit(cache=True)
 def label_pool(size, width):
     """`search_labels`' pool and heap for ``size`` labels whose trails hold up to

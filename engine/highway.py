@@ -285,8 +285,7 @@ class Highway:
     def _reset(self, forward: int, backward: int) -> None:
         """Return the cells `_both`'s two sides touched to unreached."""
         w = self._work
-        for side, n in enumerate((forward, backward)):
-            _kernels.reset(w.touched[side], n, w.dist[side], w.parent[side], _NONE_INT, _NONE)
+        _kernels.reset_both(w.touched, forward, backward, w.dist, w.parent)
 
     def _plan(self, source: int, target: int) -> tuple[int, int, tuple | None]:
         """Which way to search and with which fields (`search._route`): to a place with
@@ -312,10 +311,6 @@ class Highway:
         slack = np.float32(self.slack)
         ahead = at - slack if self.symmetric else np.full_like(at, -np.inf)
         return fields, np.stack([ahead, -at - slack])
-
-
-_NONE = np.empty(0)
-_NONE_INT = np.empty(0, dtype=np.int32)
 
 
 @dataclasses.dataclass(eq=False)
