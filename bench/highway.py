@@ -5,8 +5,10 @@ writes bench/HIGHWAY.md with what it printed (``--quick``: a 1024^2 map, no file
 
 The map is wild country (``campaign_map``): scrub everywhere, woods, broken
 ground and bog over it, and a road grid whose roads bend.  Humans without rear
-ranks travel between towns at road ends and junctions, and between two points
-in open country.  Each route is answered by ``engine.route`` (A* over the
+ranks travel between towns at road ends and junctions, between two points
+in open country (each at the middle of a block of roads, as far from a road
+as a point gets), and between pairs of random points at least a quarter of
+the map apart (seeded, the same every run).  Each route is answered by ``engine.route`` (A* over the
 whole grid, straight-line bound), by ``Highway.route`` (an A* from both ends
 at once, bounded by landmark fields placed on the road network) and by a
 ``Highway`` that also keeps the towns as places (a field of its own for each,
@@ -25,6 +27,8 @@ import platform
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -86,9 +90,16 @@ def main() -> None:
         "| cells | speed-up, highway / with places |")
     say("|---|---|---|---|---|---|---|---|---|---|")
     where = towns | fields
-    for a, b in (("NW", "NW+100"), ("NW", "NW+400"), ("NW", "SE"), ("W", "E"), ("N", "S"),
-                 ("SE", "NW"), ("moor", "SE"), ("SE", "fen"), ("moor", "fen")):
-        pa, pb = where[a], where[b]
+    trips = [(f"{a} to {b}", where[a], where[b]) for a, b in (
+        ("NW", "NW+100"), ("NW", "NW+400"), ("NW", "SE"), ("W", "E"), ("N", "S"), ("SE", "NW"),
+        ("moor", "SE"), ("SE", "fen"), ("moor", "fen"))]
+    rng = np.random.default_rng(7)
+    while len(trips) < 14:
+        pa, pb = (tuple(float(v) for v in rng.uniform(0, n, 2)) for _ in range(2))
+        if np.hypot(pa[0] - pb[0], pa[1] - pb[1]) >= n / 4:
+            trips.append((f"random ({pa[0]:.0f}, {pa[1]:.0f}) to ({pb[0]:.0f}, {pb[1]:.0f})",
+                          pa, pb))
+    for label, pa, pb in trips:
         (c_full, d_full), (c_fast, d_fast), (c_placed, d_placed) = (
             touched(grid, pa, pb, find) for find in (None, hw._find, hp._find))
         # Cell to cell the same, but for the order the sums were added in.
@@ -103,7 +114,7 @@ def main() -> None:
         t_full = median_ms(lambda pa=pa, pb=pb: engine.route(grid, pa, pb), args.rounds)
         t_fast = median_ms(lambda pa=pa, pb=pb: hw.route(pa, pb), args.rounds)
         t_placed = median_ms(lambda pa=pa, pb=pb: hp.route(pa, pb), args.rounds)
-        say(f"| {a} to {b} | {full.cost:.1f} | {full.turns} | {t_full:.0f} | {c_full:,} | "
+        say(f"| {label} | {full.cost:.1f} | {full.turns} | {t_full:.0f} | {c_full:,} | "
             f"{t_fast:.0f} | {c_fast:,} | {t_placed:.0f} | {c_placed:,} | "
             f"{t_full / t_fast:.1f}x / {t_full / t_placed:.1f}x |")
     if not args.quick:
