@@ -1,6 +1,6 @@
 """Long routes on a big campaign map: the network highway (landmark A*) against the full grid A*.
 
-Run: ``python bench/highway.py [--size 4096] [--landmarks 8] [--rounds 3]``; it
+Run: ``python bench/highway.py [--size 4096] [--landmarks 8] [--rounds 5]``; it
 writes bench/HIGHWAY.md with what it printed (``--quick``: a 1024^2 map, no file).
 
 The map is wild country (``campaign_map``): scrub everywhere, woods, broken
@@ -52,7 +52,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", type=int, default=4096)
     ap.add_argument("--landmarks", type=int, default=8)
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     n = 1024 if args.quick else args.size
