@@ -1513,7 +1513,8 @@ def _both_run(
                 if ht == np.inf or hs == np.inf:  # the landmarks show b on neither's way
                     pot[side, b] = np.inf
                     continue
-                p = 0.5 * (ht - hs) if side == 0 else 0.5 * (hs - ht)
+                # Rounded as kept, so every entry of b is keyed alike.
+                p = np.float64(np.float32(0.5 * (ht - hs) if side == 0 else 0.5 * (hs - ht)))
                 pot[side, b] = p
                 if nd + (ht if side == 0 else hs) >= best * (1.0 + 1e-12) + margin:
                     continue  # no path through b beats the best offer
