@@ -911,9 +911,11 @@ def search(
 def _to_go(dr, dc, nsteps, shortest, diagonal, cell):
     """A* heuristic for ``(dr, dc)`` cells left: octile with 8 steps, else the straight line.
 
-    The straight line as ``sqrt``, not ``math.hypot``: the square of whole cells is
-    exact, so both round once, and ``hypot`` took two thirds of `_potential`'s time
-    (searches from both ends 15% faster across the 4096² campaign map).
+    The straight line as ``sqrt`` of the square, exact in whole cells, so it is
+    rounded once (numba's ``math.hypot`` is 1 ulp off on a few whole-cell pairs in
+    a thousand; every A* sharing this bound moved by that much, within its
+    tolerances of 1e-12 or more).  ``hypot`` took half of `_potential`'s time in
+    cache (searches from both ends 15% faster across the 4096² campaign map).
     """
     dr = abs(dr)
     dc = abs(dc)
@@ -1288,12 +1290,16 @@ def search_both(
     was expanded is reopened, as in `_search_plain`); ``margin``, twice the
     bounds' slack, covers both sides' share.
 
-    A cell's ``p`` is worked out when a side first reaches it and kept in
-    ``pot`` (inf: the landmarks show it on neither's way), for the later
-    steps that reach it more cheaply: the bounds read eight landmarks
-    (15% of the time across the 4096² campaign map).  A cell first reached at
-    a cost that, with its whole bound to the other end, comes to the best
-    offer yet or more is not queued: no path through it can be cheaper.
+    A cell's ``p`` is worked out when a side first reaches it (the ends when
+    the search starts), rounded to float32 and kept in ``pot`` (inf: the
+    landmarks show it on neither's way), for the later steps that reach it
+    more cheaply: the bounds read every landmark (15% of the time across the
+    4096² campaign map).  A cell first reached at a cost that, with its whole
+    bound to the other end, comes to ``best * (1 + 1e-12) + margin`` or more
+    (``best``: the lowest offer this side knows of) is not queued: no path
+    through it can be cheaper.  A cell on a cheapest path, reached at its own
+    cheapest cost, is never left out so, which is why a side whose queue runs
+    empty may stop both.
 
     With ``threads`` the two sides run on two threads (`_both_threads`), each
     reading the other's costs as they stand and its bucket, offer and state
@@ -1340,7 +1346,8 @@ def search_both(
                             nsteps, shortest, diagonal, cell)
         if ht == np.inf or hs == np.inf:  # the landmarks show the goal out of reach
             return 1, 1, np.inf, -1
-        key = 0.5 * (ht - hs) if side == 0 else 0.5 * (hs - ht)
+        key = np.float64(np.float32(0.5 * (ht - hs) if side == 0 else 0.5 * (hs - ht)))
+        pot[side, e] = key
         at = side * _PAD
         state[at + _CURRENT] = max(int(key * per_width), 0)
         state[at + _QUEUED] = 1
@@ -1435,7 +1442,7 @@ def _both_run(
     best = mu[me]
     done = 0
     while done == 0:
-        if queued == 0:  # everything on this side is reached
+        if queued == 0:  # nothing left on this side can beat the best offer
             done = 1
             break
         while heads[side, current & ring] == -1:
@@ -1447,9 +1454,9 @@ def _both_run(
         if pops % _CHECK == 0:
             shared_set(state, me + _CURRENT, current)
             shared_set(mu, me, best)
-            # The other side stopped: either its queue ran empty (everything on its
-            # side of the answer is reached), or the test below held for it, and then
-            # holds here too (this side's bucket has only risen since, and the offers
+            # The other side stopped: either its queue ran empty (nothing left on its
+            # side can beat the best offer: `search_both`), or the test below held for
+            # it, and then holds here too (this side's bucket has only risen since, and the offers
             # fallen); or its pool ran out, and the search starts again.
             if shared_get(state, you + _DONE) != 0:
                 done = 1

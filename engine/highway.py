@@ -48,10 +48,10 @@ the start, and the two stop once their cheapest buckets together reach the
 best path they have met on.  Each side need only get about halfway in key,
 where the slack of the staircases has not yet spread: across the 4096²
 campaign map, 3 to 7 times fewer cells than the A* from one end between
-towns, 1.2 times between two points in open country.  Its state (costs
-steps and key offsets for both sides, 26 bytes a cell, and lists of the cells it
-touched and queued, grown as needed) is made by the first such route and
-kept.
+towns, 1.2 times between two points in open country.  Its state (costs,
+steps and key offsets for both sides, 26 bytes a cell, and lists of the
+cells it touched and queued, grown as needed) is made by the first such
+route and kept.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The network highway: landmark-bounded A* finds what the full grid search finds."""
 
 import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -359,6 +360,48 @@ def test_routes_searched_from_both_ends_cost_what_the_full_search_finds(rules, s
         assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell
     assert hw._work.pool.shape[1] > 2 * 16 and hw._work.touched.shape[1] > 16
     assert np.isinf(hw._work.dist).all() and (hw._work.parent == -1).all()  # all reset
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_both_ends_empty_a_queue_and_regrow_on_every_route(rules, threads, monkeypatch):
+    """Moats wall off two islands where no landmark stands, so no bound shows one cut
+    off from the other: a side must empty its queue.  Both sides' lists are shrunk
+    before every route, so every route searched outgrows them and starts again."""
+    monkeypatch.setattr("numba.get_num_threads", lambda: threads)
+    n = 80
+    feats = [feature("scrub", rect(-1, -1, n + 1, n + 1)), feature("woods", rect(5, 5, 25, 20)),
+             feature("road", line((0, 10), (80, 12)), width=2)]
+    for x0, y0, x1, y1 in ((30, 30, 50, 50), (56, 36, 72, 52)):
+        ring = [(x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0)]
+        feats += [feature("river", line(a, b), width=3) for a, b in itertools.pairwise(ring)]
+    g = engine.cost_grid(engine.load_map(battlefield(feats, n, n, cell=1.0)), rules,
+                         rules.unit("humans", depth=0))
+    hw = Highway(g, landmarks=4)
+    assert hw._both_ways
+    one, other, shore = (40.5, 40.5), (64.5, 44.5), (60.5, 65.5)
+    for xy in (one, other):
+        assert np.isinf(hw.fields[_start_cell(g, xy, "a")]).all()  # no landmark bound there
+    rng = np.random.default_rng(3)
+    pairs = [(one, other), (other, one), (one, (35.5, 44.5)), (shore, one)]
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    pairs += [(_point(g, a), _point(g, b)) for a, b in rng.choice(open_cells, (12, 2))]
+    emptied = 0
+    for pa, pb in pairs:
+        a, b = _start_cell(g, pa, "a"), _start_cell(g, pb, "b")
+        hw._find(a, b)  # makes `_work`
+        hw._work.pool = np.empty((2, 2), dtype=np.int32)
+        hw._work.touched = np.empty((2, 1), dtype=np.int32)
+        cells, searched = hw._find(a, b)
+        full = cell_cost(g, pa, pb, None)[0]
+        if full == math.inf:
+            assert cells is None
+            emptied += searched > 2  # not shown cut off by the landmarks before searching
+        else:
+            assert cells[0] == a and cells[-1] == b
+            assert path_cost(g, cells) == pytest.approx(full, rel=1e-9, abs=1e-9)
+        assert hw._work.touched.shape[1] > 1 or searched <= 2  # it grew
+        assert np.isinf(hw._work.dist).all() and (hw._work.parent == -1).all()  # all reset
+    assert emptied >= 2
 
 
 def test_both_ends_with_no_route_between_them_or_one_cell(rules):
