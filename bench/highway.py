@@ -8,15 +8,15 @@ ground and bog over it, and a road grid whose roads bend.  Humans without rear
 ranks travel between towns at road ends and junctions, between two points
 in open country (each at the middle of a block of roads, as far from a road
 as a point gets), and between pairs of random points at least a quarter of
-the map apart (seeded, the same every run).  Each route is answered by ``engine.route`` (A* over the
-whole grid, straight-line bound), by ``Highway.route`` (an A* from both ends
-at once, bounded by landmark fields placed on the road network) and by a
-``Highway`` that also keeps the towns as places (a field of its own for each,
-which a route to or from a town takes alone); the costs of their cell paths
-are checked equal, and the routes' within a cell's worth of the ground at
-their ends, before anything is timed.  Times are medians in
-milliseconds after a warm-up call; "cells" is how many cells the search
-touched.
+the map apart (seeded, the same every run).  Each route is answered by
+``engine.route`` (A* over the whole grid, straight-line bound), by
+``Highway.route`` (an A* from both ends at once, bounded by landmark fields
+placed on the road network) and by a ``Highway`` that also keeps the towns
+as places (a field of its own for each, which a route to or from a town
+takes alone); the costs of their cell paths are checked equal, and the
+routes' within a cell's worth of the ground at their ends, before anything
+is timed.  Times are medians in milliseconds after a warm-up call; "cells"
+is how many cells the search touched.
 """
 
 from __future__ import annotations
