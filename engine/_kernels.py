@@ -1253,16 +1253,11 @@ def _search_plain(
 @njit(cache=True, error_model="numpy", inline="always")
 def _potential(lm, to_goal, to_source, b, r, c, ends, nsteps, shortest, diagonal, cell):
     """`search_both`'s bounds at cell ``b`` (row ``r``, column ``c``): of its cost to the
-    goal, and of its cost to (the same as from) the source (`_landmark_bound` for
-    both, reading the cell's landmark costs once; ``ends`` as `search_both` keeps it)."""
+    goal, and of its cost to (the same as from) the source (``ends`` as `search_both`
+    keeps it)."""
     ht = _to_go(r - ends[1, 1], c - ends[2, 1], nsteps, shortest, diagonal, cell)
     hs = _to_go(r - ends[1, 0], c - ends[2, 0], nsteps, shortest, diagonal, cell)
-    for m in range(to_goal.shape[1]):
-        at = lm[b, m]
-        if at != np.inf:
-            ht = max(ht, to_goal[0, m] - at, at + to_goal[1, m])
-            hs = max(hs, to_source[0, m] - at, at + to_source[1, m])
-    return ht, hs
+    return _landmark_bound(lm, to_goal, b, ht), _landmark_bound(lm, to_source, b, hs)
 
 
 @njit(cache=True, error_model="numpy")
@@ -1997,11 +1992,8 @@ def reset(touched, n, dist, parent, pos, beat):
 def reset_both(touched, forward, backward, dist, parent):
     """`reset` for `search_both`'s two sides at once, a thread each."""
     for side in prange(2):
-        n = forward if side == 0 else backward
-        for j in range(n):
-            c = touched[side, j]
-            dist[side, c] = np.inf
-            parent[side, c] = -1
+        reset(touched[side], forward if side == 0 else backward, dist[side], parent[side],
+              np.empty(0, dtype=np.int32), np.empty(0))
 
 
 @njit(cache=True)
