@@ -1251,29 +1251,55 @@ def _search_plain(
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _potential(lm, to_goal, to_source, b, r, c, ends, nsteps, shortest, diagonal, cell):
+def _bound_to(lm, rows, gaps, blocks, b, h):
+    """A lower bound of cell ``b``'s cost to one end of `search_both`: ``h`` raised to
+    the landmarks' bound (``rows[:2]``, as `search`'s ``lm_goal``) and, unless
+    ``gaps[0]`` is -inf, to the blocks' (``blocks``: each cell's block and its cost
+    to the nearest cell of none, as `Highway` keeps them).  ``gaps`` holds the
+    end's cost out of its block less the slack, the end's block, and then for each
+    block the least its rim's costs to the landmarks show between it and the
+    end's rim; ``rows[2:]`` is the end's rim's least cost to each landmark and
+    minus its greatest, so that `_landmark_bound` over them bounds a cell's
+    cost to that rim."""
+    h = _landmark_bound(lm, rows[:2], b, h)
+    if gaps[0] == -np.inf:
+        return h
+    k = np.int64(blocks[b, 0])
+    out = np.float64(blocks[b, 1])
+    if k == np.int64(gaps[1]):  # in the end's block: out of it no faster than the end
+        return max(h, gaps[0] - out)
+    # Elsewhere a path to the end crosses its rim, then leaves the rim for the end.
+    rim = _landmark_bound(lm, rows[2:], b, 0.0)
+    if k >= 0:  # and first leaves its own block, then crosses from rim to rim
+        rim = max(rim, out + gaps[2 + k])
+    return max(h, gaps[0] + rim)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _potential(lm, bounds, gaps, blocks, b, r, c, ends, nsteps, shortest, diagonal, cell):
     """`search_both`'s bounds at cell ``b`` (row ``r``, column ``c``): of its cost to the
     goal, and of its cost to (the same as from) the source (``ends`` as `search_both`
-    keeps it)."""
+    keeps it; `_bound_to` with each end's row of ``bounds`` and ``gaps``)."""
     ht = _to_go(r - ends[1, 1], c - ends[2, 1], nsteps, shortest, diagonal, cell)
     hs = _to_go(r - ends[1, 0], c - ends[2, 0], nsteps, shortest, diagonal, cell)
-    return _landmark_bound(lm, to_goal, b, ht), _landmark_bound(lm, to_source, b, hs)
+    return (_bound_to(lm, bounds[0], gaps[0], blocks, b, ht),
+            _bound_to(lm, bounds[1], gaps[1], blocks, b, hs))
 
 
 @njit(cache=True, error_model="numpy")
 def search_both(
     cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of, onward_start,
     onward, source, goal, cell, split, margin, dist, parent, touched, pool, heads, lm,
-    to_goal, to_source, threads, pot,
+    bounds, gaps, blocks, threads, pot,
 ):
     """A* from both ends at once (`Highway`'s, where a step costs the same both ways).
 
     The forward search runs from ``source`` as `_search_plain` does with
     shared rows (``table_row``, flat cells taking their onward steps); the
     backward one runs from ``goal`` the same way, since a step costs the same
-    both ways.  Both key on the average of the two landmark bounds (the goal's
-    ``to_goal``, the source's ``to_source``: rows as `search`'s ``lm_goal``),
-    ``p = (h_goal - h_source) / 2``: the forward search on ``cost + p``, the
+    both ways.  Both key on the average of the two bounds (`_bound_to`: the
+    goal's with ``bounds[0]`` and ``gaps[0]``, the source's with ``bounds[1]``
+    and ``gaps[1]``), ``p = (h_goal - h_source) / 2``: the forward search on ``cost + p``, the
     backward one on ``cost - p``.  ``p`` is consistent both ways, so neither
     search's keys fall along a step, and a path through a cell costs its two
     keys' sum.  Every step that reaches a cell the other side has reached
@@ -1295,6 +1321,11 @@ def search_both(
     through it can be cheaper.  A cell on a cheapest path, reached at its own
     cheapest cost, is never left out so, which is why a side whose queue runs
     empty may stop both.
+
+    The blocks' bounds are used only if they raise the bound between the two
+    ends (else ``gaps[:, 0]`` is set to -inf): where they do not, they
+    sharpen the two sides' bounds unevenly, and across the 4096² campaign map
+    the sides then searched up to 9% more cells.
 
     With ``threads`` the two sides run on two threads (`_both_threads`), each
     reading the other's costs as they stand and its bucket, offer and state
@@ -1335,9 +1366,18 @@ def search_both(
     diagonal = min(step_len.max(), 2.0 * shortest)
     nsteps = step_dr.shape[0]
     per_width = (1.0 / width) * (1.0 + 1e-12)
+    if gaps[0, 0] != -np.inf or gaps[1, 0] != -np.inf:
+        # The blocks' bounds only where they raise the bound between the ends.
+        between = _to_go(ends[1, 1] - ends[1, 0], ends[2, 1] - ends[2, 0], nsteps, shortest,
+                         diagonal, cell)
+        landmarks = max(_landmark_bound(lm, bounds[0, :2], source, between),
+                        _landmark_bound(lm, bounds[1, :2], goal, between))
+        if max(_bound_to(lm, bounds[0], gaps[0], blocks, source, between),
+               _bound_to(lm, bounds[1], gaps[1], blocks, goal, between)) <= landmarks:
+            gaps[:, 0] = -np.inf
     for side in range(2):
         e = ends[0, side]
-        ht, hs = _potential(lm, to_goal, to_source, e, ends[1, side], ends[2, side], ends,
+        ht, hs = _potential(lm, bounds, gaps, blocks, e, ends[1, side], ends[2, side], ends,
                             nsteps, shortest, diagonal, cell)
         if ht == np.inf or hs == np.inf:  # the landmarks show the goal out of reach
             return 1, 1, np.inf, -1
@@ -1356,14 +1396,14 @@ def search_both(
         _both_threads(
             state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of,
             onward_start, onward, cell, width, margin, dist, parent, touched, pool, heads, lm,
-            to_goal, to_source, ends, shortest, diagonal, pot)
+            bounds, gaps, blocks, ends, pot)
     else:
         while state[_DONE] == 0 and state[_PAD + _DONE] == 0:
             side = 0 if state[_CURRENT] <= state[_PAD + _CURRENT] else 1
             _both_run(
                 side, state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row,
                 flat, flat_of, onward_start, onward, cell, width, margin, dist, parent,
-                touched, pool, heads, lm, to_goal, to_source, ends, shortest, diagonal, pot,
+                touched, pool, heads, lm, bounds, gaps, blocks, ends, pot,
                 state[(1 - side) * _PAD + _CURRENT])
     forward, backward = state[_TOUCHED], state[_PAD + _TOUCHED]
     if state[_DONE] == 2 or state[_PAD + _DONE] == 2:
@@ -1383,7 +1423,7 @@ _NEVER = np.iinfo(np.int64).max  # `_both_run`'s ``until`` for a side on a threa
 def _both_threads(
     state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of,
     onward_start, onward, cell, width, margin, dist, parent, touched, pool, heads, lm,
-    to_goal, to_source, ends, shortest, diagonal, pot,
+    bounds, gaps, blocks, ends, pot,
 ):
     """`search_both`'s two sides, each on a thread of its own, until both stop.  (The
     arrays one by one: handed to the threads in a tuple, each side read its own copy
@@ -1392,7 +1432,7 @@ def _both_threads(
         _both_run(
             side, state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row, flat,
             flat_of, onward_start, onward, cell, width, margin, dist, parent, touched, pool,
-            heads, lm, to_goal, to_source, ends, shortest, diagonal, pot, _NEVER)
+            heads, lm, bounds, gaps, blocks, ends, pot, _NEVER)
 
 
 @njit(cache=True)
@@ -1415,7 +1455,7 @@ def _both_answer(dist, touched, forward, backward):
 def _both_run(
     side, state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of,
     onward_start, onward, cell, width, margin, dist, parent, touched, pool, heads, lm,
-    to_goal, to_source, ends, shortest, diagonal, pot, until,
+    bounds, gaps, blocks, ends, pot, until,
 ):
     """Pops of `search_both`'s ``side`` (0 forward, 1 backward) and the steps out of the
     cells they pop, until the side should stop (marked done: 1, or 2 when its pool or
@@ -1427,6 +1467,8 @@ def _both_run(
     you = other * _PAD
     ring = heads.shape[1] - 1
     nsteps = step_dr.shape[0]
+    shortest = step_len.min()  # `_to_go`'s (not arguments: past 28, numba inlines no more)
+    diagonal = min(step_len.max(), 2.0 * shortest)
     per_width = (1.0 / width) * (1.0 + 1e-12)
     current = state[me + _CURRENT]
     queued = state[me + _QUEUED]
@@ -1510,7 +1552,7 @@ def _both_run(
             if nd + there < best:
                 best = nd + there
             if db == np.inf:
-                ht, hs = _potential(lm, to_goal, to_source, b, ar + step_dr[k],
+                ht, hs = _potential(lm, bounds, gaps, blocks, b, ar + step_dr[k],
                                     ac + step_dc[k], ends, nsteps, shortest, diagonal, cell)
                 if ht == np.inf or hs == np.inf:  # the landmarks show b on neither's way
                     pot[side, b] = np.inf
@@ -1994,6 +2036,70 @@ def reset_both(touched, forward, backward, dist, parent):
     for side in prange(2):
         reset(touched[side], forward if side == 0 else backward, dist[side], parent[side],
               np.empty(0, dtype=np.int32), np.empty(0))
+
+
+@njit(cache=True)
+def block_labels(ground, cols, step_dr, step_dc, label):
+    """Number the blocks of ``ground`` (a flat bool row, True where a cell belongs to
+    some block): the sets of its cells one step apart, any step, on the grid.
+    ``label`` (int32, the grid's size) gets each cell's block, -1 off ``ground``.
+    Returns how many blocks there are."""
+    ncell = label.shape[0]
+    rows = ncell // cols
+    nsteps = step_dr.shape[0]
+    label[:] = -1
+    stack = np.empty(ncell, dtype=np.int32)
+    blocks = 0
+    for first in range(ncell):
+        if not ground[first] or label[first] >= 0:
+            continue
+        label[first] = blocks
+        stack[0] = first
+        top = 1
+        while top > 0:
+            top -= 1
+            a = np.int64(stack[top])
+            ar = a // cols
+            ac = a - ar * cols
+            for k in range(nsteps):
+                r = ar + step_dr[k]
+                c = ac + step_dc[k]
+                if 0 <= r < rows and 0 <= c < cols:
+                    b = r * cols + c
+                    if ground[b] and label[b] < 0:
+                        label[b] = blocks
+                        stack[top] = b
+                        top += 1
+        blocks += 1
+    return blocks
+
+
+@njit(cache=True)
+def block_rims(rim, label, cols, step_dr, step_dc, lm, lo, hi):
+    """The least (``lo``) and greatest (``hi``) cost to each landmark (``lm``, as
+    `search`'s) over each block's rim: the cells of ``rim`` (a flat bool row) one
+    step from a cell of the block (``label``, `block_labels`').  ``lo`` and ``hi``
+    come as ``(blocks, landmarks)`` rows of inf and -inf; unreachable costs are
+    left out."""
+    ncell = label.shape[0]
+    rows = ncell // cols
+    nsteps = step_dr.shape[0]
+    for a in range(ncell):
+        if not rim[a]:
+            continue
+        ar = a // cols
+        ac = a - ar * cols
+        for k in range(nsteps):
+            r = ar + step_dr[k]
+            c = ac + step_dc[k]
+            if 0 <= r < rows and 0 <= c < cols:
+                j = label[r * cols + c]
+                if j >= 0:
+                    for m in range(lm.shape[1]):
+                        at = lm[a, m]
+                        if at != np.inf:
+                            lo[j, m] = min(lo[j, m], at)
+                            hi[j, m] = max(hi[j, m], at)
 
 
 @njit(cache=True)

@@ -421,10 +421,26 @@ def flow_field(
             cells.append(_start_cell(grid, xy, "goal"))
         except (InputError, TypeError, ValueError) as exc:
             raise InputError(f"goal {i}: {exc}") from None
+    field = _costs_to(grid, np.array(cells, dtype=np.int64), float(limit))
+    if field is None:
+        raise InputError(f"the flow field's queue would outgrow {_kernels.STACK_LIMIT:,} "
+                         f"entries: its {grid.kernel_args.nb:,} buckets (the dearest step "
+                         "against the shortest) are too many; use inf for ground nobody enters")
+    dist, step = field
+    shape = grid.grid.shape
+    return FlowField(grid, tuple((float(x), float(y)) for x, y in points), dist.reshape(shape),
+                     step.reshape(shape), float(limit))
+
+
+def _costs_to(grid: CostGrid, cells: np.ndarray, limit: float = math.inf
+             ) -> tuple[np.ndarray, np.ndarray] | None:
+    """`flow_field`'s costs and steps (flat rows) to the nearest of some cells (flat
+    indices, int64, on passable ground; not checked), or None if the queue would
+    outgrow `_kernels.STACK_LIMIT` (a bucket holds the cells as they start)."""
     a = grid.kernel_args
     n = grid.base.size
     bounds = _bands(grid.grid.shape[0], numba.get_num_threads(), int(np.abs(a.step_dr).max()),
-                    np.array(cells) // a.cols) * a.cols
+                    cells // a.cols) * a.cols
     bands = len(bounds) - 1
     width = _kernels.stack_width(n, a.nb)
     entries = np.uint32 if n <= _flow.PACKED_CELLS else np.uint64  # a cell and its step
@@ -433,18 +449,13 @@ def flow_field(
         step = np.full(n, -1, dtype=np.int8)
         if _flow.reverse_field(
             *a[:17], a.nb, a.flat, a.flat_of, a.enter, a.narrow, *grid.incoming_steps,
-            a.onward_start, a.onward, np.array(cells, dtype=np.int64), float(limit) + _SLACK,
-            bounds, dist, step, np.empty((bands, a.nb, width), dtype=entries),
+            a.onward_start, a.onward, cells, limit + _SLACK, bounds, dist, step,
+            np.empty((bands, a.nb, width), dtype=entries),
         ) >= 0:
-            break
+            return dist, step
         width *= 2
         if a.nb * width > _kernels.STACK_LIMIT:
-            raise InputError(f"the flow field's queue would outgrow {_kernels.STACK_LIMIT:,} "
-                             f"entries: its {a.nb:,} buckets (the dearest step against the "
-                             "shortest) are too many; use inf for ground nobody enters")
-    shape = grid.grid.shape
-    return FlowField(grid, tuple((float(x), float(y)) for x, y in points), dist.reshape(shape),
-                     step.reshape(shape), float(limit))
+            return None
 
 
 def _bands(rows: int, threads: int, reach: int, goal_rows: np.ndarray) -> np.ndarray:

@@ -60,10 +60,11 @@ import dataclasses
 
 import numba
 import numpy as np
+from scipy import ndimage
 
 from . import _kernels
 from ._args import instance, listed, point, whole
-from .ai import flow_field
+from .ai import _costs_to, flow_field
 from .errors import InputError
 from .maps import _memory_bytes
 from .network import network
@@ -176,6 +177,10 @@ class Highway:
         self._reversible = self.symmetric and grid.unit.depth == 0
         self._both_ways = self._reversible and self.rows
         self._work: _BothWays | None = None  # `_both`'s state, made by its first route
+        self._blocks = _blocks(grid, self.fields) if self._both_ways else None
+        if self._blocks is not None:
+            out = self._blocks.cells[:, 1]
+            self.slack = max(self.slack, float(out[np.isfinite(out)].max()) * _F32_SLACK)
 
     def add_place(self, xy) -> None:
         """Keep an exact field of costs to a point, as for ``places``.
@@ -260,14 +265,17 @@ class Highway:
                 np.empty((2, 2 * _FIRST_POOL), dtype=np.int32),
                 np.empty((2, _kernels.stack_rows(a.nb, True, split)), dtype=np.int64), split)
         w = self._work
-        to_goal, to_source = self._bounds(target)[1], self._bounds(source)[1]
+        ends = (target, source)  # each side's bound is to the other's end
+        bounds = np.stack([np.concatenate([self._bounds(e)[1], self._rim(e)]) for e in ends])
+        gaps = np.stack([self._gaps(e) for e in ends])
+        blocks = self._blocks.cells if self._blocks else np.empty((0, 2), dtype=np.float32)
         threads = numba.get_num_threads() >= 2
         while True:
             forward, backward, cost_found, meet = _kernels.search_both(
                 a.cols, a.step_dr, a.step_dc, a.step_len, cost, row, a.flat, a.flat_of,
                 a.onward_start, a.onward, source, target, g.cell, w.split, 2.0 * self.slack,
-                w.dist, w.parent, w.touched, w.pool, w.heads, self.fields, to_goal, to_source,
-                threads, w.pot)
+                w.dist, w.parent, w.touched, w.pool, w.heads, self.fields, bounds, gaps,
+                blocks, threads, w.pot)
             if forward >= 0:
                 break
             self._reset(-forward, -backward)
@@ -281,6 +289,27 @@ class Highway:
             return half + rest[-2::-1], forward + backward
         finally:
             self._reset(forward, backward)
+
+    def _rim(self, end: int) -> np.ndarray:
+        """`_kernels._bound_to`'s ``rows[2:]`` for an end: its block's rim's least cost to
+        each landmark, and minus its greatest (-inf, of no use, outside any block)."""
+        b = self._blocks
+        j = int(b.cells[end, 0]) if b else -1
+        if j < 0:
+            return np.full((2, len(self.cells)), -np.inf)
+        return np.stack([b.lo[j], -b.hi[j]])
+
+    def _gaps(self, end: int) -> np.ndarray:
+        """`_kernels._bound_to`'s ``gaps`` for an end: its cost out of its block less the
+        slack (-inf: no blocks' bound, the end being in none), its block, and for
+        each block the least its rim's costs to the landmarks show between that
+        rim and the end's block's."""
+        b = self._blocks
+        j = int(b.cells[end, 0]) if b else -1
+        if j < 0:
+            return np.concatenate([[-np.inf, -1.0], np.zeros(len(b.lo) if b else 0)])
+        apart = np.maximum(b.lo - b.hi[j], b.lo[j] - b.hi).max(axis=1, initial=0.0)
+        return np.concatenate([[float(b.cells[end, 1]) - self.slack, j], apart])
 
     def _reset(self, forward: int, backward: int) -> None:
         """Return the cells `_both`'s two sides touched to unreached."""
@@ -326,6 +355,70 @@ class _BothWays:
     pool: np.ndarray
     heads: np.ndarray
     split: int
+
+
+@dataclasses.dataclass(eq=False)
+class _Blocks:
+    """The ground the cheapest ground leaves in blocks (`_blocks`): each cell's block
+    (-1: none) and its cost to the nearest cell of no block, in ``cells`` (float32,
+    a row a cell), and each block's rim's least (``lo``) and greatest (``hi``) cost
+    to each landmark (-inf and inf where the rim has none)."""
+
+    cells: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+def _blocks(grid: CostGrid, fields: np.ndarray) -> _Blocks | None:
+    """The blocks of a grid (None if it has none): the ground more than a step short of
+    the reach of the steps from its cheapest ground (roads, on a campaign map), in
+    sets of cells one step apart, so that every path from a block to another cell
+    passes through a cell of no block on its rim (one step from the block).
+
+    A path from a cell to an end in another block costs at least the cell's cost to
+    the end's block's rim (which the landmarks bound by the rim's least and
+    greatest costs to them) plus the end's cost out of its block, and from a cell
+    in a block, at least its own cost out plus the least the landmarks show
+    between the two rims.  Each term moves by no more than a step costs, so the
+    bound stays consistent where a cell's block changes (`_kernels._bound_to`).
+    """
+    a = grid.kernel_args
+    open_ = np.isfinite(grid.base)  # (some cell is: `_place` has made sure)
+    reach = int(max(np.abs(a.step_dr).max(), np.abs(a.step_dc).max()))
+    # Widened so that no step jumps over it from one block to the next.
+    r = reach - 1
+    dy, dx = np.mgrid[-r:r + 1, -r:r + 1]
+    cheapest = grid.base == grid.base[open_].min()
+    ground = open_ & ~ndimage.binary_dilation(cheapest, structure=dy**2 + dx**2 <= r * r + 0.5)
+    label = np.empty(grid.base.size, dtype=np.int32)
+    count = _kernels.block_labels(ground.ravel(), a.cols, a.step_dr, a.step_dc, label)
+    if count == 0:
+        return None
+    around = np.zeros((2 * reach + 1, 2 * reach + 1), dtype=bool)
+    around[a.step_dr + reach, a.step_dc + reach] = True
+    rim = (open_ & ~ground & ndimage.binary_dilation(ground, structure=around)).ravel()
+    cells = np.empty((grid.base.size, 2), dtype=np.float32)
+    cells[:, 0] = label
+    cells[:, 1] = _cost_to_any(grid, np.flatnonzero(rim))
+    cells[(open_ & ~ground).ravel(), 1] = 0.0
+    lo = np.full((count, fields.shape[1]), np.inf)
+    hi = np.full((count, fields.shape[1]), -np.inf)
+    _kernels.block_rims(rim, label, a.cols, a.step_dr, a.step_dc, fields, lo, hi)
+    none = lo > hi  # a landmark no cell of the rim reaches: no bound from it
+    lo[none], hi[none] = -np.inf, np.inf
+    return _Blocks(cells, lo, hi)
+
+
+def _cost_to_any(grid: CostGrid, cells: np.ndarray) -> np.ndarray:
+    """Every cell's cost to the nearest of some cells (`ai._costs_to`), the cells taken
+    in halves while they are too many for one queue."""
+    field = _costs_to(grid, cells)
+    if field is not None:
+        return field[0]
+    if cells.size < 2:
+        raise InputError("a field to one cell would outgrow its queue")
+    half = cells.size // 2
+    return np.minimum(_cost_to_any(grid, cells[:half]), _cost_to_any(grid, cells[half:]))
 
 
 def _place(grid: CostGrid, count: int) -> np.ndarray:
