@@ -1267,7 +1267,7 @@ def _bound_to(lm, rows, gaps, blocks, b, h):
     k = np.int64(blocks[b, 0])
     out = np.float64(blocks[b, 1])
     if k == np.int64(gaps[1]):  # in the end's block: out of it no faster than the end
-        return max(h, gaps[0] - out)
+        return max(h, gaps[0] - out) if out != np.inf else h  # (inf: no way out for b)
     # Elsewhere a path to the end crosses its rim, then leaves the rim for the end.
     rim = _landmark_bound(lm, rows[2:], b, 0.0)
     if k >= 0:  # and first leaves its own block, then crosses from rim to rim

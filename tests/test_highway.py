@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import engine
 from bench.conftest import campaign_map
-from engine import terrain
+from engine import _kernels, terrain
 from engine.highway import Highway
 from engine.search import _NO_LANDMARKS, _polyline, _start_cell, _workspace
 
@@ -362,14 +362,9 @@ def test_routes_searched_from_both_ends_cost_what_the_full_search_finds(rules, s
     assert np.isinf(hw._work.dist).all() and (hw._work.parent == -1).all()  # all reset
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_both_ends_empty_a_queue_and_regrow_on_every_route(rules, threads, monkeypatch):
-    """Moats wall off two islands where no landmark stands, so no landmark bound shows
-    one cut off from the other: a side must empty its queue.  Both sides' lists are
-    shrunk before every route, so every route searched outgrows them and starts
-    again.  (The blocks' bound does show it, as the islands' costs out of their
-    blocks are inf: `test_blocks_show_islands_cut_off`; here it is left out.)"""
-    monkeypatch.setattr("numba.get_num_threads", lambda: threads)
+def islands(rules):
+    """Scrub with a road and a wood, and two islands in moats: the grid and a point on
+    each island, and one on the shore."""
     n = 80
     feats = [feature("scrub", rect(-1, -1, n + 1, n + 1)), feature("woods", rect(5, 5, 25, 20)),
              feature("road", line((0, 10), (80, 12)), width=2)]
@@ -378,10 +373,21 @@ def test_both_ends_empty_a_queue_and_regrow_on_every_route(rules, threads, monke
         feats += [feature("river", line(a, b), width=3) for a, b in itertools.pairwise(ring)]
     g = engine.cost_grid(engine.load_map(battlefield(feats, n, n, cell=1.0)), rules,
                          rules.unit("humans", depth=0))
+    return g, (40.5, 40.5), (64.5, 44.5), (60.5, 65.5)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_both_ends_empty_a_queue_and_regrow_on_every_route(rules, threads, monkeypatch):
+    """Moats wall off two islands where no landmark stands, so no landmark bound shows
+    one cut off from the other: a side must empty its queue.  Both sides' lists are
+    shrunk before every route, so every route searched outgrows them and starts
+    again.  (The blocks' bound does show it, as the islands' costs out of their
+    blocks are inf: `test_blocks_show_islands_cut_off`; here it is left out.)"""
+    monkeypatch.setattr("numba.get_num_threads", lambda: threads)
+    g, one, other, shore = islands(rules)
     hw = Highway(g, landmarks=4)
     assert hw._both_ways and hw._blocks is not None
     hw._blocks = None
-    one, other, shore = (40.5, 40.5), (64.5, 44.5), (60.5, 65.5)
     for xy in (one, other):
         assert np.isinf(hw.fields[_start_cell(g, xy, "a")]).all()  # no landmark bound there
     rng = np.random.default_rng(3)
@@ -405,6 +411,103 @@ def test_both_ends_empty_a_queue_and_regrow_on_every_route(rules, threads, monke
         assert hw._work.touched.shape[1] > 1 or searched <= 2  # it grew
         assert np.isinf(hw._work.dist).all() and (hw._work.parent == -1).all()  # all reset
     assert emptied >= 2
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_blocks_show_islands_cut_off(rules, threads, monkeypatch):
+    """An island's cells have no way out of their block (cost inf), so a route between
+    the islands, or from the shore to one, is known to fail before any search; one
+    within an island is searched and costs what the full search finds."""
+    monkeypatch.setattr("numba.get_num_threads", lambda: threads)
+    g, one, other, shore = islands(rules)
+    hw = Highway(g, landmarks=4)
+    for xy in (one, other):
+        assert hw._blocks.cells[_start_cell(g, xy, "a"), 1] == np.inf
+    for pa, pb in [(one, other), (other, one), (shore, one), (one, shore)]:
+        assert hw._find(_start_cell(g, pa, "a"), _start_cell(g, pb, "b")) == (None, 2)
+        with pytest.raises(engine.NoRouteError):
+            hw.route(pa, pb)
+    near = (35.5, 44.5)
+    cells, searched = hw._find(_start_cell(g, one, "a"), _start_cell(g, near, "b"))
+    assert searched > 2
+    assert path_cost(g, cells) == pytest.approx(cell_cost(g, one, near, None)[0], rel=1e-9)
+
+
+def _step_costs(g):
+    """Every step's price out of every cell, (cells, steps): inf off the grid or blocked."""
+    a = g.kernel_args
+    row, table = g.outgoing_steps
+    k = len(a.step_dr)
+    flat = a.flat_of[a.flat]
+    cost = np.where(row[:, None] >= 0, table.reshape(-1, k)[np.maximum(row, 0)], np.inf)
+    cost = np.where(flat[:, None] > 0, flat[:, None] * a.step_len[None, :], cost)
+    return np.where(np.isfinite(a.base)[:, None], cost, np.inf)
+
+
+def _neighbours(g):
+    """Each cell's neighbour one step away, (cells, steps): -1 off the grid."""
+    a = g.kernel_args
+    rows, cols = g.grid.shape
+    r, c = np.divmod(np.arange(g.base.size), cols)
+    nr, nc = r[:, None] + a.step_dr[None, :], c[:, None] + a.step_dc[None, :]
+    return np.where((nr >= 0) & (nr < rows) & (nc >= 0) & (nc < cols), nr * cols + nc, -1)
+
+
+def test_blocks_part_the_ground_no_step_joins(rules):
+    """No step joins two blocks; the rims' costs to the landmarks and the cells' costs
+    out of their blocks are what the fields and a flow field from every cell of no
+    block give."""
+    g = engine.cost_grid(wild(0), rules, rules.unit("humans", depth=0, frontage=2))
+    hw = Highway(g, landmarks=6)
+    b = hw._blocks
+    label = b.cells[:, 0].astype(np.int64)
+    count = label.max() + 1
+    assert count >= 4 and (label[np.isinf(g.base.ravel())] == -1).all()
+    assert (g.base.ravel()[label >= 0] > g.base[np.isfinite(g.base)].min()).all()
+    nb = _neighbours(g)
+    there = np.where(nb >= 0, label[np.maximum(nb, 0)], -1)
+    inside = (label[:, None] >= 0) & (there >= 0)
+    assert (there[inside] == np.broadcast_to(label[:, None], there.shape)[inside]).all()
+    open_ = np.isfinite(g.base.ravel())
+    for j in range(count):
+        rim = open_ & (label == -1) & (there == j).any(axis=1)
+        costs = hw.fields[rim].astype(np.float64)
+        costs[np.isinf(costs)] = np.nan
+        assert b.lo[j] == pytest.approx(np.nanmin(costs, axis=0))
+        assert b.hi[j] == pytest.approx(np.nanmax(costs, axis=0))
+    free = np.flatnonzero(open_ & (label == -1))
+    out = engine.flow_field(g, [_point(g, c) for c in free]).cost.ravel()
+    assert b.cells[:, 1] == pytest.approx(out.astype(np.float32), rel=1e-6)
+
+
+def _bounds_to(hw, end, blocks=True):
+    """`_kernels._bound_to` at every cell, to one end, with the blocks' terms or not."""
+    rows = np.concatenate([hw._bounds(end)[1], hw._rim(end)])
+    gaps = hw._gaps(end)
+    if not blocks:
+        gaps[0] = -np.inf
+    return np.array([_kernels._bound_to(hw.fields, rows, gaps, hw._blocks.cells, v, 0.0)
+                     for v in range(hw.grid.base.size)])
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_blocks_bound_never_overestimates_and_never_falls_faster_than_a_step(rules, seed):
+    """The bounds to ends deep in blocks, at every cell: never above the exact cost to
+    the end, never more apart along a step than the step costs (but for the float32
+    slack), and well above the landmarks' alone somewhere."""
+    g = engine.cost_grid(wild(seed), rules, rules.unit("humans", depth=0, frontage=2))
+    hw = Highway(g, landmarks=4)
+    out = hw._blocks.cells[:, 1]
+    ends = np.argsort(np.where(np.isfinite(out), out, -1.0))[-3:]  # the deepest
+    cost, nb = _step_costs(g), _neighbours(g)
+    for end in ends:
+        h = _bounds_to(hw, end)
+        exact = engine.flow_field(g, [_point(g, end)]).cost.ravel()
+        assert (h <= exact + 2 * hw.slack).all()
+        step = np.isfinite(cost) & (nb >= 0)
+        u, k = np.nonzero(step)
+        assert (h[u] <= cost[u, k] + h[nb[u, k]] + 2 * hw.slack).all()
+        assert (h - _bounds_to(hw, end, blocks=False)).max() > 0.3 * out[end]
 
 
 def test_both_ends_with_no_route_between_them_or_one_cell(rules):
@@ -480,6 +583,17 @@ def test_highway_on_a_campaign_map(rules):
         full, one_n = cell_cost(g, pa, pb, hw._bounds)
         assert path_cost(g, cells) == pytest.approx(full, rel=1e-9)
         assert both_n < one_n / 1.5
+    # Between two points deep in blocks of roads the blocks' bound cuts the cells searched.
+    moor, fen = (1350 * s, 2050 * s), (650 * s, 3450 * s)
+    a, b = _start_cell(g, moor, "a"), _start_cell(g, fen, "b")
+    cells, blocks_n = hw._both(a, b)
+    hw._blocks, blocks = None, hw._blocks
+    alone, landmarks_n = hw._both(a, b)
+    hw._blocks = blocks
+    full = cell_cost(g, moor, fen, None)[0]
+    assert path_cost(g, cells) == pytest.approx(full, rel=1e-9)
+    assert path_cost(g, alone) == pytest.approx(full, rel=1e-9)
+    assert blocks_n < landmarks_n / 1.3
     for pa, pb in [((300 * s, 300 * s), town), (town, (2 * s, 1700 * s))]:
         full = cell_cost(g, pa, pb, None)[0]
         fast, fast_n = plan_cost(g, pa, pb, hw._plan)
