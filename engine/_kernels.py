@@ -1324,8 +1324,9 @@ def search_both(
 
     The blocks' bounds are used only if they raise the bound between the two
     ends (else ``gaps[:, 0]`` is set to -inf): where they do not, they
-    sharpen the two sides' bounds unevenly, and across the 4096² campaign map
-    the sides then searched up to 9% more cells.
+    sharpen the two sides' bounds unevenly, and counts from exact fields for
+    25 pairs of points on the 4096² campaign map found up to 9% more cells
+    searched where they were taken all the same.
 
     With ``threads`` the two sides run on two threads (`_both_threads`), each
     reading the other's costs as they stand and its bucket, offer and state
@@ -1467,7 +1468,7 @@ def _both_run(
     you = other * _PAD
     ring = heads.shape[1] - 1
     nsteps = step_dr.shape[0]
-    shortest = step_len.min()  # `_to_go`'s (not arguments: past 28, numba inlines no more)
+    shortest = step_len.min()  # `_to_go`'s (as arguments, the 30th made every route 10-15% slower)
     diagonal = min(step_len.max(), 2.0 * shortest)
     per_width = (1.0 / width) * (1.0 + 1e-12)
     current = state[me + _CURRENT]

@@ -52,6 +52,18 @@ towns, 1.2 times between two points in open country.  Its state (costs,
 steps and key offsets for both sides, 26 bytes a cell, and lists of the
 cells it touched and queued, grown as needed) is made by the first such
 route and kept.
+
+A point deep in a block of roads is what the landmarks bound worst: a landmark
+beyond the roads is short by twice the point's way out to them.  So where
+steps cost the same both ways a `Highway` also parts the ground the cheapest
+ground (the roads) leaves into *blocks*, and keeps each cell's block and its
+cost out of it (8 bytes a cell) and each block's rim's least and greatest
+costs to the landmarks (`_blocks`).  A path to an end in a block must come
+in over the block's rim and then pay the end's way out, which bounds it from
+every cell outside the block; the search from both ends takes these bounds
+too where they raise the bound between its two ends: across the 4096²
+campaign map, between two points at the middles of blocks, 1.6 times fewer
+cells and 40 to 24 ms.
 """
 
 from __future__ import annotations
@@ -370,17 +382,21 @@ class _Blocks:
 
 
 def _blocks(grid: CostGrid, fields: np.ndarray) -> _Blocks | None:
-    """The blocks of a grid (None if it has none): the ground more than a step short of
-    the reach of the steps from its cheapest ground (roads, on a campaign map), in
-    sets of cells one step apart, so that every path from a block to another cell
-    passes through a cell of no block on its rim (one step from the block).
+    """The blocks of a grid (None if it has none).
 
-    A path from a cell to an end in another block costs at least the cell's cost to
-    the end's block's rim (which the landmarks bound by the rim's least and
-    greatest costs to them) plus the end's cost out of its block, and from a cell
-    in a block, at least its own cost out plus the least the landmarks show
-    between the two rims.  Each term moves by no more than a step costs, so the
-    bound stays consistent where a cell's block changes (`_kernels._bound_to`).
+    The cheapest ground (the roads, on a campaign map), widened by one cell less
+    than the steps reach so that no step jumps across it, leaves the rest of the
+    passable ground in blocks: sets of cells one step apart (any step).  No step
+    joins two blocks, so a path into a block comes in from a cell of no block one
+    step from it, on the block's *rim*.  Hence a path from a cell outside an end's
+    block costs at least its cost to that rim (which the landmarks bound by the
+    rim's least and greatest costs to them) plus the end's cost out of its block;
+    from a cell in another block, at least its own cost out, plus the least the
+    landmarks show between the two rims, plus the end's cost out.  Within the
+    end's block the bound is the end's cost out less the cell's.  Each term moves
+    by no more than a step costs, and where a cell's block changes the terms
+    meet (a rim's cell lies between its rim's least and greatest costs), so the
+    bound stays consistent (`_kernels._bound_to`).
     """
     a = grid.kernel_args
     open_ = np.isfinite(grid.base)  # (some cell is: `_place` has made sure)
@@ -399,7 +415,7 @@ def _blocks(grid: CostGrid, fields: np.ndarray) -> _Blocks | None:
     rim = (open_ & ~ground & ndimage.binary_dilation(ground, structure=around)).ravel()
     cells = np.empty((grid.base.size, 2), dtype=np.float32)
     cells[:, 0] = label
-    cells[:, 1] = _cost_to_any(grid, np.flatnonzero(rim))
+    cells[:, 1] = _cost_to_any(grid, np.flatnonzero(rim)) if rim.any() else np.inf
     cells[(open_ & ~ground).ravel(), 1] = 0.0
     lo = np.full((count, fields.shape[1]), np.inf)
     hi = np.full((count, fields.shape[1]), -np.inf)
