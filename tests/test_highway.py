@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import engine
 from bench.conftest import campaign_map
-from engine import _kernels, terrain
+from engine import _kernels, highway, terrain
 from engine.highway import Highway
 from engine.search import _NO_LANDMARKS, _polyline, _start_cell, _workspace
 
@@ -431,6 +431,45 @@ def test_blocks_show_islands_cut_off(rules, threads, monkeypatch):
     cells, searched = hw._find(_start_cell(g, one, "a"), _start_cell(g, near, "b"))
     assert searched > 2
     assert path_cost(g, cells) == pytest.approx(cell_cost(g, one, near, None)[0], rel=1e-9)
+
+
+def test_blocks_with_no_rim_at_all(rules, monkeypatch):
+    """Open ground (the cheapest) everywhere but for a scrub island in a wide moat: the
+    island is the one block, and no cell of no block is a step from it, so nothing
+    has a way out and no route leaves it."""
+    feats = [feature("scrub", rect(10, 10, 30, 30))]
+    ring = [(10, 10), (30, 10), (30, 30), (10, 30), (10, 10)]
+    feats += [feature("river", line(a, b), width=10) for a, b in itertools.pairwise(ring)]
+    g = engine.cost_grid(engine.load_map(battlefield(feats, 40, 40, cell=1.0)), rules,
+                         rules.unit("humans", depth=0))
+    monkeypatch.setattr("engine.highway._cost_to_any", None)  # no field to build
+    hw = Highway(g, landmarks=2)
+    island = _start_cell(g, (20.5, 20.5), "a")
+    assert hw._blocks.cells[:, 0].max() == 0 and hw._blocks.cells[island, 0] == 0
+    assert np.isinf(hw._blocks.cells[:, 1][hw._blocks.cells[:, 0] == 0]).all()
+    assert hw._find(island, _start_cell(g, (2.5, 2.5), "b")) == (None, 2)
+    assert hw.route((20.5, 20.5), (23.5, 19.5)).cost == pytest.approx(
+        engine.route(g, (20.5, 20.5), (23.5, 19.5)).cost)
+
+
+def test_a_field_to_many_cells_is_built_in_halves_where_its_queue_would_overflow(
+        rules, monkeypatch):
+    g = engine.cost_grid(wild(0), rules, rules.unit("humans", depth=0))
+    cells = np.flatnonzero(np.isfinite(g.base.ravel()))[::7]
+    whole = highway._cost_to_any(g, cells)
+    assert np.array_equal(whole, engine.flow_field(g, [_point(g, c) for c in cells]).cost.ravel())
+    real, asked = highway._costs_to, []
+
+    def small(grid, some):  # a queue for at most 50 cells
+        asked.append(some.size)
+        return real(grid, some) if some.size <= 50 else None
+
+    monkeypatch.setattr("engine.highway._costs_to", small)
+    assert np.array_equal(highway._cost_to_any(g, cells), whole)
+    assert asked[0] == cells.size and sum(n for n in asked if n <= 50) == cells.size
+    monkeypatch.setattr("engine.highway._costs_to", lambda grid, some: None)
+    with pytest.raises(engine.InputError, match="would outgrow its queue"):
+        highway._cost_to_any(g, cells[:3])
 
 
 def _step_costs(g):
