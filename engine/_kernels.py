@@ -1049,12 +1049,13 @@ def search_plain(
 
 
 @njit(cache=True, inline="always")
-def _landmark_bound(lm, lm_goal, b, h):
-    """``h`` raised to the landmarks' bound at cell ``b`` (`search`'s ALT bound)."""
+def _landmark_bound(lm, lm_goal, b, h, first=0):
+    """``h`` raised to the landmarks' bound at cell ``b`` (`search`'s ALT bound, with
+    ``lm_goal``'s rows ``first`` and ``first + 1``)."""
     for m in range(lm_goal.shape[1]):
         at = lm[b, m]
         if at != np.inf:
-            h = max(h, lm_goal[0, m] - at, at + lm_goal[1, m])
+            h = max(h, lm_goal[first, m] - at, at + lm_goal[first + 1, m])
     return h
 
 
@@ -1253,15 +1254,15 @@ def _search_plain(
 @njit(cache=True, error_model="numpy", inline="always")
 def _bound_to(lm, rows, gaps, blocks, b, h):
     """A lower bound of cell ``b``'s cost to one end of `search_both`: ``h`` raised to
-    the landmarks' bound (``rows[:2]``, as `search`'s ``lm_goal``) and, unless
+    the landmarks' bound (``rows[0]`` and ``rows[1]``, as `search`'s ``lm_goal``) and, unless
     ``gaps[0]`` is -inf, to the blocks' (``blocks``: each cell's block and its cost
     to the nearest cell of none, as `Highway` keeps them).  ``gaps`` holds the
     end's cost out of its block less the slack, the end's block, and then for each
     block the least its rim's costs to the landmarks show between it and the
-    end's rim; ``rows[2:]`` is the end's rim's least cost to each landmark and
+    end's rim; ``rows[2]`` is the end's rim's least cost to each landmark and ``rows[3]``
     minus its greatest, so that `_landmark_bound` over them bounds a cell's
     cost to that rim."""
-    h = _landmark_bound(lm, rows[:2], b, h)
+    h = _landmark_bound(lm, rows, b, h)
     if gaps[0] == -np.inf:
         return h
     k = np.int64(blocks[b, 0])
@@ -1269,21 +1270,23 @@ def _bound_to(lm, rows, gaps, blocks, b, h):
     if k == np.int64(gaps[1]):  # in the end's block: out of it no faster than the end
         return max(h, gaps[0] - out) if out != np.inf else h  # (inf: no way out for b)
     # Elsewhere a path to the end crosses its rim, then leaves the rim for the end.
-    rim = _landmark_bound(lm, rows[2:], b, 0.0)
+    rim = _landmark_bound(lm, rows, b, 0.0, 2)
     if k >= 0:  # and first leaves its own block, then crosses from rim to rim
         rim = max(rim, out + gaps[2 + k])
     return max(h, gaps[0] + rim)
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _potential(lm, bounds, gaps, blocks, b, r, c, ends, nsteps, shortest, diagonal, cell):
+def _potential(lm, to_goal, goal_gaps, to_source, source_gaps, blocks, b, r, c, ends, nsteps,
+               shortest, diagonal, cell):
     """`search_both`'s bounds at cell ``b`` (row ``r``, column ``c``): of its cost to the
     goal, and of its cost to (the same as from) the source (``ends`` as `search_both`
-    keeps it; `_bound_to` with each end's row of ``bounds`` and ``gaps``)."""
+    keeps it; `_bound_to` with each end's rows and gaps, ``bounds[0]`` and
+    ``gaps[0]``, or ``bounds[1]`` and ``gaps[1]``: views made once, not a cell)."""
     ht = _to_go(r - ends[1, 1], c - ends[2, 1], nsteps, shortest, diagonal, cell)
     hs = _to_go(r - ends[1, 0], c - ends[2, 0], nsteps, shortest, diagonal, cell)
-    return (_bound_to(lm, bounds[0], gaps[0], blocks, b, ht),
-            _bound_to(lm, bounds[1], gaps[1], blocks, b, hs))
+    return (_bound_to(lm, to_goal, goal_gaps, blocks, b, ht),
+            _bound_to(lm, to_source, source_gaps, blocks, b, hs))
 
 
 @njit(cache=True, error_model="numpy")
@@ -1323,10 +1326,13 @@ def search_both(
     empty may stop both.
 
     The blocks' bounds are used only if they raise the bound between the two
-    ends (else ``gaps[:, 0]`` is set to -inf): where they do not, they
-    sharpen the two sides' bounds unevenly, and counts from exact fields for
-    25 pairs of points on the 4096² campaign map found up to 9% more cells
-    searched where they were taken all the same.
+    ends by ``BLOCKS_GAIN`` or more (else ``gaps[:, 0]`` is set to -inf).
+    They cost 15 to 20% more time a cell touched (the cell's block and way out
+    read, the rim's bound worked out for each side), and where they raise the
+    bound between the ends little they sharpen the two sides' bounds unevenly
+    and may not save cells at all: across the 4096² campaign map, of ten pairs
+    of points, the six they raised by 2 to 9% ran 2% faster to 23% slower
+    with them, the four raised by 12 to 136%, 10 to 34% faster.
 
     With ``threads`` the two sides run on two threads (`_both_threads`), each
     reading the other's costs as they stand and its bucket, offer and state
@@ -1368,18 +1374,20 @@ def search_both(
     nsteps = step_dr.shape[0]
     per_width = (1.0 / width) * (1.0 + 1e-12)
     if gaps[0, 0] != -np.inf or gaps[1, 0] != -np.inf:
-        # The blocks' bounds only where they raise the bound between the ends.
+        # The blocks' bounds only where they raise the bound between the ends enough.
         between = _to_go(ends[1, 1] - ends[1, 0], ends[2, 1] - ends[2, 0], nsteps, shortest,
                          diagonal, cell)
-        landmarks = max(_landmark_bound(lm, bounds[0, :2], source, between),
-                        _landmark_bound(lm, bounds[1, :2], goal, between))
-        if max(_bound_to(lm, bounds[0], gaps[0], blocks, source, between),
-               _bound_to(lm, bounds[1], gaps[1], blocks, goal, between)) <= landmarks:
+        landmarks = max(_landmark_bound(lm, bounds[0], source, between),
+                        _landmark_bound(lm, bounds[1], goal, between))
+        blocks_bound = max(_bound_to(lm, bounds[0], gaps[0], blocks, source, between),
+                           _bound_to(lm, bounds[1], gaps[1], blocks, goal, between))
+        if blocks_bound < BLOCKS_GAIN * landmarks:
             gaps[:, 0] = -np.inf
     for side in range(2):
         e = ends[0, side]
-        ht, hs = _potential(lm, bounds, gaps, blocks, e, ends[1, side], ends[2, side], ends,
-                            nsteps, shortest, diagonal, cell)
+        ht, hs = _potential(lm, bounds[0], gaps[0], bounds[1], gaps[1], blocks, e,
+                            ends[1, side], ends[2, side], ends, nsteps, shortest, diagonal,
+                            cell)
         if ht == np.inf or hs == np.inf:  # the landmarks show the goal out of reach
             return 1, 1, np.inf, -1
         key = np.float64(np.float32(0.5 * (ht - hs) if side == 0 else 0.5 * (hs - ht)))
@@ -1417,6 +1425,9 @@ def search_both(
 _PAD = 16
 _CURRENT, _QUEUED, _USED, _SPARE, _TOUCHED, _DONE, _POPS = range(7)
 _CHECK = 32  # `search_both`'s pops between looks at the other side
+# `search_both` takes the blocks' bounds where they raise the bound between the ends by
+# this factor or more: below it, they cost more a cell touched than they save in cells.
+BLOCKS_GAIN = 1.1
 _NEVER = np.iinfo(np.int64).max  # `_both_run`'s ``until`` for a side on a thread of its own
 
 
@@ -1470,6 +1481,7 @@ def _both_run(
     nsteps = step_dr.shape[0]
     shortest = step_len.min()  # `_to_go`'s (as arguments, the 30th made every route 10-15% slower)
     diagonal = min(step_len.max(), 2.0 * shortest)
+    to_goal, goal_gaps, to_source, source_gaps = bounds[0], gaps[0], bounds[1], gaps[1]
     per_width = (1.0 / width) * (1.0 + 1e-12)
     current = state[me + _CURRENT]
     queued = state[me + _QUEUED]
@@ -1553,8 +1565,9 @@ def _both_run(
             if nd + there < best:
                 best = nd + there
             if db == np.inf:
-                ht, hs = _potential(lm, bounds, gaps, blocks, b, ar + step_dr[k],
-                                    ac + step_dc[k], ends, nsteps, shortest, diagonal, cell)
+                ht, hs = _potential(lm, to_goal, goal_gaps, to_source, source_gaps, blocks, b,
+                                    ar + step_dr[k], ac + step_dc[k], ends, nsteps, shortest,
+                                    diagonal, cell)
                 if ht == np.inf or hs == np.inf:  # the landmarks show b on neither's way
                     pot[side, b] = np.inf
                     continue
