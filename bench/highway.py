@@ -7,8 +7,8 @@ The map is wild country (``campaign_map``): scrub everywhere, woods, broken
 ground and bog over it, and a road grid whose roads bend.  Humans without rear
 ranks travel between towns at road ends and junctions, between two points
 in open country (each at the middle of a block of roads, as far from a road
-as a point gets), and between pairs of random points at least a quarter of
-the map apart (seeded, the same every run).  Each route is answered by
+as a point gets), and between ten pairs of random points at least a quarter
+of the map apart (seeded, the same every run).  Each route is answered by
 ``engine.route`` (A* over the whole grid, straight-line bound), by
 ``Highway.route`` (an A* from both ends at once, bounded by landmark fields
 placed on the road network) and by a ``Highway`` that also keeps the towns
@@ -82,7 +82,8 @@ def main() -> None:
     say(f"# Network highway on a {n} x {n} campaign map\n")
     say(f"{dt.date.today()}, {platform.machine()}, {platform.python_version()}, "
         f"engine cost grid built in {build:.1f} s; {len(hw.cells)} landmarks on the network "
-        f"built in {pre:.1f} s ({hw.fields.nbytes / 2**20:.0f} MiB of float32 fields); with "
+        f"built in {pre:.1f} s ({hw.fields.nbytes / 2**20:.0f} MiB of float32 fields, "
+        f"{0 if hw._blocks is None else hw._blocks.cells.nbytes / 2**20:.0f} MiB of blocks); with "
         f"the {len(hp.places)} towns as places too, {pre_places:.1f} s "
         f"({(hp.fields.nbytes + sum(f.nbytes for f in hp._places.values())) / 2**20:.0f} MiB)."
         "\n")
@@ -94,11 +95,12 @@ def main() -> None:
         ("NW", "NW+100"), ("NW", "NW+400"), ("NW", "SE"), ("W", "E"), ("N", "S"), ("SE", "NW"),
         ("moor", "SE"), ("SE", "fen"), ("moor", "fen"))]
     rng = np.random.default_rng(7)
-    while len(trips) < 14:
+    while len(trips) < 19:
         pa, pb = (tuple(float(v) for v in rng.uniform(0, n, 2)) for _ in range(2))
         if np.hypot(pa[0] - pb[0], pa[1] - pb[1]) >= n / 4:
             trips.append((f"random ({pa[0]:.0f}, {pa[1]:.0f}) to ({pb[0]:.0f}, {pb[1]:.0f})",
                           pa, pb))
+    slowest = (0.0, "")
     for label, pa, pb in trips:
         (c_full, d_full), (c_fast, d_fast), (c_placed, d_placed) = (
             touched(grid, pa, pb, find) for find in (None, hw._find, hp._find))
@@ -117,6 +119,8 @@ def main() -> None:
         say(f"| {label} | {full.cost:.1f} | {full.turns} | {t_full:.0f} | {c_full:,} | "
             f"{t_fast:.0f} | {c_fast:,} | {t_placed:.0f} | {c_placed:,} | "
             f"{t_full / t_fast:.1f}x / {t_full / t_placed:.1f}x |")
+        slowest = max(slowest, (t_fast, label))
+    say(f"\nSlowest `Highway.route` without places: {slowest[0]:.0f} ms, {slowest[1]}.")
     if not args.quick:
         (ROOT / "bench" / "HIGHWAY.md").write_text("\n".join(out) + "\n", "utf-8")
 
