@@ -61,9 +61,10 @@ cost out of it (8 bytes a cell) and each block's rim's least and greatest
 costs to the landmarks (`_blocks`).  A path to an end in a block must come
 in over the block's rim and then pay the end's way out, which bounds it from
 every cell outside the block; the search from both ends takes these bounds
-too where they raise the bound between its two ends: across the 4096²
-campaign map, between two points at the middles of blocks, 1.6 times fewer
-cells and 40 to 24 ms.
+too where they raise the bound between its two ends by 10% or more: across
+the 4096² campaign map, between two points at the middles of blocks of roads,
+1.8 times fewer cells, and 27 to 30 ms against 42 to 45 ms without them
+(alternating runs).
 """
 
 from __future__ import annotations
