@@ -2073,19 +2073,23 @@ def block_labels(ground, cols, step_dr, step_dc, label):
         while top > 0:
             top -= 1
             a = np.int64(stack[top])
-            ar = a // cols
-            ac = a - ar * cols
             for k in range(nsteps):
-                r = ar + step_dr[k]
-                c = ac + step_dc[k]
-                if 0 <= r < rows and 0 <= c < cols:
-                    b = r * cols + c
-                    if ground[b] and label[b] < 0:
-                        label[b] = blocks
-                        stack[top] = b
-                        top += 1
+                b = _step_to(a, k, rows, cols, step_dr, step_dc)
+                if b >= 0 and ground[b] and label[b] < 0:
+                    label[b] = blocks
+                    stack[top] = b
+                    top += 1
         blocks += 1
     return blocks
+
+
+@njit(cache=True, inline="always")
+def _step_to(a, k, rows, cols, step_dr, step_dc):
+    """The cell step ``k`` leads to from cell ``a``, or -1 off the grid."""
+    ar = a // cols
+    r = ar + step_dr[k]
+    c = a - ar * cols + step_dc[k]
+    return r * cols + c if 0 <= r < rows and 0 <= c < cols else -1
 
 
 @njit(cache=True)
@@ -2101,19 +2105,15 @@ def block_rims(rim, label, cols, step_dr, step_dc, lm, lo, hi):
     for a in range(ncell):
         if not rim[a]:
             continue
-        ar = a // cols
-        ac = a - ar * cols
         for k in range(nsteps):
-            r = ar + step_dr[k]
-            c = ac + step_dc[k]
-            if 0 <= r < rows and 0 <= c < cols:
-                j = label[r * cols + c]
-                if j >= 0:
-                    for m in range(lm.shape[1]):
-                        at = lm[a, m]
-                        if at != np.inf:
-                            lo[j, m] = min(lo[j, m], at)
-                            hi[j, m] = max(hi[j, m], at)
+            b = _step_to(a, k, rows, cols, step_dr, step_dc)
+            j = label[b] if b >= 0 else -1
+            if j >= 0:
+                for m in range(lm.shape[1]):
+                    at = lm[a, m]
+                    if at != np.inf:
+                        lo[j, m] = min(lo[j, m], at)
+                        hi[j, m] = max(hi[j, m], at)
 
 
 @njit(cache=True)
