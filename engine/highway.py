@@ -316,12 +316,16 @@ class Highway:
         """`_kernels._bound_to`'s ``gaps`` for an end: its cost out of its block less the
         slack (-inf: no blocks' bound, the end being in none), its block, and for
         each block the least its rim's costs to the landmarks show between that
-        rim and the end's block's."""
+        rim and the end's block's.  Only the landmarks the end reaches count: a rim's
+        range takes in cells that cannot reach the end (a block may straddle a river
+        a long step jumps), and on the far side of a landmark no cell reaches, two
+        rims may lie closer than the ranges show."""
         b = self._blocks
         j = int(b.cells[end, 0]) if b else -1
         if j < 0:
             return np.concatenate([[-np.inf, -1.0], np.zeros(len(b.lo) if b else 0)])
-        apart = np.maximum(b.lo - b.hi[j], b.lo[j] - b.hi).max(axis=1, initial=0.0)
+        reached = np.isfinite(self.fields[end])
+        apart = np.maximum(b.lo - b.hi[j], b.lo[j] - b.hi)[:, reached].max(axis=1, initial=0.0)
         return np.concatenate([[float(b.cells[end, 1]) - self.slack, j], apart])
 
     def _reset(self, forward: int, backward: int) -> None:

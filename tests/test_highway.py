@@ -433,6 +433,33 @@ def test_blocks_show_islands_cut_off(rules, threads, monkeypatch):
     assert path_cost(g, cells) == pytest.approx(cell_cost(g, one, near, None)[0], rel=1e-9)
 
 
+def test_blocks_across_a_river_no_one_crosses(rules):
+    """A river one cell wide, no bridge, cuts the table in two, and long steps jump it:
+    each block lies on both banks.  The northern landmarks reach only the north bank,
+    where the rims' costs to them lie far apart (woods); the southern bank's roads
+    join the same blocks' southern halves cheaply.  The bound must not take the
+    northern gap for the southern one."""
+    n = 80
+    feats = [feature("scrub", rect(-1, -1, n + 1, n + 1)),
+             feature("woods", rect(-1, -1, n + 1, 39)),
+             feature("river", line((-1, 40), (n + 1, 40)), width=1),
+             feature("road", line((-1, 62), (n + 1, 62)), width=2)]
+    feats += [feature("road", line((x, -1), (x, n + 1)), width=2) for x in (20, 60)]
+    g = engine.cost_grid(engine.load_map(battlefield(feats, n, n, cell=1.0)), rules,
+                         rules.unit("humans", depth=0))
+    hw = Highway(g, landmarks=6)
+    label = hw._blocks.cells[:, 0].reshape(g.grid.shape)
+    assert (np.unique(label[35]) == np.unique(label[45])).all()  # the banks share blocks
+    assert np.isinf(hw.fields[_start_cell(g, (70.5, 50.5), "b")]).any()
+    for end in [(70.5, 50.5), (10.5, 75.5)]:
+        cell = _start_cell(g, end, "b")
+        exact = engine.flow_field(g, [end]).cost.ravel()
+        assert (_bounds_to(hw, cell) <= exact + 2 * hw.slack).all()
+    a, b = _start_cell(g, (10.5, 50.5), "a"), _start_cell(g, (70.5, 50.5), "b")
+    cells, _ = hw._find(a, b)
+    assert path_cost(g, cells) == pytest.approx(cell_cost(g, (10.5, 50.5), (70.5, 50.5), None)[0])
+
+
 def test_blocks_with_no_rim_at_all(rules, monkeypatch):
     """Open ground (the cheapest) everywhere but for a scrub island in a wide moat: the
     island is the one block, and no cell of no block is a step from it, so nothing
