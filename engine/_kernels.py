@@ -1254,26 +1254,21 @@ def _search_plain(
 @njit(cache=True, error_model="numpy", inline="always")
 def _bound_to(lm, rows, gaps, blocks, b, h):
     """A lower bound of cell ``b``'s cost to one end of `search_both`: ``h`` raised to
-    the landmarks' bound (``rows[0]`` and ``rows[1]``, as `search`'s ``lm_goal``) and, unless
-    ``gaps[0]`` is -inf, to the blocks' (``blocks``: each cell's block and its cost
-    to the nearest cell of none, as `Highway` keeps them).  ``gaps`` holds the
-    end's cost out of its block less the slack, the end's block, and then for each
-    block the least its rim's costs to the landmarks show between it and the
-    end's rim; ``rows[2]`` is the end's rim's least cost to each landmark and ``rows[3]``
-    minus its greatest, so that `_landmark_bound` over them bounds a cell's
-    cost to that rim."""
+    the landmarks' bound (``rows[0]`` and ``rows[1]``, as `search`'s ``lm_goal``) and,
+    unless ``gaps[0]`` is -inf, to the blocks' (``blocks``: each cell's block and its
+    cost to the nearest cell of none, as `Highway` keeps them).  ``gaps`` holds the
+    end's cost out of its block less the slack, and the end's block; ``rows[2]`` is
+    the end's block's rim's least cost to each landmark and ``rows[3]`` minus its
+    greatest, so that `_landmark_bound` over them bounds a cell's cost to the rim."""
     h = _landmark_bound(lm, rows, b, h)
     if gaps[0] == -np.inf:
         return h
-    k = np.int64(blocks[b, 0])
-    out = np.float64(blocks[b, 1])
-    if k == np.int64(gaps[1]):  # in the end's block: out of it no faster than the end
-        return max(h, gaps[0] - out) if out != np.inf else h  # (inf: no way out for b)
-    # Elsewhere a path to the end crosses its rim, then leaves the rim for the end.
-    rim = _landmark_bound(lm, rows, b, 0.0, 2)
-    if k >= 0:  # and first leaves its own block, then crosses from rim to rim
-        rim = max(rim, out + gaps[2 + k])
-    return max(h, gaps[0] + rim)
+    if np.int64(blocks[b, 0]) == np.int64(gaps[1]):
+        # In the end's block: out of it no faster than the end (inf: b has no way out).
+        out = np.float64(blocks[b, 1])
+        return max(h, gaps[0] - out) if out != np.inf else h
+    # Elsewhere a path to the end crosses the rim, then leaves it for the end.
+    return max(h, gaps[0] + _landmark_bound(lm, rows, b, 0.0, 2))
 
 
 @njit(cache=True, error_model="numpy", inline="always")

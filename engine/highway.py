@@ -314,19 +314,12 @@ class Highway:
 
     def _gaps(self, end: int) -> np.ndarray:
         """`_kernels._bound_to`'s ``gaps`` for an end: its cost out of its block less the
-        slack (-inf: no blocks' bound, the end being in none), its block, and for
-        each block the least its rim's costs to the landmarks show between that
-        rim and the end's block's.  Only the landmarks the end reaches count: a rim's
-        range takes in cells that cannot reach the end (a block may straddle a river
-        a long step jumps), and on the far side of a landmark no cell reaches, two
-        rims may lie closer than the ranges show."""
+        slack (-inf: no blocks' bound, the end being in none) and its block."""
         b = self._blocks
         j = int(b.cells[end, 0]) if b else -1
         if j < 0:
-            return np.concatenate([[-np.inf, -1.0], np.zeros(len(b.lo) if b else 0)])
-        reached = np.isfinite(self.fields[end])
-        apart = np.maximum(b.lo - b.hi[j], b.lo[j] - b.hi)[:, reached].max(axis=1, initial=0.0)
-        return np.concatenate([[float(b.cells[end, 1]) - self.slack, j], apart])
+            return np.array([-np.inf, -1.0])
+        return np.array([float(b.cells[end, 1]) - self.slack, j])
 
     def _reset(self, forward: int, backward: int) -> None:
         """Return the cells `_both`'s two sides touched to unreached."""
@@ -395,13 +388,17 @@ def _blocks(grid: CostGrid, fields: np.ndarray) -> _Blocks | None:
     joins two blocks, so a path into a block comes in from a cell of no block one
     step from it, on the block's *rim*.  Hence a path from a cell outside an end's
     block costs at least its cost to that rim (which the landmarks bound by the
-    rim's least and greatest costs to them) plus the end's cost out of its block;
-    from a cell in another block, at least its own cost out, plus the least the
-    landmarks show between the two rims, plus the end's cost out.  Within the
-    end's block the bound is the end's cost out less the cell's.  Each term moves
-    by no more than a step costs, and where a cell's block changes the terms
-    meet (a rim's cell lies between its rim's least and greatest costs), so the
-    bound stays consistent (`_kernels._bound_to`).
+    rim's least and greatest costs to them) plus the end's cost out of its block.
+    Within the end's block the bound is the end's cost out less the cell's.  Each
+    term moves by no more than a step costs, and where a cell leaves the end's
+    block the two meet (a rim's cell lies between its rim's least and greatest
+    costs), so the bound stays consistent (`_kernels._bound_to`) among the cells
+    that reach the end, which are all either side of the search ever reaches.
+    (A block may straddle a river a long step jumps; the rim's costs to the
+    landmarks its far bank cannot reach then come from the near bank alone, but a
+    cell on the far bank cannot reach those landmarks either, and its bound
+    leaves them out.)  None with 2**24 blocks or more, whose numbers float32
+    would not hold exactly.
     """
     a = grid.kernel_args
     open_ = np.isfinite(grid.base)  # (some cell is: `_place` has made sure)
@@ -413,7 +410,7 @@ def _blocks(grid: CostGrid, fields: np.ndarray) -> _Blocks | None:
     ground = open_ & ~ndimage.binary_dilation(cheapest, structure=dy**2 + dx**2 <= r * r + 0.5)
     label = np.empty(grid.base.size, dtype=np.int32)
     count = _kernels.block_labels(ground.ravel(), a.cols, a.step_dr, a.step_dc, label)
-    if count == 0:
+    if count == 0 or count >= 2**24:
         return None
     around = np.zeros((2 * reach + 1, 2 * reach + 1), dtype=bool)
     around[a.step_dr + reach, a.step_dc + reach] = True
