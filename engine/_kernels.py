@@ -1252,43 +1252,43 @@ def _search_plain(
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _bound_to(lm, rows, gaps, blocks, b, h):
+def _bound_to(lm, rows, exits, blocks, b, h):
     """A lower bound of cell ``b``'s cost to one end of `search_both`: ``h`` raised to
     the landmarks' bound (``rows[0]`` and ``rows[1]``, as `search`'s ``lm_goal``) and,
-    unless ``gaps[0]`` is -inf, to the blocks' (``blocks``: each cell's block and its
-    cost to the nearest cell of none, as `Highway` keeps them).  ``gaps`` holds the
+    unless ``exits[0]`` is -inf, to the blocks' (``blocks``: each cell's block and its
+    cost to the nearest cell of none, as `Highway` keeps them).  ``exits`` holds the
     end's cost out of its block less the slack, and the end's block; ``rows[2]`` is
     the end's block's rim's least cost to each landmark and ``rows[3]`` minus its
     greatest, so that `_landmark_bound` over them bounds a cell's cost to the rim."""
     h = _landmark_bound(lm, rows, b, h)
-    if gaps[0] == -np.inf:
+    if exits[0] == -np.inf:
         return h
-    if np.int64(blocks[b, 0]) == np.int64(gaps[1]):
+    if np.int64(blocks[b, 0]) == np.int64(exits[1]):
         # In the end's block: out of it no faster than the end (inf: b has no way out).
         out = np.float64(blocks[b, 1])
-        return max(h, gaps[0] - out) if out != np.inf else h
+        return max(h, exits[0] - out) if out != np.inf else h
     # Elsewhere a path to the end crosses the rim, then leaves it for the end.
-    return max(h, gaps[0] + _landmark_bound(lm, rows, b, 0.0, 2))
+    return max(h, exits[0] + _landmark_bound(lm, rows, b, 0.0, 2))
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _potential(lm, to_goal, goal_gaps, to_source, source_gaps, blocks, b, r, c, ends, nsteps,
+def _potential(lm, to_goal, goal_exit, to_source, source_exit, blocks, b, r, c, ends, nsteps,
                shortest, diagonal, cell):
     """`search_both`'s bounds at cell ``b`` (row ``r``, column ``c``): of its cost to the
     goal, and of its cost to (the same as from) the source (``ends`` as `search_both`
-    keeps it; `_bound_to` with each end's rows and gaps, ``bounds[0]`` and
-    ``gaps[0]``, or ``bounds[1]`` and ``gaps[1]``: views made once, not a cell)."""
+    keeps it; `_bound_to` with each end's rows and exits, ``bounds[0]`` and
+    ``exits[0]``, or ``bounds[1]`` and ``exits[1]``: views made once, not a cell)."""
     ht = _to_go(r - ends[1, 1], c - ends[2, 1], nsteps, shortest, diagonal, cell)
     hs = _to_go(r - ends[1, 0], c - ends[2, 0], nsteps, shortest, diagonal, cell)
-    return (_bound_to(lm, to_goal, goal_gaps, blocks, b, ht),
-            _bound_to(lm, to_source, source_gaps, blocks, b, hs))
+    return (_bound_to(lm, to_goal, goal_exit, blocks, b, ht),
+            _bound_to(lm, to_source, source_exit, blocks, b, hs))
 
 
 @njit(cache=True, error_model="numpy")
 def search_both(
     cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of, onward_start,
     onward, source, goal, cell, split, margin, dist, parent, touched, pool, heads, lm,
-    bounds, gaps, blocks, threads, pot,
+    bounds, exits, blocks, threads, pot,
 ):
     """A* from both ends at once (`Highway`'s, where a step costs the same both ways).
 
@@ -1296,8 +1296,8 @@ def search_both(
     shared rows (``table_row``, flat cells taking their onward steps); the
     backward one runs from ``goal`` the same way, since a step costs the same
     both ways.  Both key on the average of the two bounds (`_bound_to`: the
-    goal's with ``bounds[0]`` and ``gaps[0]``, the source's with ``bounds[1]``
-    and ``gaps[1]``), ``p = (h_goal - h_source) / 2``: the forward search on ``cost + p``, the
+    goal's with ``bounds[0]`` and ``exits[0]``, the source's with ``bounds[1]``
+    and ``exits[1]``), ``p = (h_goal - h_source) / 2``: the forward search on ``cost + p``, the
     backward one on ``cost - p``.  ``p`` is consistent both ways, so neither
     search's keys fall along a step, and a path through a cell costs its two
     keys' sum.  Every step that reaches a cell the other side has reached
@@ -1321,7 +1321,7 @@ def search_both(
     empty may stop both.
 
     The blocks' bounds are used only if they raise the bound between the two
-    ends by ``BLOCKS_GAIN`` or more (else ``gaps[:, 0]`` is set to -inf).
+    ends by ``BLOCKS_GAIN`` or more (else ``exits[:, 0]`` is set to -inf).
     They cost 15 to 20% more time a cell touched (the cell's block and way out
     read, the rim's bound worked out for each side), and where they raise the
     bound between the ends little they sharpen the two sides' bounds unevenly
@@ -1368,19 +1368,19 @@ def search_both(
     diagonal = min(step_len.max(), 2.0 * shortest)
     nsteps = step_dr.shape[0]
     per_width = (1.0 / width) * (1.0 + 1e-12)
-    if gaps[0, 0] != -np.inf or gaps[1, 0] != -np.inf:
+    if exits[0, 0] != -np.inf or exits[1, 0] != -np.inf:
         # The blocks' bounds only where they raise the bound between the ends enough.
         between = _to_go(ends[1, 1] - ends[1, 0], ends[2, 1] - ends[2, 0], nsteps, shortest,
                          diagonal, cell)
         landmarks = max(_landmark_bound(lm, bounds[0], source, between),
                         _landmark_bound(lm, bounds[1], goal, between))
-        blocks_bound = max(_bound_to(lm, bounds[0], gaps[0], blocks, source, between),
-                           _bound_to(lm, bounds[1], gaps[1], blocks, goal, between))
+        blocks_bound = max(_bound_to(lm, bounds[0], exits[0], blocks, source, between),
+                           _bound_to(lm, bounds[1], exits[1], blocks, goal, between))
         if blocks_bound < BLOCKS_GAIN * landmarks:
-            gaps[:, 0] = -np.inf
+            exits[:, 0] = -np.inf
     for side in range(2):
         e = ends[0, side]
-        ht, hs = _potential(lm, bounds[0], gaps[0], bounds[1], gaps[1], blocks, e,
+        ht, hs = _potential(lm, bounds[0], exits[0], bounds[1], exits[1], blocks, e,
                             ends[1, side], ends[2, side], ends, nsteps, shortest, diagonal,
                             cell)
         if ht == np.inf or hs == np.inf:  # the landmarks show the goal out of reach
@@ -1400,14 +1400,14 @@ def search_both(
         _both_threads(
             state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of,
             onward_start, onward, cell, width, margin, dist, parent, touched, pool, heads, lm,
-            bounds, gaps, blocks, ends, pot)
+            bounds, exits, blocks, ends, pot)
     else:
         while state[_DONE] == 0 and state[_PAD + _DONE] == 0:
             side = 0 if state[_CURRENT] <= state[_PAD + _CURRENT] else 1
             _both_run(
                 side, state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row,
                 flat, flat_of, onward_start, onward, cell, width, margin, dist, parent,
-                touched, pool, heads, lm, bounds, gaps, blocks, ends, pot,
+                touched, pool, heads, lm, bounds, exits, blocks, ends, pot,
                 state[(1 - side) * _PAD + _CURRENT])
     forward, backward = state[_TOUCHED], state[_PAD + _TOUCHED]
     if state[_DONE] == 2 or state[_PAD + _DONE] == 2:
@@ -1430,7 +1430,7 @@ _NEVER = np.iinfo(np.int64).max  # `_both_run`'s ``until`` for a side on a threa
 def _both_threads(
     state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of,
     onward_start, onward, cell, width, margin, dist, parent, touched, pool, heads, lm,
-    bounds, gaps, blocks, ends, pot,
+    bounds, exits, blocks, ends, pot,
 ):
     """`search_both`'s two sides, each on a thread of its own, until both stop.  (The
     arrays one by one: handed to the threads in a tuple, each side read its own copy
@@ -1439,7 +1439,7 @@ def _both_threads(
         _both_run(
             side, state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row, flat,
             flat_of, onward_start, onward, cell, width, margin, dist, parent, touched, pool,
-            heads, lm, bounds, gaps, blocks, ends, pot, _NEVER)
+            heads, lm, bounds, exits, blocks, ends, pot, _NEVER)
 
 
 @njit(cache=True)
@@ -1462,7 +1462,7 @@ def _both_answer(dist, touched, forward, backward):
 def _both_run(
     side, state, mu, cols, step_dr, step_dc, step_len, table_cost, table_row, flat, flat_of,
     onward_start, onward, cell, width, margin, dist, parent, touched, pool, heads, lm,
-    bounds, gaps, blocks, ends, pot, until,
+    bounds, exits, blocks, ends, pot, until,
 ):
     """Pops of `search_both`'s ``side`` (0 forward, 1 backward) and the steps out of the
     cells they pop, until the side should stop (marked done: 1, or 2 when its pool or
@@ -1476,7 +1476,7 @@ def _both_run(
     nsteps = step_dr.shape[0]
     shortest = step_len.min()  # `_to_go`'s (as arguments, the 30th made every route 10-15% slower)
     diagonal = min(step_len.max(), 2.0 * shortest)
-    to_goal, goal_gaps, to_source, source_gaps = bounds[0], gaps[0], bounds[1], gaps[1]
+    to_goal, goal_exit, to_source, source_exit = bounds[0], exits[0], bounds[1], exits[1]
     per_width = (1.0 / width) * (1.0 + 1e-12)
     current = state[me + _CURRENT]
     queued = state[me + _QUEUED]
@@ -1560,7 +1560,7 @@ def _both_run(
             if nd + there < best:
                 best = nd + there
             if db == np.inf:
-                ht, hs = _potential(lm, to_goal, goal_gaps, to_source, source_gaps, blocks, b,
+                ht, hs = _potential(lm, to_goal, goal_exit, to_source, source_exit, blocks, b,
                                     ar + step_dr[k], ac + step_dc[k], ends, nsteps, shortest,
                                     diagonal, cell)
                 if ht == np.inf or hs == np.inf:  # the landmarks show b on neither's way

@@ -280,14 +280,14 @@ class Highway:
         w = self._work
         ends = (target, source)  # each side's bound is to the other's end
         bounds = np.stack([np.concatenate([self._bounds(e)[1], self._rim(e)]) for e in ends])
-        gaps = np.stack([self._gaps(e) for e in ends])
+        exits = np.stack([self._exit(e) for e in ends])
         blocks = self._blocks.cells if self._blocks else np.empty((0, 2), dtype=np.float32)
         threads = numba.get_num_threads() >= 2
         while True:
             forward, backward, cost_found, meet = _kernels.search_both(
                 a.cols, a.step_dr, a.step_dc, a.step_len, cost, row, a.flat, a.flat_of,
                 a.onward_start, a.onward, source, target, g.cell, w.split, 2.0 * self.slack,
-                w.dist, w.parent, w.touched, w.pool, w.heads, self.fields, bounds, gaps,
+                w.dist, w.parent, w.touched, w.pool, w.heads, self.fields, bounds, exits,
                 blocks, threads, w.pot)
             if forward >= 0:
                 break
@@ -312,8 +312,8 @@ class Highway:
             return np.full((2, len(self.cells)), -np.inf)
         return np.stack([b.lo[j], -b.hi[j]])
 
-    def _gaps(self, end: int) -> np.ndarray:
-        """`_kernels._bound_to`'s ``gaps`` for an end: its cost out of its block less the
+    def _exit(self, end: int) -> np.ndarray:
+        """`_kernels._bound_to`'s ``exits`` for an end: its cost out of its block less the
         slack (-inf: no blocks' bound, the end being in none) and its block."""
         b = self._blocks
         j = int(b.cells[end, 0]) if b else -1

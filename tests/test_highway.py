@@ -198,8 +198,8 @@ def test_landmarks_stand_on_the_network_and_spread_out(rules):
     hw = Highway(g, landmarks=4)
     pts = np.array(hw.landmarks)
     assert np.isfinite(g.base.ravel()[hw.cells]).all()
-    gaps = [np.hypot(*(p - q)) for i, p in enumerate(pts) for q in pts[i + 1:]]
-    assert min(gaps) > 40  # a 120 cm map: four landmarks far apart
+    exits = [np.hypot(*(p - q)) for i, p in enumerate(pts) for q in pts[i + 1:]]
+    assert min(exits) > 40  # a 120 cm map: four landmarks far apart
 
 
 @pytest.mark.parametrize(("seed", "depth"), [(0, 4.0), (0, 6.0), (1, 6.0)])
@@ -548,10 +548,10 @@ def test_blocks_part_the_ground_no_step_joins(rules):
 def _bounds_to(hw, end, blocks=True):
     """`_kernels._bound_to` at every cell, to one end, with the blocks' terms or not."""
     rows = np.concatenate([hw._bounds(end)[1], hw._rim(end)])
-    gaps = hw._gaps(end)
+    exits = hw._exit(end)
     if not blocks:
-        gaps[0] = -np.inf
-    return np.array([_kernels._bound_to(hw.fields, rows, gaps, hw._blocks.cells, v, 0.0)
+        exits[0] = -np.inf
+    return np.array([_kernels._bound_to(hw.fields, rows, exits, hw._blocks.cells, v, 0.0)
                      for v in range(hw.grid.base.size)])
 
 
