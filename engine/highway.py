@@ -278,9 +278,10 @@ class Highway:
                 np.empty((2, 2 * _FIRST_POOL), dtype=np.int32),
                 np.empty((2, _kernels.stack_rows(a.nb, True, split)), dtype=np.int64), split)
         w = self._work
-        ends = (target, source)  # each side's bound is to the other's end
-        bounds = np.stack([np.concatenate([self._bounds(e)[1], self._rim(e)]) for e in ends])
-        exits = np.stack([self._exit(e) for e in ends])
+        # Each side's bound is to the other's end.
+        to_goal, goal_exit = self._bound_to(target)
+        to_source, source_exit = self._bound_to(source)
+        bounds, exits = np.stack([to_goal, to_source]), np.stack([goal_exit, source_exit])
         blocks = self._blocks.cells if self._blocks else np.empty((0, 2), dtype=np.float32)
         threads = numba.get_num_threads() >= 2
         while True:
@@ -303,23 +304,19 @@ class Highway:
         finally:
             self._reset(forward, backward)
 
-    def _rim(self, end: int) -> np.ndarray:
-        """`_kernels._bound_to`'s ``rows[2:]`` for an end: its block's rim's least cost to
-        each landmark, and minus its greatest (-inf, of no use, outside any block)."""
+    def _bound_to(self, end: int) -> tuple[np.ndarray, np.ndarray]:
+        """`_kernels._bound_to`'s ``rows`` and ``exits`` for an end: `_bounds`' two rows,
+        then its block's rim's least cost to each landmark and minus its greatest; its
+        cost out of its block less the slack, and its block.  Outside any block: rim
+        rows of -inf, and -inf and -1 (no blocks' bound)."""
         b = self._blocks
         j = int(b.cells[end, 0]) if b else -1
         if j < 0:
-            return np.full((2, len(self.cells)), -np.inf)
-        return np.stack([b.lo[j], -b.hi[j]])
-
-    def _exit(self, end: int) -> np.ndarray:
-        """`_kernels._bound_to`'s ``exits`` for an end: its cost out of its block less the
-        slack (-inf: no blocks' bound, the end being in none) and its block."""
-        b = self._blocks
-        j = int(b.cells[end, 0]) if b else -1
-        if j < 0:
-            return np.array([-np.inf, -1.0])
-        return np.array([float(b.cells[end, 1]) - self.slack, j])
+            rim, exit_ = np.full((2, len(self.cells)), -np.inf), np.array([-np.inf, -1.0])
+        else:
+            rim = np.stack([b.lo[j], -b.hi[j]])
+            exit_ = np.array([float(b.cells[end, 1]) - self.slack, j])
+        return np.concatenate([self._bounds(end)[1], rim]), exit_
 
     def _reset(self, forward: int, backward: int) -> None:
         """Return the cells `_both`'s two sides touched to unreached."""

@@ -547,8 +547,7 @@ def test_blocks_part_the_ground_no_step_joins(rules):
 
 def _bounds_to(hw, end, blocks=True):
     """`_kernels._bound_to` at every cell, to one end, with the blocks' terms or not."""
-    rows = np.concatenate([hw._bounds(end)[1], hw._rim(end)])
-    exits = hw._exit(end)
+    rows, exits = hw._bound_to(end)
     if not blocks:
         exits[0] = -np.inf
     return np.array([_kernels._bound_to(hw.fields, rows, exits, hw._blocks.cells, v, 0.0)
