@@ -36,8 +36,8 @@ sys.path.insert(0, str(ROOT))
 import engine  # noqa: E402
 from bench.conftest import campaign_map  # noqa: E402
 from bench.peers import median_ms  # noqa: E402
-from engine.highway import Highway  # noqa: E402
-from engine.search import _find, _polyline, _start_cell  # noqa: E402
+from engine.search.front import _find, _polyline, _start_cell  # noqa: E402
+from engine.search.highway import Highway  # noqa: E402
 
 
 def touched(grid, a, b, find) -> tuple[int, float]:

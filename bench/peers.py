@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT))
 import engine  # noqa: E402
 from bench.conftest import random_grid  # noqa: E402
 from engine.grid import DIRECTIONS  # noqa: E402
-from engine.movingai import load_grid_map, load_scenarios, run_scenarios  # noqa: E402
+from engine.maps import load_grid_map, load_scenarios  # noqa: E402
+from engine.search import run_scenarios  # noqa: E402
 
 MOVINGAI = ROOT.parent / "shared" / "movingai"
 TCOD = {"pricing": "destination", "corner_cutting": True, "lengths": (2, 3)}

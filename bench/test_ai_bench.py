@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine.ai import flow_field, reach_army, threat_map
+from engine import flow_field, reach_army, threat_map
 
 from .test_visibility_bench import big_battlefield
 

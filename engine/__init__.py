@@ -5,39 +5,65 @@ why it costs what it costs (`price_path`), priced as the tabletop rules price
 movement.  Start with `load_map`, `load_rules` and `cost_grid`.
 """
 
-from .ai import (
-    FlowField,
+from . import _cache
+
+_cache.configure()  # before any kernel module is imported
+
+from ._version import __version__  # noqa: E402
+from .ai import (  # noqa: E402
+    BuildingEntry,
+    ChargeCheck,
+    Manoeuvre,
     Option,
+    Sight,
     Threat,
+    can_charge,
     choose_position,
-    flow_field,
+    enter_building,
+    manoeuvre,
     reach_army,
     reach_turns,
     threat_map,
+    viewshed,
+    visible,
 )
-from .checks import BuildingEntry, ChargeCheck, Manoeuvre, can_charge, enter_building, manoeuvre
-from .effects import Charge, Effects, charge_disorders, terrain_effects
-from .errors import EngineError, InputError, MapError, NoRouteError, RulesError
-from .grid import GridSpec
-from .highway import Highway
-from .maps import Battlefield, Feature, load_map
-from .network import Chokepoint, Network, Region, chokepoints, describe, network
-from .pricing import Leg, Pricing, price_path
-from .regions import connected, regions
-from .rules import Ruleset, Unit, load_rules, shipped_rulesets
-from .search import (
+from .errors import EngineError, InputError, MapError, NoRouteError, RulesError  # noqa: E402
+from .grid import GridSpec  # noqa: E402
+from .maps import Battlefield, Feature, load_map  # noqa: E402
+from .rules import Ruleset, Unit, load_rules, shipped_rulesets  # noqa: E402
+from .search import (  # noqa: E402
+    FlowField,
     GridRouter,
+    Highway,
+    Leg,
+    Pricing,
     Reach,
     Route,
     cost_field,
+    flow_field,
     grid_route,
+    price_path,
     reach,
     reach_many,
     route,
-    warm_up,
 )
-from .terrain import CostGrid, cost_grid
-from .visibility import Sight, viewshed, visible
+from .terrain import (  # noqa: E402
+    Charge,
+    Chokepoint,
+    CostGrid,
+    Effects,
+    Network,
+    Region,
+    charge_disorders,
+    chokepoints,
+    connected,
+    cost_grid,
+    describe,
+    network,
+    regions,
+    terrain_effects,
+)
+from .warmup import warm_up  # noqa: E402
 
 __all__ = [
     "Battlefield",
@@ -69,6 +95,7 @@ __all__ = [
     "Sight",
     "Threat",
     "Unit",
+    "__version__",
     "can_charge",
     "charge_disorders",
     "chokepoints",

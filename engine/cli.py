@@ -17,11 +17,11 @@ from importlib import resources
 import numpy as np
 
 from .errors import EngineError, InputError
-from .maps import load_map
-from .pricing import price_path
-from .rules import load_rules, shipped_rulesets
-from .search import reach, route
-from .terrain import cost_grid
+from .maps.geojson import load_map
+from .rules.load import load_rules, shipped_rulesets
+from .search.front import reach, route
+from .search.pricing import price_path
+from .terrain.costgrid import cost_grid
 
 __all__ = ["main"]
 
@@ -294,7 +294,7 @@ def _cmd_price(args) -> None:
 
 
 def _cmd_manoeuvre(args) -> None:
-    from .checks import manoeuvre
+    from .ai.checks import manoeuvre
 
     if args.kind == "frontage" and args.figures is None:
         raise InputError("--kind frontage needs --figures N (the figures changing place)")
@@ -308,7 +308,7 @@ def _cmd_manoeuvre(args) -> None:
 
 
 def _cmd_charge(args) -> None:
-    from .checks import can_charge
+    from .ai.checks import can_charge
 
     g = _grid(args)
     c = can_charge(g, args.start, args.target, bonus=args.bonus, minimum_range=args.min_range,
@@ -328,7 +328,7 @@ def _cmd_charge(args) -> None:
 
 
 def _cmd_network(args) -> None:
-    from .network import describe
+    from .terrain.roads import describe
 
     g = _grid(args)
     net = describe(g.battlefield, g.rules, g.unit, args.tolerance)
@@ -361,8 +361,8 @@ def _xy(option: str, tokens: list[str]) -> tuple[float, float]:
 
 
 def _cmd_visible(args) -> None:
-    from .terrain import layers
-    from .visibility import viewshed, visible
+    from .ai.visibility import viewshed, visible
+    from .terrain.raster import layers
 
     observer = _xy("--from", args.observer)
     target = None if args.target is None else _xy("--to", args.target)
@@ -393,8 +393,8 @@ def _cmd_visible(args) -> None:
 
 
 def _cmd_threat(args) -> None:
-    from .ai import threat_map
-    from .terrain import layers
+    from .ai.threat import threat_map
+    from .terrain.raster import layers
 
     rules = load_rules(args.rules)
     bf = load_map(args.map)
@@ -429,8 +429,8 @@ def _cmd_threat(args) -> None:
 
 
 def _cmd_flow(args) -> None:
-    from .ai import flow_field
     from .errors import NoRouteError
+    from .search.flow import flow_field
 
     g = _grid(args)
     f = flow_field(g, args.goal, args.limit)
@@ -469,7 +469,8 @@ def _cmd_flow(args) -> None:
 
 
 def _cmd_movingai(args) -> None:
-    from .movingai import load_grid_map, load_scenarios, map_for, run_scenarios
+    from .maps.movingai import load_grid_map, load_scenarios, map_for
+    from .search.scenarios import run_scenarios
 
     scenarios = load_scenarios(args.scen)
     grid_map = load_grid_map(args.map or map_for(args.scen, scenarios))
@@ -484,7 +485,7 @@ def _cmd_movingai(args) -> None:
 def _cmd_demo(args) -> None:
     from .render import render_png
 
-    path = resources.files("engine") / "data" / "demo.geojson"
+    path = resources.files("engine.maps") / "data" / "demo.geojson"
     rules = load_rules("fantasy-warlord")
     bf = load_map(str(path))
     unit = rules.unit("humans", ranks=2)
@@ -501,9 +502,9 @@ def _cmd_demo(args) -> None:
     print("\n".join(_legs_text(rt.legs)))
     print(f"picture: {args.png}")
 
-    from .network import describe
+    from .terrain.roads import describe
 
-    bf = load_map(str(resources.files("engine") / "data" / "crossings.geojson"))
+    bf = load_map(str(resources.files("engine.maps") / "data" / "crossings.geojson"))
     g = cost_grid(bf, rules, rules.unit("humans"))
     net = describe(bf, rules, g.unit)
     rt = route(g, CROSSINGS_START, CROSSINGS_GOAL)

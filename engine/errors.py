@@ -1,12 +1,8 @@
 """Exceptions raised by the engine; every one is a subclass of `EngineError`."""
 
-__all__ = [
-    "EngineError",
-    "InputError",
-    "MapError",
-    "NoRouteError",
-    "RulesError",
-]
+
+
+__all__ = ["EngineError", "InputError", "MapError", "NoRouteError", "RulesError"]
 
 
 class EngineError(Exception):

@@ -23,11 +23,7 @@ import numpy as np
 from ._args import point, whole
 from .errors import InputError
 
-__all__ = [
-    "GridSpec",
-    "neighbourhood",
-    "segment_cells",
-]
+__all__ = ["GridSpec", "neighbourhood", "segment_cells"]
 
 _EPS = 1e-12
 

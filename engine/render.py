@@ -8,12 +8,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .ai import FlowField, Threat
+from .ai.threat import Threat
 from .errors import InputError
-from .network import Network
-from .pricing import price_path
-from .search import Reach, Route
-from .terrain import CostGrid, Layers
+from .search.flow import FlowField
+from .search.front import Reach, Route
+from .search.pricing import price_path
+from .terrain.costgrid import CostGrid
+from .terrain.raster import Layers
+from .terrain.roads import Network
 
 __all__ = ["render_ai_png", "render_png", "render_viewshed_png"]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import engine
-from engine.ai import choose_position, flow_field, threat_map
+from engine import choose_position, flow_field, threat_map
 from engine.render import render_ai_png
 from engine.terrain import layers
 

@@ -4,6 +4,7 @@ import inspect
 import itertools
 import math
 
+import numba
 import numpy as np
 import pytest
 
@@ -12,12 +13,14 @@ from engine import terrain
 from engine.ai import (
     DEFAULT_WEIGHTS,
     choose_position,
-    flow_field,
     reach_army,
     reach_turns,
     threat_map,
 )
 from engine.errors import InputError, NoRouteError, RulesError
+from engine.search import _kernels as skern
+from engine.search import flow_field
+from engine.search.flow import _bands
 
 from .conftest import MAPS, feature, grid_for, rect
 from .test_kernels import open_battlefield, without_pruning
@@ -54,7 +57,7 @@ def test_reach_army_equals_one_reach_per_unit(demo, rules):
 
 
 def test_reach_army_charge_adds_the_rules_bonus(demo, tmp_path):
-    text = (engine.rules.resources.files("engine") / "rules" / "fantasy-warlord.toml").read_text()
+    text = (engine.rules.load.resources.files("engine.rules") / "fantasy-warlord.toml").read_text()
     text = text.replace("[ruleset]\n", "[ruleset]\ncharge_bonus = 5.0\n", 1)
     text = text.replace("[races.goblins]\n", "[races.goblins]\ncharge_bonus = 2.0\n", 1)
     path = tmp_path / "charging.toml"
@@ -254,9 +257,9 @@ def test_flow_field_walks_the_pieces_where_its_table_would_be_too_big(rules, mon
     assert (doctored >= expected.cost).all() and (doctored > expected.cost).mean() > 0.5
     # Built a few cells at a time, the rows are the same; the budget counts distinct
     # rows, the first kept, and cells whose row did not fit have none.
-    monkeypatch.setattr(terrain, "_ROWS_CHUNK", 997)
+    monkeypatch.setattr(terrain.costgrid, "_ROWS_CHUNK", 997)
     for rows in (distinct, distinct // 2, 0):
-        monkeypatch.setattr(terrain, "_TABLE_BYTES", rows * 8 * k)
+        monkeypatch.setattr(terrain.costgrid, "_TABLE_BYTES", rows * 8 * k)
         g = grid()
         got_row, got = g.incoming_steps
         assert got.size == rows * k
@@ -276,16 +279,16 @@ def test_flow_field_in_bands_is_the_single_search(rules, monkeypatch, mapname, d
                          directions=directions)
     goals = [g.grid.rc_to_xy((r, c)) for r, c in np.argwhere(np.isfinite(g.base))[::4001][:3]]
     expanded = []
-    kernel = engine.ai._flow.reverse_field
+    kernel = skern.reverse_field
 
     def counting(*args):
         expanded.append(kernel(*args))
         return expanded[-1]
 
-    monkeypatch.setattr(engine.ai._flow, "reverse_field", counting)
+    monkeypatch.setattr(skern, "reverse_field", counting)
     fields = {}
     for threads in (1, 2, 3, 7):
-        monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda t=threads: t)
+        monkeypatch.setattr(numba, "get_num_threads", lambda t=threads: t)
         fields[threads] = flow_field(g, goals), flow_field(g, goals, limit=40)
     one, one_near = fields[1]
     reached = np.isfinite(one.cost)
@@ -309,18 +312,18 @@ def test_flow_field_in_bands_is_the_single_search(rules, monkeypatch, mapname, d
 
 @pytest.mark.parametrize("directions", [8, 32])
 def test_pruned_flow_fields_equal_the_fields_of_every_step(rules, monkeypatch, directions):
-    """Pruning a deep cell's steps by its own (`terrain.onward_steps`) changes no cost and
+    """Pruning a deep cell's steps by its own (`terrain.lattice.onward_steps`) changes no cost and
     no step, bit for bit, on one band and on several."""
     g = engine.cost_grid(open_battlefield(), rules, rules.unit("humans", depth=0),
                          directions=directions)
     goals = [(20.25, 44.25), (70.25, 10.25)]
     fields = {}
     for threads in (1, 3):
-        monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda t=threads: t)
+        monkeypatch.setattr(numba, "get_num_threads", lambda t=threads: t)
         fields[threads] = flow_field(g, goals), flow_field(g, goals[:1], limit=30)
     without_pruning(g)
     for threads, pruned in fields.items():
-        monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda t=threads: t)
+        monkeypatch.setattr(numba, "get_num_threads", lambda t=threads: t)
         every = flow_field(g, goals), flow_field(g, goals[:1], limit=30)
         for f, e in zip(pruned, every, strict=True):
             np.testing.assert_array_equal(f.cost, e.cost)
@@ -335,33 +338,33 @@ def test_flow_field_queues_cells_with_their_steps_in_wide_entries_on_huge_grids(
     # cells fit (2**26 of them); past that it takes 64 bits: the same field.
     g = engine.cost_grid(demo, rules, rules.unit("humans", depth=0))
     goals = [(30.25, 20.25), (120.25, 90.25)]
-    kernel = engine.ai._flow.reverse_field
+    kernel = skern.reverse_field
     queues = []
 
     def spying(*args):
         queues.append(args[-1].dtype)
         return kernel(*args)
 
-    monkeypatch.setattr(engine.ai._flow, "reverse_field", spying)
+    monkeypatch.setattr(skern, "reverse_field", spying)
     narrow = flow_field(g, goals)
-    monkeypatch.setattr(engine.ai._flow, "PACKED_CELLS", g.base.size - 1)
+    monkeypatch.setattr(skern, "PACKED_CELLS", g.base.size - 1)
     wide = flow_field(g, goals)
     assert queues == [np.uint32, np.uint64]
-    assert max(engine.grid.DIRECTIONS) <= engine.ai._flow.NO_STEP  # a step never reads as none
+    assert max(engine.grid.DIRECTIONS) <= skern.flow.NO_STEP  # a step never reads as none
     np.testing.assert_array_equal(wide.cost, narrow.cost)
     np.testing.assert_array_equal(wide.step, narrow.step)
     assert np.isfinite(narrow.cost).mean() > 0.9
 
 def test_flow_bands_meet_at_a_goal_when_one_would_have_none():
     rows, reach = 200, 2
-    assert list(engine.ai._bands(rows, 2, reach, np.array([99]))) == [0, 100, 200]
-    assert list(engine.ai._bands(rows, 2, reach, np.array([30, 160]))) == [0, 100, 200]
-    assert list(engine.ai._bands(rows, 2, reach, np.array([30, 60]))) == [0, 60, 200]
-    assert list(engine.ai._bands(rows, 2, reach, np.array([150]))) == [0, 150, 200]
-    assert list(engine.ai._bands(rows, 2, reach, np.array([3]))) == [0, 8, 200]  # 4 steps tall
-    assert list(engine.ai._bands(rows, 3, reach, np.array([3]))) == [0, 66, 133, 200]
-    assert list(engine.ai._bands(rows, 1, reach, np.array([3]))) == [0, 200]
-    assert list(engine.ai._bands(10, 2, reach, np.array([3]))) == [0, 10]
+    assert list(_bands(rows, 2, reach, np.array([99]))) == [0, 100, 200]
+    assert list(_bands(rows, 2, reach, np.array([30, 160]))) == [0, 100, 200]
+    assert list(_bands(rows, 2, reach, np.array([30, 60]))) == [0, 60, 200]
+    assert list(_bands(rows, 2, reach, np.array([150]))) == [0, 150, 200]
+    assert list(_bands(rows, 2, reach, np.array([3]))) == [0, 8, 200]  # 4 steps tall
+    assert list(_bands(rows, 3, reach, np.array([3]))) == [0, 66, 133, 200]
+    assert list(_bands(rows, 1, reach, np.array([3]))) == [0, 200]
+    assert list(_bands(10, 2, reach, np.array([3]))) == [0, 10]
 
 
 def test_flow_field_with_many_goals_in_bands(rules, demo, monkeypatch):
@@ -375,7 +378,7 @@ def test_flow_field_with_many_goals_in_bands(rules, demo, monkeypatch):
     assert len(goals) > 300
     fields = []
     for threads in (1, 2, 3):
-        monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda t=threads: t)
+        monkeypatch.setattr(numba, "get_num_threads", lambda t=threads: t)
         fields.append(flow_field(g, goals))
     for f in fields[1:]:
         np.testing.assert_array_equal(f.cost, fields[0].cost)
@@ -392,7 +395,7 @@ def test_flow_field_in_bands_through_a_serpentine(rules, monkeypatch):
     goal = [(39.25, 10.25)]
     fields = []
     for threads in (1, 2, 5):
-        monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda t=threads: t)
+        monkeypatch.setattr(numba, "get_num_threads", lambda t=threads: t)
         fields.append(flow_field(g, goal))
     one = fields[0]
     far = (0.25, 10.25)
@@ -405,7 +408,7 @@ def test_flow_field_in_bands_through_a_serpentine(rules, monkeypatch):
     # one search over the whole grid takes on what the second round still posts
     # (else a round per wall).
     searches = []  # (first cell, end, cells expanded or -1)
-    search = engine._flow.reverse_search
+    search = skern.flow.reverse_search
     lo = list(inspect.signature(search.py_func).parameters).index("lo")  # then hi
 
     def counted(*args):
@@ -413,9 +416,9 @@ def test_flow_field_in_bands_through_a_serpentine(rules, monkeypatch):
         searches.append((args[lo], args[lo + 1], out[0]))
         return out
 
-    monkeypatch.setattr(engine._flow, "reverse_search", counted)
-    monkeypatch.setattr(engine.ai._flow, "reverse_field", engine._flow.reverse_field.py_func)
-    monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda: 2)
+    monkeypatch.setattr(skern.flow, "reverse_search", counted)
+    monkeypatch.setattr(skern, "reverse_field", skern.flow.reverse_field.py_func)
+    monkeypatch.setattr(numba, "get_num_threads", lambda: 2)
     np.testing.assert_allclose(flow_field(g, goal).cost, one.cost, rtol=1e-12)
     assert len(searches) == 2 * 2 + 1
     # The last search outgrowing its queue (made to, once): everything again, with room.
@@ -427,7 +430,7 @@ def test_flow_field_in_bands_through_a_serpentine(rules, monkeypatch):
             return -1, 0
         return counted(*args)
 
-    monkeypatch.setattr(engine._flow, "reverse_search", overflowing)
+    monkeypatch.setattr(skern.flow, "reverse_search", overflowing)
     again = flow_field(g, goal)
     assert searches.index("overflowed") == 2 * 2 and len(searches) == 2 * (2 * 2 + 1)
     np.testing.assert_array_equal(again.cost, fields[1].cost)
@@ -437,10 +440,10 @@ def test_flow_field_in_bands_through_a_serpentine(rules, monkeypatch):
 def test_flow_field_outgrowing_its_queue_starts_again(rules, demo, monkeypatch):
     g = engine.cost_grid(demo, rules, rules.unit("humans", depth=0))
     goals = [(90.25, 30.25), (20.25, 100.25)]
-    monkeypatch.setattr(engine.ai.numba, "get_num_threads", lambda: 2)
+    monkeypatch.setattr(numba, "get_num_threads", lambda: 2)
     expected = flow_field(g, goals)
     # every bucket overflows its first row
-    monkeypatch.setattr(engine.ai._kernels, "stack_width", lambda n, rows: 1)
+    monkeypatch.setattr(skern, "stack_width", lambda n, rows: 1)
     got = flow_field(g, goals)
     np.testing.assert_array_equal(got.cost, expected.cost)
     np.testing.assert_array_equal(got.step, expected.step)

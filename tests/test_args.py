@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine.ai import flow_field
+from engine.search import flow_field
 
 from .conftest import MAPS
 

@@ -323,11 +323,11 @@ def test_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
     g = grid(bs, feats, width=20, height=12, depth=depth)
     start = (2.125, 6.125)
     r = engine.reach(g, start, 12)
-    from engine import _kernels
-    from engine import search as S
+    from engine.search import _kernels
+    from engine.search import _state, front
 
-    ws = S._workspace(g)
-    source = S._start_cell(g, start, "start")
+    ws = _state._workspace(g)
+    source = front._start_cell(g, start, "start")
     n = ws.run(g, source, -1, 12 + 1e-9, lowest=True)  # the search `reach` runs here
     try:
         if depth:  # every label kept at the cell
@@ -338,7 +338,7 @@ def test_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
                               for x in np.flatnonzero(live & (cell == c))]
                      for c in r.cells[::7]}
         else:
-            paths = {int(c): [S._trace(g, ws.parent, source, int(c))] for c in r.cells[::7]}
+            paths = {int(c): [_state._trace(g, ws.parent, source, int(c))] for c in r.cells[::7]}
     finally:
         ws.reset(n)
     assert r.cells.size > 50
@@ -346,7 +346,7 @@ def test_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
     for c, some in paths.items():
         if len(some[0]) < 2:
             continue
-        priced = min(engine.price_path(g, S._polyline(g, path)).cost for path in some)
+        priced = min(engine.price_path(g, front._polyline(g, path)).cost for path in some)
         assert priced == pytest.approx(r.to_array().flat[c], rel=1e-9, abs=1e-9)
         assert priced <= 12 + 1e-9
 

@@ -4,7 +4,7 @@ and the rules file's effect keys, refused in one line when wrong."""
 import pytest
 
 import engine
-from engine.effects import charge_disorders, terrain_effects
+from engine.terrain.effects import charge_disorders, terrain_effects
 
 from .conftest import ROOT, battlefield, feature, line, rect
 

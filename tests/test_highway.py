@@ -11,9 +11,12 @@ from hypothesis import strategies as st
 
 import engine
 from bench.conftest import campaign_map
-from engine import _kernels, highway, terrain
-from engine.highway import Highway
-from engine.search import _NO_LANDMARKS, _polyline, _start_cell, _workspace
+from engine import terrain
+from engine.search import _kernels as skern
+from engine.search import highway
+from engine.search._state import _NO_LANDMARKS, _workspace
+from engine.search.front import _polyline, _start_cell
+from engine.search.highway import Highway
 
 from .conftest import MAPS, battlefield, feature, line, rect
 
@@ -118,7 +121,7 @@ def test_a_star_on_shared_rows_finds_the_heap_search_costs(rules, monkeypatch, l
     are built (`CostGrid.outgoing_steps`, as `Highway` builds them) an A* reads them in
     list buckets: the costs of `search`'s heap, with the landmarks or without them, and
     after its first queue is outgrown."""
-    monkeypatch.setattr(terrain, "_TABLE_BYTES", 8 * 2**20)
+    monkeypatch.setattr(terrain.costgrid, "_TABLE_BYTES", 8 * 2**20)
     g = engine.cost_grid(engine.load_map(MAPS / "crossings.geojson"), rules,
                          rules.unit("humans", depth=0))
     a = g.kernel_args
@@ -158,8 +161,8 @@ def test_shared_rows_of_steps_out_are_the_step_table_rows(rules, monkeypatch):
                                   a.table_cost.reshape(-1, k)[into])
     assert len(np.unique(cost.reshape(-1, k), axis=0)) == cost.size // k < into.size
     # All or nothing: one row short of the budget, there are none (a search needs them all).
-    monkeypatch.setattr(terrain, "_TABLE_BYTES", (cost.size - k) * 8)
-    monkeypatch.setattr(terrain, "_ROWS_CHUNK", 1009)
+    monkeypatch.setattr(terrain.costgrid, "_TABLE_BYTES", (cost.size - k) * 8)
+    monkeypatch.setattr(terrain.costgrid, "_ROWS_CHUNK", 1009)
     short = grid()
     assert [x.size for x in short.outgoing_steps] == [0, 0]
     assert short.incoming_steps[1].size > 0  # the flow fields' rows are kept while they fit
@@ -327,7 +330,7 @@ def test_a_place_added_later_serves_as_one_given_at_first(rules, monkeypatch):
     cells = _start_cell(g, here, "a"), _start_cell(g, town, "b")
     np.testing.assert_array_equal(later._plan(*cells)[2][0], given._plan(*cells)[2][0])
     assert later.route(here, town).cost == given.route(here, town).cost
-    monkeypatch.setattr("engine.highway._memory_bytes", lambda: 2 * later.fields.nbytes)
+    monkeypatch.setattr("engine.search.highway.memory_bytes", lambda: 2 * later.fields.nbytes)
     with pytest.raises(engine.InputError, match=r"^no room for another place: the 1 places "):
         later.add_place(here)
     assert later.places == [town]
@@ -344,7 +347,7 @@ def path_cost(g, cells):
 def test_routes_searched_from_both_ends_cost_what_the_full_search_finds(rules, seed, threads,
                                                                         monkeypatch):
     """On two threads (one a side) and on one (popping the lower side)."""
-    monkeypatch.setattr("engine.highway._FIRST_POOL", 16)  # its lists must grow, and do
+    monkeypatch.setattr("engine.search.highway._FIRST_POOL", 16)  # its lists must grow, and do
     monkeypatch.setattr("numba.get_num_threads", lambda: threads)
     g = engine.cost_grid(wild(seed), rules, rules.unit("humans", depth=0, frontage=2))
     hw = Highway(g, landmarks=4)
@@ -468,7 +471,7 @@ def test_blocks_with_no_rim_at_all(rules, monkeypatch):
     feats += [feature("river", line(a, b), width=10) for a, b in itertools.pairwise(ring)]
     g = engine.cost_grid(engine.load_map(battlefield(feats, 40, 40, cell=1.0)), rules,
                          rules.unit("humans", depth=0))
-    monkeypatch.setattr("engine.highway._cost_to_any", None)  # no field to build
+    monkeypatch.setattr("engine.search.highway._cost_to_any", None)  # no field to build
     hw = Highway(g, landmarks=2)
     island = _start_cell(g, (20.5, 20.5), "a")
     assert hw._blocks.cells[:, 0].max() == 0 and hw._blocks.cells[island, 0] == 0
@@ -490,10 +493,10 @@ def test_a_field_to_many_cells_is_built_in_halves_where_its_queue_would_overflow
         asked.append(some.size)
         return real(grid, some) if some.size <= 50 else None
 
-    monkeypatch.setattr("engine.highway._costs_to", small)
+    monkeypatch.setattr("engine.search.highway._costs_to", small)
     assert np.array_equal(highway._cost_to_any(g, cells), whole)
     assert asked[0] == cells.size and sum(n for n in asked if n <= 50) == cells.size
-    monkeypatch.setattr("engine.highway._costs_to", lambda grid, some: None)
+    monkeypatch.setattr("engine.search.highway._costs_to", lambda grid, some: None)
     with pytest.raises(engine.InputError, match="would outgrow its queue"):
         highway._cost_to_any(g, cells[:3])
 
@@ -546,11 +549,11 @@ def test_blocks_part_the_ground_no_step_joins(rules):
 
 
 def _bounds_to(hw, end, blocks=True):
-    """`_kernels._bound_to` at every cell, to one end, with the blocks' terms or not."""
+    """`skern.bounds._bound_to` at every cell, to one end, with the blocks' terms or not."""
     rows, exits = hw._bound_to(end)
     if not blocks:
         exits[0] = -np.inf
-    return np.array([_kernels._bound_to(hw.fields, rows, exits, hw._blocks.cells, v, 0.0)
+    return np.array([skern.bounds._bound_to(hw.fields, rows, exits, hw._blocks.cells, v, 0.0)
                      for v in range(hw.grid.base.size)])
 
 

@@ -18,9 +18,11 @@ import numpy as np
 import pytest
 
 import engine
-from engine import _kernels
-from engine import search as S
 from engine.grid import neighbourhood, segment_cells
+from engine.search import _kernels as skern
+from engine.search import _state, front
+from engine.terrain import _kernels as tkern
+from engine.terrain.costgrid import kernel_args
 
 from .conftest import battlefield, feature, rect
 
@@ -97,7 +99,7 @@ def test_reach_matches_networkx(rules, seed):
 
 
 def test_flat_cells_price_every_step_as_the_table_does(rules):
-    """A cell whose steps all cross one multiplier skips the table (`_kernels.flat_cells`)."""
+    """A cell whose steps all cross one multiplier skips the table (`tkern.flat_cells`)."""
     bf = engine.load_map(battlefield([feature("woods", rect(3, 2, 15, 12))], 18, 14, cell=1.0))
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
     a = g.kernel_args
@@ -130,11 +132,11 @@ def test_step_table_marks_uniform_and_rising_steps(rules):
                          for dr, dc in ((0, 1), (0, -1), (-1, 0)))
     outside, inside = 7 * cols + 5, 7 * cols + 6  # either side of the wood's west edge
     assert g.base.flat[outside] == 1.0 < g.base.flat[inside]
-    assert flag[outside, east] == _kernels.RISING and flag[outside, west] == _kernels.UNIFORM
-    assert flag[inside, east] == flag[inside, west] == 0 and flag[inside, north] == _kernels.UNIFORM
+    assert flag[outside, east] == tkern.RISING and flag[outside, west] == tkern.UNIFORM
+    assert flag[inside, east] == flag[inside, west] == 0 and flag[inside, north] == tkern.UNIFORM
     for source in (7 * cols + 1, 3 * cols + 4, inside):
         got = by_cell(engine.reach(g, centre(g, source), 1e9))
-        assert got == pytest.approx(state_search(g, source, 1e9 + S._SLACK), rel=1e-9)
+        assert got == pytest.approx(state_search(g, source, 1e9 + _state._SLACK), rel=1e-9)
 
 
 @pytest.mark.parametrize(("path", "unit"), [
@@ -148,7 +150,7 @@ def test_step_table_writes_flat_cells_as_their_pieces_price_them(rules, path, un
     a = g.kernel_args
     assert (a.flat > 0).mean() > 0.3 and a.table_cost.size
     cost, uniform = np.empty_like(a.table_cost), np.empty_like(a.table_uniform)
-    _kernels.step_table(a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols, a.plain,
+    tkern.step_table(a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols, a.plain,
                         a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start,
                         a.piece_dr, a.piece_dc, a.piece_w, a.enter, a.narrow,
                         np.empty(0, dtype=np.uint8), np.empty(0), False,
@@ -157,7 +159,7 @@ def test_step_table_writes_flat_cells_as_their_pieces_price_them(rules, path, un
 
 
 def flat_by_definition(g):
-    """`_kernels.flat_cells` written out: a cell's box of the longest step, all alike."""
+    """`tkern.flat_cells` written out: a cell's box of the longest step, all alike."""
     a = g.kernel_args
     reach = int(np.abs(a.step_dr).max())
     rows, cols = g.grid.shape
@@ -173,7 +175,7 @@ def flat_by_definition(g):
 
 
 def calm_by_definition(base, steep, half):
-    """`_kernels.calm_cells` written out: no cell within ``half`` rows and columns (on
+    """`tkern.calm_cells` written out: no cell within ``half`` rows and columns (on
     the grid) whose ground, uphill at its steep multiplier, is heavier than the cell's."""
     rows, cols = base.shape
     top = np.where(np.isfinite(base), base * steep, 0.0)
@@ -193,7 +195,7 @@ def test_calm_cells_is_the_box_maximum(rows, cols, half):
     steep = rng.choice([1.0, 1.0, 2.0], (rows, cols))
     for st in (steep, np.ones_like(steep)):
         out = np.empty(base.size, dtype=np.uint8)
-        _kernels.calm_cells(base.ravel(), st.ravel() if st is steep else np.empty(0), cols,
+        tkern.calm_cells(base.ravel(), st.ravel() if st is steep else np.empty(0), cols,
                             half, out)
         assert np.array_equal(out.reshape(rows, cols) == 1, calm_by_definition(base, st, half))
 
@@ -210,7 +212,7 @@ def test_flat_cells_are_the_cells_of_a_uniform_box(rules, path, directions, dept
     got = a.flat_of[a.flat].reshape(g.grid.shape)
     assert np.array_equal(got, flat_by_definition(g))
     assert 0.3 < (got > 0).mean() < 0.99
-    wide = (a.flat >= _kernels.WIDE).reshape(g.grid.shape)
+    wide = (a.flat >= tkern.WIDE).reshape(g.grid.shape)
     if depth > 0:  # nothing heavier as far again as the ranks' depth, for `search_trail`
         half = g.steps.onward_window + math.floor(depth / bf.cell + 0.5)
         assert np.array_equal(wide, (got > 0) & calm_by_definition(g.base, g.steep, half))
@@ -218,9 +220,9 @@ def test_flat_cells_are_the_cells_of_a_uniform_box(rules, path, directions, dept
     else:
         assert not wide.any()
     assert a.flat.dtype == np.uint8 and a.flat_of[0] == 0.0
-    ids = a.flat_of[:_kernels.WIDE][a.flat_of[:_kernels.WIDE] > 0]
+    ids = a.flat_of[:tkern.WIDE][a.flat_of[:tkern.WIDE] > 0]
     assert len(set(ids)) == len(ids)  # each multiplier once
-    assert np.array_equal(a.flat_of[_kernels.WIDE:], a.flat_of[:_kernels.WIDE])
+    assert np.array_equal(a.flat_of[tkern.WIDE:], a.flat_of[:tkern.WIDE])
 
 
 def test_flat_cells_mark_at_most_127_multipliers():
@@ -229,22 +231,22 @@ def test_flat_cells_mark_at_most_127_multipliers():
     values = 1.0 + np.arange(300) / 7.0
     base = np.repeat(np.repeat(values.reshape(15, 20), block, axis=0), block, axis=1)
     calm = (np.arange(base.size) % 3 == 0).astype(np.uint8)
-    out, multiplier = np.empty(base.size, dtype=np.uint8), np.empty(_kernels.WIDE)
-    used = _kernels.flat_cells(base.ravel(), np.empty(0), np.empty(0), np.empty(0),
+    out, multiplier = np.empty(base.size, dtype=np.uint8), np.empty(tkern.WIDE)
+    used = tkern.flat_cells(base.ravel(), np.empty(0), np.empty(0), np.empty(0),
                                base.shape[1], reach, calm, out, multiplier)
-    assert used == _kernels.WIDE
-    got = multiplier[out % _kernels.WIDE].reshape(base.shape)
+    assert used == tkern.WIDE
+    got = multiplier[out % tkern.WIDE].reshape(base.shape)
     marked = got > 0
     assert np.array_equal(got[marked], base[marked])
     # every block's middle can be marked, by its box; 127 of the 300 are, and those
     # marked ``calm`` have the WIDE bit
     middles = marked[block // 2::block, block // 2::block]
     assert middles.sum() == 127 and marked.sum() == 127 * (block - 2 * reach) ** 2
-    assert np.array_equal(out >= _kernels.WIDE, marked.ravel() & (calm == 1))
+    assert np.array_equal(out >= tkern.WIDE, marked.ravel() & (calm == 1))
 
 
 def onward_by_search(st, window=None):
-    """`terrain.onward_steps` written out: per step k, a Dijkstra from a - s_k that
+    """`terrain.lattice.onward_steps` written out: per step k, a Dijkstra from a - s_k that
     stops only within ``window`` (default the longest step's reach) of a; step j
     stays unless it finds a + s_j nearer than s_k then s_j, or a + s_j is a - s_k."""
     steps = list(zip(st.dr.tolist(), st.dc.tolist(), st.length.tolist(), strict=True))
@@ -271,7 +273,7 @@ def onward_by_search(st, window=None):
     (8, None), (8, (1.0, 1.0)), (8, (2.0, 3.0)), (16, None), (32, None), (48, None),
 ])
 def test_onward_steps_leave_out_the_pairs_a_shorter_path_beats(directions, lengths):
-    st = engine.terrain.steps(0.5, directions, lengths=lengths)
+    st = engine.terrain.lattice.steps(0.5, directions, lengths=lengths)
     k = len(st.dr)
     rows = [st.onward[st.onward_start[i]:st.onward_start[i + 1]].tolist() for i in range(k + 1)]
     assert rows[:k] == onward_by_search(st)
@@ -294,9 +296,9 @@ def test_onward_steps_leave_out_the_pairs_a_shorter_path_beats(directions, lengt
     (48, "segment", False),
 ])
 def test_a_steps_pieces_lie_between_its_ends(directions, pricing, corners):
-    """What `terrain.onward_steps` relies on: a step between two cells of a flat
+    """What `terrain.lattice.onward_steps` relies on: a step between two cells of a flat
     cell's box crosses no cell outside it."""
-    st = engine.terrain.steps(0.5, directions, pricing=pricing, corner_cutting=corners)
+    st = engine.terrain.lattice.steps(0.5, directions, pricing=pricing, corner_cutting=corners)
     for k in range(len(st.dr)):
         pieces = slice(st.piece_start[k], st.piece_start[k + 1])
         rows, cols = st.piece_dr[pieces], st.piece_dc[pieces]
@@ -349,11 +351,11 @@ def test_pruning_near_other_ground_changes_no_cost(rules, seed, depth):
 
 def kept_steps(g, source, budget):
     """Costs and kept steps (``parent``) of a reach's cells, by cell."""
-    ws = S._Workspace.for_cells(g.base.size)
+    ws = _state._Workspace.for_cells(g.base.size)
     n = ws.run(g, source, -1, budget, lowest=True)
     cells = ws.touched[:n].copy()
     out = dict(zip(cells.tolist(), zip(ws.dist[cells].tolist(),
-                                       (ws.parent[cells] & (_kernels.CLOSED - 1)).tolist(),
+                                       (ws.parent[cells] & (skern.CLOSED - 1)).tolist(),
                                        strict=True), strict=True))
     ws.reset(n)
     return out
@@ -383,7 +385,7 @@ def test_pruning_behind_rear_ranks_changes_no_cost(rules, demo, depth):
     """Ranks deep over other ground leave a trail into the flat ground ahead: a cell
     there may be reached more cheaply with that trail, and offer less than a path of
     light steps would.  `search_trail` prunes only where no trail can hold other
-    ground (`_kernels.trail_cells`), so its reaches stay those of every step."""
+    ground (`tkern.trail_cells`), so its reaches stay those of every step."""
     g = engine.cost_grid(demo, rules, rules.unit("humans", move=24, depth=depth))
     rng = np.random.default_rng(1)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
@@ -396,12 +398,12 @@ def test_pruning_behind_rear_ranks_changes_no_cost(rules, demo, depth):
 @pytest.mark.parametrize("depth", [2.0, 4.0, 7.0])
 def test_pruning_near_a_footprint_over_other_ground_changes_no_cost(rules, depth):
     """Starts just out of a wood, ranks still in it: the footprint holds the wood's
-    ground no longer than a trail would (`_kernels.trail_cells`), so the ``WIDE``
+    ground no longer than a trail would (`tkern.trail_cells`), so the ``WIDE``
     marks cover it; every cost is the unpruned search's."""
     feats = [feature("woods", rect(0, 0, 20, 30)), feature("bog", rect(34, 10, 40, 14))]
     g = engine.cost_grid(engine.load_map(battlefield(feats, 40, 30, cell=0.25)), rules,
                          rules.unit("humans", depth=depth))
-    wide = (g.kernel_args.flat >= _kernels.WIDE).reshape(g.grid.shape)
+    wide = (g.kernel_args.flat >= tkern.WIDE).reshape(g.grid.shape)
     assert wide[:, 100:].any()  # open ground that prunes, beyond the trail's reach
     starts = [(20.0 + dx, y) for dx in (0.125, 0.375, 0.625, 1.125) for y in (5.1, 15.3, 24.9)]
     pruned = [by_cell(r) for r in engine.reach_many(g, starts, 10.0)]
@@ -413,13 +415,13 @@ def test_pruning_near_a_footprint_over_other_ground_changes_no_cost(rules, depth
 @pytest.mark.parametrize("depth", [0.0, 2.0, 5.0])
 @pytest.mark.parametrize("directions", [8, 32])
 def test_pruned_searches_equal_the_searches_of_every_step(rules, depth, directions, table):
-    """Pruning a deep cell's steps (`terrain.onward_steps`) changes no cost, bit for bit:
+    """Pruning a deep cell's steps (`terrain.lattice.onward_steps`) changes no cost, bit for bit:
     Dijkstra and A* with a table (`search_plain`, `search_trail`) and without
     (`search`)."""
     g = engine.cost_grid(open_battlefield(), rules, rules.unit("humans", depth=depth),
                          directions=directions)
     if not table:
-        g.__dict__["kernel_args"] = engine.terrain.kernel_args(  # the cached property, replaced
+        g.__dict__["kernel_args"] = kernel_args(  # the cached property, replaced
             g.base, g.steps, g.steep, g.slope, depth, g.footprint, table=False)
     assert (g.kernel_args.flat > 0).mean() > 0.5
     assert (g.kernel_args.table_cost.size > 0) == table
@@ -453,7 +455,7 @@ def test_flat_cells_without_a_table_price_as_the_table_does(rules, seed, depth):
     tabled = engine.reach(g, centre(g, source), 12.0)
     a = g.kernel_args
     assert (a.flat > 0).any() and a.table_cost.size
-    g.__dict__["kernel_args"] = engine.terrain.kernel_args(  # the cached property, replaced
+    g.__dict__["kernel_args"] = kernel_args(  # the cached property, replaced
         g.base, g.steps, g.steep, g.slope, depth, g.footprint, table=False)
     untabled = engine.reach(g, centre(g, source), 12.0)
     got = by_cell(untabled)
@@ -478,7 +480,7 @@ def test_costs_are_the_price_of_the_traced_path(rules, seed, depth, hills):
     bf = random_map(seed, hills=hills)
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth))
     source = first_open(g, seed)
-    ws = S._workspace(g)
+    ws = _state._workspace(g)
     n = ws.run(g, source, -1, math.inf)
     try:
         cells = ws.touched[:n].copy()
@@ -486,27 +488,27 @@ def test_costs_are_the_price_of_the_traced_path(rules, seed, depth, hills):
         some = cells[:: max(1, n // 40)]
         if depth > 0:  # each cell's cheapest label, and the labels it came from
             cost, cell, prev = (x[:ws.used] for x in ws.labels[:3])
-            live = (ws.labels.state[:ws.used] & 3) != _kernels.DROPPED
+            live = (ws.labels.state[:ws.used] & 3) != skern.DROPPED
             paths = {}
             for c in some:
                 label = np.flatnonzero(live & (cell == c))
                 label = int(label[np.argmin(cost[label])])
-                paths[int(c)] = _kernels.trace_labels(prev, cell, label).tolist()
+                paths[int(c)] = skern.trace_labels(prev, cell, label).tolist()
         else:
-            paths = {int(c): S._trace(g, ws.parent, source, int(c)) for c in some}
+            paths = {int(c): _state._trace(g, ws.parent, source, int(c)) for c in some}
     finally:
         ws.reset(n)
     costs = dict(zip(cells.tolist(), dist.tolist(), strict=True))
     for cell, path in paths.items():
         if len(path) < 2:
             continue
-        priced = engine.price_path(g, S._polyline(g, path))
+        priced = engine.price_path(g, front._polyline(g, path))
         assert priced.cost == pytest.approx(costs[cell], rel=1e-9, abs=1e-9)
 
 
 def test_workspace_is_clean_after_each_query(rules):
     g = engine.cost_grid(random_map(5), rules, rules.unit("humans", depth=2))
-    ws = S._workspace(g)
+    ws = _state._workspace(g)
     a = engine.reach(g, centre(g, first_open(g, 5)), 6)
     assert np.isinf(ws.dist).all() and (ws.pos == -1).all() and (ws.parent == -1).all()
     b = engine.reach(g, centre(g, first_open(g, 5)), 6)
@@ -516,7 +518,7 @@ def test_workspace_is_clean_after_each_query(rules):
 def test_reach_touches_only_cells_within_the_allowance(rules):
     bf = engine.load_map(battlefield([], 200, 200, cell=0.5))
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
-    ws = S._workspace(g)
+    ws = _state._workspace(g)
     n = ws.run(g, 200 * 400 + 200, -1, 10.0)
     ws.reset(n)
     # Settled cells lie within 20 cells (plus a bucket, 1 cell); queued ones one step beyond.
@@ -577,7 +579,7 @@ def test_huge_multiplier_route_is_refused_not_a_kernel_crash():
 
 def test_dear_but_accepted_steps_keep_the_queue_small():
     """A wall of multiplier 1e4 (about 14,000 buckets) is searched within
-    `_kernels.STACK_LIMIT`; 2e5 is refused (the review found it asking for 32 GiB)."""
+    `skern.STACK_LIMIT`; 2e5 is refused (the review found it asking for 32 GiB)."""
     m = np.ones((300, 300))
     m[150, :] = 1e4
     m[150, 0] = 1.0  # a gap
@@ -586,7 +588,7 @@ def test_dear_but_accepted_steps_keep_the_queue_small():
     assert (150, 0) in cells and cost == pytest.approx(
         engine.cost_field(m, (0, 0), directions=8)[299, 299])
     # A*'s ties on open ground fill one bucket of 65,536: past the limit it took `search`.
-    assert router._ws.linked and router._ws.stack.size <= engine._kernels.STACK_LIMIT
+    assert router._ws.linked and router._ws.stack.size <= engine.search._kernels.STACK_LIMIT
     assert router.route((0, 0), (299, 299)) == (cost, cells)
     m[150, 1:] = 2e5
     with pytest.raises(engine.InputError, match="too large"):
@@ -594,20 +596,20 @@ def test_dear_but_accepted_steps_keep_the_queue_small():
 
 
 def test_stacks_past_their_limit_take_the_linked_buckets(rules, monkeypatch):
-    """`reach` and `reach_many` fall back to `_kernels.search` alike (limit made tiny)."""
+    """`reach` and `reach_many` fall back to `skern.search` alike (limit made tiny)."""
     g = engine.cost_grid(engine.load_map("maps/demo.geojson"), rules,
                          rules.unit("humans", move=24, depth=0))
     starts = [(20.25, 60.25), (90.25, 30.25), (150.25, 100.25)]
     expected = [engine.reach(g, xy) for xy in starts]
-    monkeypatch.setattr(engine._kernels, "stack_width", lambda n, rows: 1)
-    monkeypatch.setattr(engine._kernels, "STACK_LIMIT", 1)
-    S._workspace(g).stack = np.empty((0, 0), dtype=np.int32)
+    monkeypatch.setattr(engine.search._kernels, "stack_width", lambda n, rows: 1)
+    monkeypatch.setattr(engine.search._kernels, "STACK_LIMIT", 1)
+    _state._workspace(g).stack = np.empty((0, 0), dtype=np.int32)
     for xy, one, many in zip(starts, expected, engine.reach_many(g, starts), strict=True):
         got = engine.reach(g, xy)
         for r in (got, many):
             assert by_cell(r) == pytest.approx(
                 by_cell(one), rel=1e-12)
-    assert id(g.kernel_args) in S._workspace(g).linked
+    assert id(g.kernel_args) in _state._workspace(g).linked
     with pytest.raises(engine.InputError, match="flow field's queue"):
         engine.flow_field(g, [(90.25, 30.25)])
 
@@ -618,7 +620,7 @@ def test_a_table_without_flat_cells_is_priced_piece_by_piece(rules, depth):
     bf = engine.load_map(battlefield([feature("woods", rect(3, 2, 15, 12))], 18, 14, cell=1.0))
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth))
     expected = engine.reach(g, (1.5, 1.5), 10.0)
-    g.__dict__["kernel_args"] = engine.terrain.kernel_args(  # the cached property, replaced
+    g.__dict__["kernel_args"] = kernel_args(  # the cached property, replaced
         g.base, g.steps, g.steep, g.slope, depth, g.footprint, enter=g.enter, narrow=g.narrow,
         flat=False)
     assert g.kernel_args.flat.size == 0 and g.kernel_args.table_cost.size
@@ -763,7 +765,7 @@ def test_labels_on_the_demo_map(rules):
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     sources = rng.choice(open_cells, 6)
     many = engine.reach_many(g, [centre(g, c) for c in sources])
-    ws = S._workspace(g)
+    ws = _state._workspace(g)
     for source, got in zip(sources, many, strict=True):
         one = engine.reach(g, centre(g, source))
         assert np.array_equal(got.cells, one.cells) and np.array_equal(got.cost, one.cost)
@@ -778,7 +780,7 @@ def state_search(g, source, budget):
     every trail its own state (none dropped), each step walked piece by piece."""
     a = g.kernel_args
     rows, cols = a.base.size // a.cols, a.cols
-    org = np.empty(_kernels.TRAIL, dtype=np.int64)
+    org = np.empty(tkern.TRAIL, dtype=np.int64)
     no_f, no_i = np.empty(0), np.empty(0, dtype=np.int64)
     best, done = {}, set()
     heap, count = [(0.0, 0, source, None)], 1
@@ -792,16 +794,16 @@ def state_search(g, source, budget):
         for k in range(len(a.step_dr)):
             if not (0 <= r0 + a.step_dr[k] < rows and 0 <= c0 + a.step_dc[k] < cols):
                 continue
-            lv, rem, n = np.empty(_kernels.TRAIL), np.empty(_kernels.TRAIL), 0
+            lv, rem, n = np.empty(tkern.TRAIL), np.empty(tkern.TRAIL), 0
             if trail is None:  # the source: ranks straight behind the front
                 for j in range(a.fp_start[k], a.fp_start[k + 1]):
                     rr, cc = r0 + a.fp_dr[j], c0 + a.fp_dc[j]
                     if 0 <= rr < rows and 0 <= cc < cols:
                         i = rr * cols + cc
-                        w = _kernels.ground(a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, i,
+                        w = tkern.ground(a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, i,
                                             a.ux[k], a.uy[k])
                         if w != math.inf:
-                            n = _kernels.push(lv, rem, org, n, w, a.fp_rem[j], i)
+                            n = skern.push(lv, rem, org, n, w, a.fp_rem[j], i)
             else:
                 n = len(trail[0])
                 lv[:n], rem[:n] = trail
@@ -813,13 +815,14 @@ def state_search(g, source, budget):
                     break
                 if a.piece_w[j] == 0.0:
                     continue
-                w = _kernels.ground(a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, i,
+                w = tkern.ground(a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, i,
                                     a.ux[k], a.uy[k])
-                cost, n, _ = _kernels.advance(lv, rem, org, n, w, i, a.piece_w[j] * a.step_len[k],
-                                              a.depth, no_f, no_f, no_i, False)
+                cost, n, _ = skern.trail.advance(lv, rem, org, n, w, i,
+                                                 a.piece_w[j] * a.step_len[k], a.depth, no_f,
+                                                 no_f, no_i, False)
                 total += cost
                 if a.enter.size:
-                    total += _kernels.entry(a.enter[i], a.enter[prev], a.narrow[i], a.narrow[prev])
+                    total += tkern.entry(a.enter[i], a.enter[prev], a.narrow[i], a.narrow[prev])
                 prev = i
             if d + total <= budget:
                 b = c + a.step_dr[k] * cols + a.step_dc[k]
@@ -838,8 +841,8 @@ def test_label_search_is_the_search_over_every_trail(rules, seed, depth, hills):
     cheapest to its own cell, which a search keeping one path a cell would miss."""
     g = engine.cost_grid(random_map(seed, rows=16, cols=22, hills=hills), rules,
                          rules.unit("humans", depth=depth))
-    ws = S._Workspace.for_cells(g.base.size)
-    ws.labels = S._Labels.pool(8, _kernels.TRAIL)  # runs out at once: the retry is exercised
+    ws = _state._Workspace.for_cells(g.base.size)
+    ws.labels = _state._Labels.pool(8, tkern.TRAIL)  # runs out at once: the retry is exercised
     rng = np.random.default_rng(seed)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     dearer = 0
@@ -889,7 +892,7 @@ def levels_rules(tmp_path, levels):
 @pytest.mark.parametrize(("levels", "seed"), [(5, 0), (12, 1), (12, 2)])
 def test_label_search_where_trails_fill_up(tmp_path, levels, seed):
     """Ground falling a level at a time fills a trail; past ``TRAIL`` levels its lightest
-    two merge (`_kernels.push`), and the bound a label beats another by no longer holds,
+    two merge (`skern.push`), and the bound a label beats another by no longer holds,
     so on such a grid (`CostGrid.merging`) only the same trail is beaten.  Costs equal
     the search over every trail either way, without a step table too (no label may
     cost inf when the budget is)."""
@@ -905,12 +908,12 @@ def test_label_search_where_trails_fill_up(tmp_path, levels, seed):
                 feats.append(feature(kind, rect(c, r, c + 1, r + 1)))
     g = engine.cost_grid(engine.load_map(battlefield(feats, 14, 10, cell=1.0)), rules,
                          rules.unit("men", depth=6.0), directions=8)
-    assert g.levels == levels + 1 and g.merging == (levels + 1 > _kernels.TRAIL)
-    ws = S._Workspace.for_cells(g.base.size)
+    assert g.levels == levels + 1 and g.merging == (levels + 1 > tkern.TRAIL)
+    ws = _state._Workspace.for_cells(g.base.size)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     for table in (True, False):
         if not table:
-            g.__dict__["kernel_args"] = engine.terrain.kernel_args(
+            g.__dict__["kernel_args"] = kernel_args(
                 g.base, g.steps, g.steep, g.slope, g.depth, g.footprint, table=False)
         for source in rng.choice(open_cells, 2):
             expected = state_search(g, int(source), 40.0)
@@ -924,15 +927,15 @@ def test_label_search_where_trails_fill_up(tmp_path, levels, seed):
                 assert ws.dist[goal] == pytest.approx(expected[goal], rel=1e-9)
                 ws.reset(n)
     assert np.isinf(ws.dist).all() and (ws.pos == -1).all() and np.isinf(ws.beat).all()
-    assert ws.labels.lv.shape[1] == g.trail_width == min(g.levels, _kernels.TRAIL)
+    assert ws.labels.lv.shape[1] == g.trail_width == min(g.levels, tkern.TRAIL)
 
 
 def _trail(levels_rems):
-    lv, rem, org = np.zeros(_kernels.TRAIL), np.zeros(_kernels.TRAIL), np.zeros(
-        _kernels.TRAIL, dtype=np.int64)
+    lv, rem, org = np.zeros(tkern.TRAIL), np.zeros(tkern.TRAIL), np.zeros(
+        tkern.TRAIL, dtype=np.int64)
     n = 0
     for level, r in levels_rems:
-        n = _kernels.push(lv, rem, org, n, level, r, 0)
+        n = skern.push(lv, rem, org, n, level, r, 0)
     return lv, rem, n
 
 
@@ -940,10 +943,10 @@ def _future(trail, pieces, depth):
     """What moving on over ``pieces`` (ground, length) costs with ``trail`` behind."""
     lv, rem, n = (x.copy() if isinstance(x, np.ndarray) else x for x in trail)
     no_f, no_i = np.empty(0), np.empty(0, dtype=np.int64)
-    org = np.zeros(_kernels.TRAIL, dtype=np.int64)
+    org = np.zeros(tkern.TRAIL, dtype=np.int64)
     total = 0.0
     for ground, length in pieces:
-        cost, n, _ = _kernels.advance(lv, rem, org, n, ground, 0, length, depth, no_f, no_f,
+        cost, n, _ = skern.trail.advance(lv, rem, org, n, ground, 0, length, depth, no_f, no_f,
                                       no_i, False)
         total += cost
     return total
@@ -966,7 +969,7 @@ def test_a_trail_adds_at_most_its_excess_unless_it_merges():
     A full trail merges its lightest two upwards, and then it may cost more: why a grid
     with more levels (`CostGrid.merging`) drops only paths with the same trail."""
     rng = np.random.default_rng(0)
-    few = np.linspace(1.0, 6.0, _kernels.TRAIL)
+    few = np.linspace(1.0, 6.0, tkern.TRAIL)
     for _ in range(3000):
         depth = float(rng.choice([2.0, 4.0, 6.0]))
 
@@ -978,7 +981,7 @@ def test_a_trail_adds_at_most_its_excess_unless_it_merges():
         assert _future(y, ahead, depth) - _future(z, ahead, depth) <= _excess(y, z) + 1e-9
     # Full: the lightest two merge as the front steps onto clear ground.
     depth = 8.0
-    y = _trail((9.0 - j, 1.0 + j) for j in range(_kernels.TRAIL))
+    y = _trail((9.0 - j, 1.0 + j) for j in range(tkern.TRAIL))
     z = _trail([(9.0, 1.0)])
     ahead = [(1.0, 0.5)] * 16
     assert _future(y, ahead, depth) - _future(z, ahead, depth) > _excess(y, z) + 0.5

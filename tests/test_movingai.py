@@ -9,7 +9,8 @@ import pytest
 
 from engine import GridRouter, InputError, NoRouteError
 from engine.cli import main
-from engine.movingai import load_grid_map, load_scenarios, map_for, run_scenarios
+from engine.maps import load_grid_map, load_scenarios, map_for
+from engine.search import run_scenarios
 
 from .conftest import SHARED
 

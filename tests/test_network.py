@@ -11,7 +11,8 @@ import pytest
 import engine
 from engine import MapError, NoRouteError, load_rules
 from engine.cli import main
-from engine.network import chokepoints, describe, network
+from engine.terrain.costgrid import kernel_args
+from engine.terrain.roads import chokepoints, describe, network
 
 from .conftest import MAPS, ROOT, battlefield, feature, grid_for, line, rect
 from .test_kernels import assert_reach_is_reference, by_cell, centre
@@ -171,7 +172,7 @@ def test_formation_change_costs_in_the_search_match_the_reference(rules):
     assert g.narrow.any() and g.kernel_args.table_cost.size
     source = int(np.flatnonzero(np.isfinite(g.base.ravel()))[0])
     expected = assert_reach_is_reference(g, source)
-    untabled = engine.terrain.kernel_args(g.base, g.steps, g.steep, g.slope, 0.0, g.footprint,
+    untabled = kernel_args(g.base, g.steps, g.steep, g.slope, 0.0, g.footprint,
                                           table=False, enter=g.enter, narrow=g.narrow)
     assert untabled.table_cost.size == 0
     g.__dict__["kernel_args"] = untabled  # the cached property, replaced

@@ -1,7 +1,7 @@
-"""`price_path`'s numba walk (`_kernels.walk_path`) against a walk written in Python.
+"""`price_path`'s numba walk (`skern.walk_path`) against a walk written in Python.
 
 The reference below walks each segment through `engine.grid.segment_cells` and
-prices it cell by cell with the trail's own `_kernels.advance`, as the pricer
+prices it cell by cell with the trail's own `skern.trail.advance`, as the pricer
 did before its walk was compiled, and names the ground as it did; it names
 blocked ground, obstacles, passages and quanta with the pricer's own helpers.
 Every piece must come out the same, bit for bit: points, lengths, costs,
@@ -18,10 +18,11 @@ import numpy as np
 import pytest
 
 import engine
-from engine import _kernels
 from engine.errors import MapError
 from engine.grid import segment_cells
-from engine.pricing import Leg, _Pricer
+from engine.search import _kernels as skern
+from engine.search.pricing import Leg, _Pricer
+from engine.terrain import _kernels as tkern
 
 from .conftest import battlefield, feature, rect
 
@@ -54,22 +55,22 @@ class ReferencePricer(_Pricer):
                                        [self._blocked(r * self.cols + c)]))
                 return
         enter, narrow = self.g.enter.ravel(), self.g.narrow.ravel()
-        rec = (np.empty(_kernels.TRAIL + 1), np.empty(_kernels.TRAIL + 1),
-               np.empty(_kernels.TRAIL + 1, dtype=np.int64))
+        rec = (np.empty(tkern.TRAIL + 1), np.empty(tkern.TRAIL + 1),
+               np.empty(tkern.TRAIL + 1, dtype=np.int64))
         for r, c, s0, s1 in cells:
             i = min(max(r, 0), self.rows - 1) * self.cols + min(max(c, 0), self.cols - 1)
             a = (p[0] + u[0] * s0 * self.cell, p[1] + u[1] * s0 * self.cell)
             b = q if s1 == cells[-1][3] else (p[0] + u[0] * s1 * self.cell,
                                                p[1] + u[1] * s1 * self.cell)
             length = (s1 - s0) * self.cell
-            m = _kernels.ground(*self.flat, i, *u)
+            m = tkern.ground(*self.flat, i, *u)
             if m == math.inf:
                 self.pieces.append(Leg(a, b, length, math.inf, math.inf, [self._blocked(i)]))
                 continue
             if enter[i] > 0.0 and enter[i] != enter[self.at]:
-                self.pieces.append(self._entry(_kernels.OBSTACLE, i, float(enter[i]), a))
+                self.pieces.append(self._entry(skern.OBSTACLE, i, float(enter[i]), a))
             if narrow[i] > 0.0 and narrow[self.at] == 0.0:
-                self.pieces.append(self._entry(_kernels.NARROW, i, float(narrow[i]), a))
+                self.pieces.append(self._entry(skern.trail.NARROW, i, float(narrow[i]), a))
             self.at = i
             if self.quantum is not None:
                 if self.quantum[i] != self.q:
@@ -78,7 +79,7 @@ class ReferencePricer(_Pricer):
                 if self.q > 0:
                     self.qd += length
                     self.qm, self.qcell = m, i
-            _, self.n, nrec = _kernels.advance(self.lv, self.rem, self.org, self.n, m, i, length,
+            _, self.n, nrec = skern.trail.advance(self.lv, self.rem, self.org, self.n, m, i, length,
                                                float(self.g.unit.depth), *rec, True)
             done = 0.0
             for j in range(nrec):
@@ -102,9 +103,9 @@ class ReferencePricer(_Pricer):
     def close(self, at) -> None:
         if self.q <= 0:
             return
-        started = math.ceil(self.qd / self.q - _kernels._QUANTUM_TOL)
+        started = math.ceil(self.qd / self.q - skern.trail._QUANTUM_TOL)
         extra = (started * self.q - self.qd) * self.qm
-        if extra > _kernels._QUANTUM_TOL:
+        if extra > skern.trail._QUANTUM_TOL:
             self.pieces.append(Leg(at, at, 0.0, extra, 0.0,
                                    [self._quantum(self.qcell, self.qd, started)], "quantum"))
         self.q, self.qd = 0.0, 0.0

@@ -260,7 +260,7 @@ def test_a_cached_grid_serves_a_unit_that_moves_differently_as_that_unit(rules):
 
 
 def test_distinct_rows_numbers_rows_by_content_even_when_their_hashes_collide():
-    from engine.terrain import _distinct_rows
+    from engine.terrain.lattice import _distinct_rows
 
     rng = np.random.default_rng(5)
     rows = rng.integers(0, 3, (400, 8)).astype(float)

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from numba import njit
 
 import engine
-from engine import _sight
+from engine.ai import _sight
+from engine.ai.visibility import viewshed, visible
 from engine.terrain import layers
-from engine.visibility import viewshed, visible
 
 from .conftest import ROOT, battlefield, feature, rect
 
@@ -445,7 +445,7 @@ def lines_to_every_cell(elev, conceal, free, lip, ox, oy, r0, c0, cell, height, 
 @pytest.mark.parametrize("seed", range(6))
 def test_viewshed_is_a_line_to_every_cell_on_many_random_maps(rules, seed):
     """A fuzz of the horizon table's bounds: 5 maps x 5 observers (some on cell corners) each."""
-    from engine.visibility import _cell_of, _free, _grids
+    from engine.ai.visibility import _cell_of, _free, _grids
 
     rng = np.random.default_rng(seed)
     for _ in range(5):

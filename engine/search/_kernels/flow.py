@@ -1,16 +1,13 @@
 """numba kernels: cost to a goal over reversed steps (flow fields).
 
-Private; `engine.ai` validates everything first.  The kernels call
-`engine._kernels.climb`, `entry`, `prefetch` and `step_table`, callees in
-another module: numba's disk cache does not notice an edit to them, so after
-changing one clear the cache (``engine/__pycache__/_flow.*``) or touch this
-file.
+Private; `engine.search.flow` validates everything first.
 """
 
 import numpy as np
 from numba import njit, prange
 
-from ._kernels import climb, entry, prefetch, step_table
+from ..._intrinsics import prefetch
+from ...terrain._kernels import climb, entry
 
 AHEAD = 4  # pops between asking for what a queued cell's expansion reads and reading it
 # A queue entry is a cell and the step that reached it: ``cell << STEP_BITS | step``,
@@ -395,24 +392,3 @@ def reverse_search(
             size[slot] += 1
             queued += 1
     return settled, sent
-
-
-@njit(cache=True, parallel=True)
-def step_rows(
-    base, steep, gxf, gxb, gyf, gyb, cols, plain,
-    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
-    narrow, flat, flat_of, incoming, cells, cost, uniform,
-):
-    """`_kernels.step_table`'s rows for ``cells`` (steps into them with ``incoming``,
-    else out of them), in 64 blocks of rows shared among the threads (a call each:
-    a call per row would pay a reference count for each of its arrays)."""
-    nsteps = step_dr.shape[0]
-    blocks = 64
-    for t in prange(blocks):
-        lo = cells.shape[0] * t // blocks
-        hi = cells.shape[0] * (t + 1) // blocks
-        if hi > lo:  # an empty block would ask for every cell's row
-            step_table(base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc,
-                       step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
-                       narrow, flat, flat_of, incoming, cells[lo:hi],
-                       cost[lo * nsteps:hi * nsteps], uniform[lo * nsteps:hi * nsteps])

@@ -41,12 +41,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._args import flag, instance, real
+from ..errors import InputError
+from ..maps.battlefield import Battlefield
+from ..rules.ruleset import Ruleset
+from ..terrain.raster import layers
 from . import _sight
-from ._args import flag, instance, real
-from .errors import InputError
-from .maps import Battlefield
-from .rules import Ruleset
-from .terrain import layers
 
 __all__ = ["Sight", "viewshed", "visible"]
 

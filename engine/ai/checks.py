@@ -20,13 +20,14 @@ from dataclasses import dataclass
 
 from shapely.geometry import Point
 
-from ._args import flag, instance, point, real, whole
-from .errors import InputError, NoRouteError, RulesError
-from .maps import Battlefield, Feature
-from .pricing import price_path
-from .rules import Ruleset
-from .search import Route, route
-from .terrain import CostGrid, _combo_layers
+from .._args import flag, instance, point, real, whole
+from ..errors import InputError, NoRouteError, RulesError
+from ..maps.battlefield import Battlefield, Feature
+from ..rules.ruleset import Ruleset
+from ..search.front import Route, route
+from ..search.pricing import price_path
+from ..terrain.costgrid import CostGrid
+from ..terrain.ground import _combo_layers
 
 __all__ = ["BuildingEntry", "ChargeCheck", "Manoeuvre", "can_charge", "enter_building", "manoeuvre"]
 

@@ -31,12 +31,13 @@ import shapely
 from shapely.geometry import LineString, Point
 from shapely.ops import substring
 
-from ._args import instance, real
-from .errors import InputError
-from .grid import GridSpec
-from .maps import Battlefield, Feature, _line_parts
-from .rules import Ruleset, Unit
-from .terrain import _combo_multiplier, _cover, layers, unit_mask
+from .._args import instance, real
+from ..errors import InputError
+from ..grid import GridSpec
+from ..maps.battlefield import Battlefield, Feature, _line_parts
+from ..rules.ruleset import Ruleset, Unit
+from .ground import _combo_multiplier
+from .raster import _cover, layers, unit_mask
 
 if TYPE_CHECKING:
     import networkx as nx

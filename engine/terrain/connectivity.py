@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._args import instance
-from .terrain import CostGrid
+from .._args import instance
+from .costgrid import CostGrid
 
 __all__ = ["connected", "regions"]
 

@@ -23,24 +23,14 @@ Pathfinding", 2012; movingai.com/benchmarks/formats.html):
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError, NoRouteError
-from .search import GridRouter
+from ..errors import InputError
 
-__all__ = [
-    "GridMap",
-    "Scenario",
-    "ScenarioResults",
-    "load_grid_map",
-    "load_scenarios",
-    "map_for",
-    "run_scenarios",
-]
+__all__ = ["GridMap", "Scenario", "load_grid_map", "load_scenarios", "map_for"]
 
 _PASSABLE = frozenset(".GS")
 _OWN_CLASS = frozenset("WT")
@@ -187,58 +177,3 @@ def map_for(scen: str | Path, scenarios: list[Scenario]) -> Path:
     if scenarios:
         return scen.parent / Path(scenarios[0].map).name
     raise InputError(f"{scen}: no scenarios, so no map to look for (pass --map)")
-
-
-@dataclass(frozen=True)
-class ScenarioResults:
-    """How the engine did on a scenario file."""
-
-    scenarios: int
-    matched: int
-    max_error: float
-    seconds: float
-    lengths: list[float]
-
-    def as_dict(self) -> dict:
-        """The JSON of ``engine movingai``."""
-        return {
-            "scenarios": self.scenarios, "matched": self.matched,
-            "max_error": self.max_error, "seconds": round(self.seconds, 6),
-        }
-
-
-def run_scenarios(
-    grid_map: GridMap, scenarios: list[Scenario], limit: int | None = None
-) -> ScenarioResults:
-    """Solve scenarios with the engine's A* and compare with their optimal lengths.
-
-    ``seconds`` is the search time alone (building each class's router once
-    per map included; loading files excluded).
-    """
-    todo = scenarios if limit is None else scenarios[:limit]
-    routers: dict[str, GridRouter] = {}
-    lengths, matched, worst = [], 0, 0.0
-    started = time.perf_counter()
-    for sc in todo:
-        (sx, sy), (gx, gy) = sc.start, sc.goal
-        h, w = grid_map.cells.shape
-        if sc.size is not None and sc.size != (w, h):
-            raise InputError(f"scenario {sc.start} -> {sc.goal} is for a {sc.size[0]} x "
-                             f"{sc.size[1]} map, not the {w} x {h} {grid_map.name}")
-        if not (0 <= sx < w and 0 <= sy < h and 0 <= gx < w and 0 <= gy < h):
-            raise InputError(f"scenario {sc.start} -> {sc.goal} is off the {w} x {h} map")
-        cls = grid_map.classes((sy, sx))
-        for what, xy in (("start", sc.start), ("goal", sc.goal)):
-            if grid_map.classes((xy[1], xy[0])) == "@":
-                raise InputError(f"scenario {what} {xy} is on a blocked cell")
-        if cls not in routers:
-            routers[cls] = GridRouter(grid_map.multipliers(cls), directions=8)
-        try:
-            length, _ = routers[cls].route((sy, sx), (gy, gx))
-        except (NoRouteError, InputError):
-            length = math.inf
-        error = abs(length - sc.optimal)
-        worst = max(worst, error)
-        matched += error <= sc.tolerance
-        lengths.append(length)
-    return ScenarioResults(len(todo), matched, worst, time.perf_counter() - started, lengths)

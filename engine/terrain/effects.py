@@ -30,12 +30,12 @@ from dataclasses import dataclass
 
 from shapely.geometry import Point
 
-from ._args import flag, instance, listed, real, whole
-from .errors import InputError
-from .grid import segment_cells
-from .maps import Battlefield
-from .rules import COVERS, Ruleset
-from .terrain import layers
+from .._args import flag, instance, listed, real, whole
+from ..errors import InputError
+from ..grid import segment_cells
+from ..maps.battlefield import Battlefield
+from ..rules.ruleset import COVERS, Ruleset
+from .raster import layers
 
 __all__ = ["Charge", "Effects", "charge_disorders", "terrain_effects"]
 

@@ -75,14 +75,15 @@ import numba
 import numpy as np
 from scipy import ndimage
 
+from .._args import instance, listed, point, whole
+from .._memory import memory_bytes
+from ..errors import InputError
+from ..terrain.costgrid import CostGrid, cost_grid
+from ..terrain.roads import network
 from . import _kernels
-from ._args import instance, listed, point, whole
-from .ai import _costs_to, flow_field
-from .errors import InputError
-from .maps import _memory_bytes
-from .network import network
-from .search import Route, _find, _route, _start_cell, _trace
-from .terrain import CostGrid, cost_grid
+from ._state import _trace
+from .flow import _costs_to, flow_field
+from .front import Route, _find, _route, _start_cell
 
 __all__ = ["Highway"]
 
@@ -214,7 +215,7 @@ class Highway:
             return
         held = self.fields.nbytes + sum(f.nbytes for f in self._places.values())
         need = 4 * self.grid.base.size
-        if held + need > _memory_bytes() // 2:
+        if held + need > memory_bytes() // 2:
             raise InputError(f"no room for another place: the {len(self._places)} places and "
                              f"{len(self.cells)} landmarks already hold {held / 2**30:.3g} GiB")
         centre = self.grid.grid.rc_to_xy(divmod(cell, self.grid.grid.shape[1]))

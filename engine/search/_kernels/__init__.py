@@ -1,0 +1,57 @@
+"""numba kernels of the search, one module per algorithm.
+
+Private.  Callers (`engine.search`, `engine.ai`) validate everything first:
+kernels assume clean, C-contiguous arrays of the documented dtypes.  All
+compile lazily with ``cache=True``; nothing compiles at import.  Kernels call
+each other across these modules and `engine.terrain._kernels`; numba's disk
+cache does not notice an edit to a callee in another file, so the cache folder
+is keyed by the package's sources (`engine._cache`).
+
+- `heap`: queue primitives, path tracing, resets;
+- `trail`: the rear-rank trail and the walk that prices a path;
+- `bounds`: lower bounds of the cost to go (landmarks, blocks);
+- `dijkstra`: `search` (a heap), `search_many`, `settle_quanta`;
+- `astar`: `search_plain` (buckets, a unit without rear ranks);
+- `labels`: `search_labels` (exact, with rear ranks);
+- `both`: `search_both` (bidirectional, landmarks and blocks);
+- `flow`: `reverse_field` (flow fields).
+"""
+
+from .astar import search_plain
+from .both import block_labels, block_rims, search_both
+from .dijkstra import search, search_many, settle_quanta
+from .flow import PACKED_CELLS, reverse_field
+from .heap import CLOSED, STACK_LIMIT, pool_split, reset, reset_both, stack_rows, stack_width, trace
+from .labels import DROPPED, label_pool, search_labels, trace_labels
+from .trail import BLOCKED, BLOCKED_SEGMENT, MOVE, OBSTACLE, QUANTUM, push, walk_path
+
+__all__ = [
+    "BLOCKED",
+    "BLOCKED_SEGMENT",
+    "CLOSED",
+    "DROPPED",
+    "MOVE",
+    "OBSTACLE",
+    "PACKED_CELLS",
+    "QUANTUM",
+    "STACK_LIMIT",
+    "block_labels",
+    "block_rims",
+    "label_pool",
+    "pool_split",
+    "push",
+    "reset",
+    "reset_both",
+    "reverse_field",
+    "search",
+    "search_both",
+    "search_labels",
+    "search_many",
+    "search_plain",
+    "settle_quanta",
+    "stack_rows",
+    "stack_width",
+    "trace",
+    "trace_labels",
+    "walk_path",
+]

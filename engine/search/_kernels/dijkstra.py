@@ -1,0 +1,358 @@
+"""numba kernels: Dijkstra over a binary heap (`search`), many reaches at once
+(`search_many`) and reaches priced per started quantum (`settle_quanta`).
+
+Private; `engine.search` validates everything first.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ...terrain._kernels import climb, entry, ground
+from .astar import search_plain
+from .bounds import _landmark_bound, _to_go
+from .heap import _heap_pop, _sift_up, reset
+from .labels import label_pool, search_labels
+
+
+@njit(cache=True, error_model="numpy")
+def search(
+    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
+    narrow, onward_start, onward, source, goal, cell, budget,
+    dist, parent, pos, hkey, hidx, touched, link, lm, lm_goal,
+):
+    """Dijkstra (``goal < 0``) or A* (``goal >= 0``) over the step neighbourhood.
+
+    A step k from cell a crosses the cells ``piece_*[piece_start[k]:
+    piece_start[k + 1]]`` in order, a fraction ``piece_w`` of its length
+    ``step_len[k]`` in each (weight 0: a cell touched only at a corner, which
+    can only block).  With ``plain`` the multiplier is ``base``; otherwise it
+    is the direction's `ground`.  A unit with rear ranks goes to
+    `search_labels` (``depth``, ``fp_*`` and ``table_uniform`` are not read
+    here).
+
+    ``table_*`` (from `step_table`, or empty to price steps as it goes)
+    hold every step's cost.  ``flat_of[flat[a]]`` (`flat_cells`; ``flat``
+    may be empty) is the multiplier of a cell whose steps all cost it times
+    their length, table or not, else 0; such a cell takes only the steps
+    ``onward_*`` keep after the step that reached it
+    (`terrain.onward_steps`; the last row holds all).
+
+    ``enter`` and ``narrow`` (both empty for none) are flat costs per cell,
+    paid as the step's front goes into a cell (`entry`): crossing a wall, a
+    unit narrowing its formation to pass a bridge.
+
+    Dijkstra keeps its open cells in a ring of ``nb`` buckets as wide as the
+    shortest step (``nb``, a power of two, spans the costliest step; ``link``
+    holds each cell's next and previous in its bucket).  No step costs less
+    than its length (multipliers are >= 1), so every cell in the cheapest
+    bucket is final and a bucket is emptied in any order (Dial's algorithm
+    with buckets no wider than the lightest step).  It stops
+    once the cheapest bucket starts beyond ``budget``.  A* keeps a binary heap
+    on cost plus the distance on open ground (octile with 8 steps, straight
+    line otherwise: no step is cheaper than its length) and stops when
+    ``goal`` settles.  With landmarks (``lm[b, l]``: landmark l's cost at cell b,
+    cell-major so that a cell's costs are read together; ``lm_goal[0, l]``: a
+    lower bound of its cost at the goal, ``lm_goal[1, l]``: minus an upper
+    bound of it where costs are the same both ways, else ``-inf``; both may be
+    empty) the bound is the larger of that and, for every landmark,
+    ``lm_goal[0, l] - lm[b, l]`` and ``lm[b, l] + lm_goal[1, l]`` (ALT); a cell
+    the bound shows cannot reach the goal is dropped.  A queued cell reached
+    more cheaply keeps its bound (its key drops by what it saved) instead of
+    reading the landmarks again.
+
+    Returns the number of cells written to ``touched`` (each with a finite
+    ``dist``; the caller resets them).  ``parent`` holds the step index that
+    reached a cell (-1 at the source).
+    """
+    ncell = dist.shape[0]
+    rows = ncell // cols
+    nsteps = step_dr.shape[0]
+    dist[source] = 0.0
+    parent[source] = -1
+    touched[0] = source
+    n_touched = 1
+    astar = goal >= 0
+    tabled = table_cost.shape[0] > 0
+    entering = enter.shape[0] > 0
+    # Landmark bounds are float32, consistent only to rounding: a settled cell
+    # reached more cheaply is queued again, so the answer stays exact.
+    reopen = lm_goal.shape[1] > 0
+    step_off = step_dr * cols + step_dc
+    goal_r = goal // cols
+    goal_c = goal - goal_r * cols
+    heads = np.full(nb if not astar else 1, -1, dtype=np.int64)
+    ring = nb - 1  # nb is a power of two: a mask, not a division, picks the bucket
+    width = step_len.min()  # no step costs less (multipliers are >= 1)
+    per_width = (1.0 / width) * (1.0 + 1e-12)  # never wider than that
+    straight = width
+    diagonal = min(step_len.max(), 2.0 * width)
+    queued = 0
+    current = 0
+    if astar:
+        hkey[0] = 0.0
+        hidx[0] = source
+        pos[source] = 0
+        queued = 1
+    else:
+        heads[0] = source
+        link[2 * source] = -1
+        link[2 * source + 1] = -1
+        pos[source] = 0
+        queued = 1
+    while queued > 0:
+        if astar:
+            a = _heap_pop(queued, hkey, hidx, pos)
+            queued -= 1
+            if a == goal:
+                pos[a] = -2
+                break
+        else:
+            while heads[current & ring] < 0:
+                current += 1
+            if current * width > budget:
+                break
+            slot = current & ring
+            a = heads[slot]
+            nxt = link[2 * a]
+            heads[slot] = nxt
+            if nxt >= 0:
+                link[2 * nxt + 1] = -1
+            queued -= 1
+        pos[a] = -2
+        da = dist[a]
+        if da > budget:  # settled past the allowance (its bucket straddles it): a dead end
+            continue
+        ar = a // cols
+        ac = a - ar * cols
+        # A flat cell's steps all cost their length at its multiplier, and only the
+        # steps the one that reached it leaves worth taking are taken.
+        fa = flat_of[flat[a]] if flat.shape[0] > 0 else 0.0
+        row = parent[a] if fa > 0.0 and a != source else nsteps
+        for q in range(onward_start[row], onward_start[row + 1]):
+            k = onward[q]
+            if fa > 0.0:  # the table's number, without reading it or the pieces
+                total = fa * step_len[k]
+                b = a + step_off[k]
+            elif tabled:  # the table says inf for steps off the grid
+                total = table_cost[a * nsteps + k]
+                if total == np.inf:
+                    continue
+                b = a + step_off[k]
+            else:
+                br = ar + step_dr[k]
+                bc = ac + step_dc[k]
+                if br < 0 or br >= rows or bc < 0 or bc >= cols:
+                    continue
+                b = br * cols + bc
+            if pos[b] == -2 and not reopen:
+                continue
+            # The step's cost: from the table or the flat multiplier, else its pieces.
+            if fa == 0.0 and not tabled:
+                total = 0.0
+                prev = a
+                for j in range(piece_start[k], piece_start[k + 1]):
+                    i = a + piece_dr[j] * cols + piece_dc[j]
+                    if piece_w[j] == 0.0:
+                        if base[i] == np.inf:
+                            total = np.inf
+                            break
+                        continue
+                    g = base[i]
+                    if not plain and steep[i] != 1.0:
+                        g *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux[k], uy[k])
+                    if g == np.inf:
+                        total = np.inf
+                        break
+                    total += piece_w[j] * step_len[k] * g
+                    if entering:
+                        total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
+                    prev = i
+            nd = da + total
+            before = dist[b]
+            if nd >= before:
+                continue
+            if before == np.inf:
+                touched[n_touched] = b
+                n_touched += 1
+            dist[b] = nd
+            parent[b] = k
+            if astar and reopen and pos[b] >= 0:
+                # Queued already: its bound is its key less its old cost (landmark
+                # bounds carry far more slack than this subtraction's rounding).
+                hkey[pos[b]] -= before - nd
+                _sift_up(pos[b], hkey, hidx, pos)
+            elif astar:
+                h = _landmark_bound(lm, lm_goal, b, _to_go(
+                    b // cols - goal_r, b % cols - goal_c, nsteps, straight, diagonal, cell))
+                if h == np.inf:
+                    continue
+                key = nd + h
+                if pos[b] < 0:
+                    hkey[queued] = key
+                    hidx[queued] = b
+                    pos[b] = queued
+                    queued += 1
+                    _sift_up(queued - 1, hkey, hidx, pos)
+                else:
+                    hkey[pos[b]] = key
+                    _sift_up(pos[b], hkey, hidx, pos)
+            else:
+                if pos[b] >= 0:  # unlink from its old bucket
+                    prv = link[2 * b + 1]
+                    nxt = link[2 * b]
+                    if prv >= 0:
+                        link[2 * prv] = nxt
+                    else:
+                        heads[pos[b]] = nxt
+                    if nxt >= 0:
+                        link[2 * nxt + 1] = prv
+                    queued -= 1
+                slot = int(nd * per_width) & ring
+                head = heads[slot]
+                link[2 * b] = head
+                link[2 * b + 1] = -1
+                if head >= 0:
+                    link[2 * head + 1] = b
+                heads[slot] = b
+                pos[b] = slot
+                queued += 1
+    return n_touched
+
+
+@njit(cache=True, parallel=True)
+def search_many(
+    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
+    narrow, onward_start, onward, sources, cell, budget, merging, levels,
+    dist, parent, pos, touched, link, beat,
+    width, stack_limit, cap, out_cells, out_cost, out_start, out_n,
+):
+    """Dijkstra from each of ``sources``, the threads' rows of the workspace each
+    serving every T-th source: `search_labels` for a unit with rear ranks (each
+    thread's pool of labels starting at twice ``cap``, grown as it runs out,
+    their trails ``levels`` wide), else
+    with a step table `search_plain` on a stack of buckets ``width`` wide at
+    first, unless it would outgrow ``stack_limit`` entries, and `search`.
+    Unit u's cells within ``budget`` go to thread t's row of ``out_cells`` and
+    ``out_cost`` (t = u mod T), at ``out_start[u]``, ``out_n[u]`` of them,
+    each thread's units one after another.  ``out_n[u]`` is -1 if they are
+    more than ``cap`` (the caller makes it the disc of radius ``budget``, so
+    they are not, and gives each row ``cap`` for each of its units).
+    """
+    threads = dist.shape[0]
+    no_f = np.empty(0)
+    no_i = np.empty(0, dtype=np.int32)
+    no_lm = np.empty((0, 0), dtype=np.float32)
+    no_lm_goal = np.empty((2, 0), dtype=np.float32)
+    tabled = table_cost.shape[0] > 0
+    for t in prange(threads):
+        stack = np.empty((nb, width), dtype=np.int32)
+        pool = label_pool(2 * cap if depth > 0.0 else 1, levels)  # 1 to 2.3 labels a cell
+        at = 0
+        for u in range(t, sources.shape[0], threads):
+            n = -1
+            if depth > 0.0:
+                while n < 0:
+                    n, _, used = search_labels(
+                        base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc,
+                        step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth,
+                        fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
+                        flat, flat_of, enter, narrow, onward_start, onward, sources[u], -1,
+                        cell, budget, merging, dist[t], pos[t], beat[t], touched[t], no_lm,
+                        no_lm_goal, *pool,
+                    )
+                    if used < 0:  # the pool ran out: again, with room
+                        reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])
+                        pool = label_pool(4 * pool[0].shape[0], levels)
+                        n = -1
+            elif tabled:
+                while n < 0:
+                    n = search_plain(
+                        base, cols, step_dr, step_dc, step_len, piece_start, piece_dr,
+                        piece_dc, piece_w, nb, table_cost, no_i, flat, flat_of,
+                        onward_start, onward, sources[u], -1, cell,
+                        budget, dist[t], parent[t], touched[t], stack, False, no_lm,
+                        no_lm_goal,
+                    )
+                    if n < 0:  # a bucket outgrew the stack: again, with room
+                        reset(touched[t], -n, dist[t], parent[t], pos[t], no_f)
+                        if 2 * stack.size > stack_limit:
+                            break
+                        stack = np.empty((nb, 2 * stack.shape[1]), dtype=np.int32)
+            queue = depth > 0.0 or n < 0  # `search` and the labels use `pos`
+            if n < 0:
+                n = search(
+                    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+                    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+                    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
+                    flat, flat_of, enter, narrow, onward_start, onward, sources[u], -1, cell,
+                    budget,
+                    dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
+                    no_lm, no_lm_goal,
+                )
+            m = 0
+            for j in range(n):
+                c = touched[t, j]
+                d = dist[t, c]
+                if d <= budget:
+                    if m < cap:
+                        out_cells[t, at + m] = c
+                        out_cost[t, at + m] = d
+                    m += 1
+            reset(touched[t], n, dist[t], parent[t], pos[t] if queue else no_i, beat[t])
+            out_start[u] = at
+            out_n[u] = m if m <= cap else -1
+            at += min(m, cap)
+
+
+@njit(cache=True, error_model="numpy")
+def settle_quanta(
+    cells, cost, parent, parent_step, base, steep, gxf, gxb, gyf, gyb, cols,
+    step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, quantum, out,
+):
+    """Reach costs with ground priced per started quantum, along the paths the search kept.
+
+    The paths form a tree: node u (sorted by ``cost``, the search's smooth
+    costs, the source first) stands on cell ``cells[u]``, reached by step
+    ``parent_step[u]`` from node ``parent[u]`` (-1 at the source).  The
+    front's stretch of quantised ground (``quantum[cell]`` > 0) is followed
+    piece by piece, as `engine.pricing` does: when it ends, the rest of its
+    last started quantum is charged at the front's multiplier there; ``out``
+    gets each node's cost with that charge for every stretch ended on the
+    way, plus the stretch it is still in.
+    """
+    n = cells.shape[0]
+    adj = np.empty(n)
+    qs = np.empty(n)
+    qd = np.empty(n)
+    qm = np.empty(n)
+    for u in range(n):
+        v = parent[u]
+        if v < 0:
+            adj[u], qs[u], qd[u], qm[u] = 0.0, 0.0, 0.0, 1.0
+        else:
+            k = parent_step[u]
+            p = cells[v]
+            q, d, m = qs[v], qd[v], qm[v]
+            extra = 0.0
+            for j in range(piece_start[k], piece_start[k + 1]):
+                if piece_w[j] == 0.0:
+                    continue
+                i = p + piece_dr[j] * cols + piece_dc[j]
+                if quantum[i] != q:
+                    if q > 0.0:
+                        extra += (math.ceil(d / q - 1e-9) * q - d) * m
+                    q, d = quantum[i], 0.0
+                if q > 0.0:
+                    d += piece_w[j] * step_len[k]
+                    m = ground(base, steep, gxf, gxb, gyf, gyb, i, ux[k], uy[k])
+            adj[u] = adj[v] + (cost[u] - cost[v]) + extra
+            qs[u], qd[u], qm[u] = q, d, m
+        out[u] = adj[u]
+        if qs[u] > 0.0:
+            out[u] += (math.ceil(qd[u] / qs[u] - 1e-9) * qs[u] - qd[u]) * qm[u]

@@ -1,0 +1,262 @@
+"""numba kernels: the rear-rank trail and the walk that prices a path with it.
+
+The trail (Fantasy Warlord: "the terrain effect continues to apply until the
+last rank has cleared it") is a monotone deque per path: entries
+``(level, rem, origin)`` with levels falling and ``rem`` (distance the front
+may still move before that ground leaves the footprint) rising.  The
+multiplier paid at any moment is the larger of the ground under the front and
+the first entry still in the footprint.  `push` and `advance` keep it;
+`walk_path` prices a path piece by piece (`engine.search.pricing`), the only
+caller that needs the origins.
+
+Private; callers validate everything first.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
+from ...terrain._kernels import TRAIL, ground
+
+
+@njit(cache=True, inline="always")
+def push(lv, rem, org, n, level, r, origin):
+    """Append ground ``level`` under the footprint for ``r`` more; return the new size."""
+    while n > 0 and lv[n - 1] <= level:
+        n -= 1
+    if n == TRAIL:
+        # Full: merge the two lowest entries upwards (never undercharges).
+        rem[n - 2] = rem[n - 1]
+        n -= 1
+    lv[n] = level
+    rem[n] = r
+    org[n] = origin
+    return n + 1
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def advance(lv, rem, org, n, level, origin, length, depth, rec_len, rec_lv, rec_org, record):
+    """Move the front ``length`` over ground ``level`` (cell ``origin``).
+
+    Returns ``(cost, n, n_records)``; with ``record`` set, the stretches of
+    constant multiplier are written to ``rec_*`` (length, multiplier, the
+    cell that set it).
+    """
+    while n > 0 and lv[n - 1] <= level:
+        n -= 1
+    cost = 0.0
+    cur = 0.0
+    nrec = 0
+    for i in range(n):
+        if cur >= length:
+            break
+        if rem[i] > cur:
+            end = min(rem[i], length)
+            cost += lv[i] * (end - cur)
+            if record:
+                rec_len[nrec] = end - cur
+                rec_lv[nrec] = lv[i]
+                rec_org[nrec] = org[i]
+                nrec += 1
+            cur = end
+    if cur < length:
+        cost += level * (length - cur)
+        if record:
+            rec_len[nrec] = length - cur
+            rec_lv[nrec] = level
+            rec_org[nrec] = origin
+            nrec += 1
+    m = 0
+    for i in range(n):
+        r = rem[i] - length
+        if r > 0.0:
+            lv[m] = lv[i]
+            rem[m] = r
+            org[m] = org[i]
+            m += 1
+    n = m
+    if depth > 0.0:
+        n = push(lv, rem, org, n, level, depth, origin)
+    return cost, n, nrec
+
+
+# `walk_path`'s row kinds.
+MOVE, BLOCKED, BLOCKED_SEGMENT, OBSTACLE, NARROW, QUANTUM = range(6)
+# A stretch within this of a whole number of quanta is that number (float error
+# along a path must not start a quantum that was never entered).
+_QUANTUM_TOL = 1e-9
+
+
+@njit(cache=True, error_model="numpy")
+def walk_path(
+    segs, cell, base, steep, gxf, gxb, gyf, gyb, enter, narrow, quantum, combo, lv, rem, org,
+    n, at, depth, cols, out_f, out_i,
+):
+    """Price a polyline piece by piece: `engine.pricing`'s walk, in one call.
+
+    Row j of ``segs`` is a segment ``(px, py, qx, qy, length, ux, uy, cells)``:
+    from p to q (table units; no move of zero length), ``length`` long, along
+    the unit vector ``(ux, uy)``, ``cells`` long in cells (the caller computes
+    the last four, so they are Python's own ``math.hypot``).  Each segment is cut where
+    it crosses grid lines, as `engine.grid.segment_cells` cuts it; a segment that
+    touches an impassable cell at a corner only is one `BLOCKED_SEGMENT` row.
+    The trail (``lv``, ``rem``, ``org``, ``n`` entries: the footprint the unit
+    stood on) and the front's cell ``at`` carry on from piece to piece;
+    ``quantum`` (empty where nothing is priced per started quantum) is the
+    quantum of each kind of ground, ``combo`` each cell's kind.
+
+    Row k of the result is ``out_i[k] = (kind, cell, front, kind of ground,
+    uphill)`` and ``out_f[k] = (x0, y0, x1, y1, length, cost, level)``: a `MOVE`
+    stretch (cell: the one that set the multiplier ``level``, whose ``combo``
+    the fourth column repeats, and the fifth is 1 where ``level`` is above its
+    ``base``: it was climbing; front: the cell the front is in), a
+    `BLOCKED` piece, an `OBSTACLE` crossed or a `NARROW` passage entered (cost:
+    its flat cost), or a `QUANTUM` rounding up (level: the distance priced in
+    the quantised ground, cell: the last cell of it, front: the quanta
+    started).  Returns the number of rows.  A cell crossed writes at most
+    ``TRAIL + 4`` of them (an obstacle, a passage, a quantum and the trail's
+    ``TRAIL + 1`` stretches), and a segment ``d`` cells long along x and ``e``
+    along y crosses at most ``ceil(d) + 1`` grid lines one way and ``ceil(e) +
+    1`` the other, so at most ``ceil(d) + ceil(e) + 3`` cells: arrays of
+    ``(ceil(d) + ceil(e) + 3) * (TRAIL + 4)`` rows a segment, and one for the
+    last quantum, always suffice (numba does not check the bounds).
+    """
+    height = base.shape[0] // cols
+    rec_len = np.empty(TRAIL + 1)
+    rec_lv = np.empty(TRAIL + 1)
+    rec_org = np.empty(TRAIL + 1, dtype=np.int64)
+    has_q = quantum.shape[0] > 0
+    q, qd, qm, qcell = 0.0, 0.0, 1.0, -1
+    k = 0
+    for j in range(segs.shape[0]):
+        px, py, qx, qy = segs[j, 0], segs[j, 1], segs[j, 2], segs[j, 3]
+        seg, u, w, tot = segs[j, 4], segs[j, 5], segs[j, 6], segs[j, 7]
+        # The segment in cells: where it crosses grid lines, ascending.
+        cpx, cpy = px / cell, py / cell
+        dx, dy = qx / cell - cpx, qy / cell - cpy
+        if tot == 0.0:
+            continue
+        lox, hix = min(cpx, cpx + dx), max(cpx, cpx + dx)
+        loy, hiy = min(cpy, cpy + dy), max(cpy, cpy + dy)
+        nx = max(math.ceil(hix) - math.floor(lox) - 1, 0) if dx != 0.0 else 0
+        ny = max(math.ceil(hiy) - math.floor(loy) - 1, 0) if dy != 0.0 else 0
+        cross = np.empty(nx + ny)
+        nc = 0
+        for start, delta, lo, count in ((cpx, dx, lox, nx), (cpy, dy, loy, ny)):
+            if count > 0:
+                scale = tot / delta
+                for g in range(math.floor(lo) + 1, math.floor(lo) + 1 + count):
+                    s = (g - start) * scale
+                    if _SEGMENT_EPS < s < tot - _SEGMENT_EPS:
+                        cross[nc] = s
+                        nc += 1
+        cross = np.sort(cross[:nc])
+        breaks = np.empty(nc + 2)
+        corner_at = np.empty(nc)
+        breaks[0] = 0.0
+        nb, ncorner = 1, 0
+        close = _SEGMENT_EPS * max(1.0, tot)
+        for s in cross:
+            if s - breaks[nb - 1] <= close:
+                if nb > 1:
+                    corner_at[ncorner] = breaks[nb - 1]
+                    ncorner += 1
+                continue
+            breaks[nb] = s
+            nb += 1
+        breaks[nb] = tot
+        nb += 1
+        pr = np.empty(nb - 1, dtype=np.int64)
+        pc = np.empty(nb - 1, dtype=np.int64)
+        for t in range(nb - 1):
+            sm = 0.5 * (breaks[t] + breaks[t + 1]) / tot
+            pr[t] = math.floor(cpy + sm * dy)
+            pc[t] = math.floor(cpx + sm * dx)
+        # A step may not squeeze between impassable cells through their shared corner.
+        blocked = -1
+        for t in range(ncorner):
+            s = corner_at[t]
+            cx, cy = round(cpx + s / tot * dx), round(cpy + s / tot * dy)
+            for r, c in ((cy - 1, cx - 1), (cy - 1, cx), (cy, cx - 1), (cy, cx)):
+                if 0 <= r < height and 0 <= c < cols and base[r * cols + c] == np.inf:
+                    crossed = False
+                    for v in range(nb - 1):
+                        if pr[v] == r and pc[v] == c:
+                            crossed = True
+                    if not crossed:
+                        blocked = r * cols + c
+                        break
+            if blocked >= 0:
+                break
+        if blocked >= 0:
+            out_i[k, 0], out_i[k, 1], out_i[k, 2] = BLOCKED_SEGMENT, blocked, blocked
+            out_f[k, 0], out_f[k, 1], out_f[k, 2], out_f[k, 3] = px, py, qx, qy
+            out_f[k, 4], out_f[k, 5], out_f[k, 6] = seg, np.inf, np.inf
+            k += 1
+            continue
+        for t in range(nb - 1):
+            s0, s1 = breaks[t], breaks[t + 1]
+            i = min(max(pr[t], 0), height - 1) * cols + min(max(pc[t], 0), cols - 1)
+            # Points by distance along the unit direction: exact on axis-parallel paths.
+            ax, ay = px + u * s0 * cell, py + w * s0 * cell
+            bx, by = (qx, qy) if t == nb - 2 else (px + u * s1 * cell, py + w * s1 * cell)
+            length = (s1 - s0) * cell
+            m = ground(base, steep, gxf, gxb, gyf, gyb, i, u, w)
+            if m == np.inf:
+                out_i[k, 0], out_i[k, 1], out_i[k, 2] = BLOCKED, i, i
+                out_f[k, 0], out_f[k, 1], out_f[k, 2], out_f[k, 3] = ax, ay, bx, by
+                out_f[k, 4], out_f[k, 5], out_f[k, 6] = length, np.inf, np.inf
+                k += 1
+                continue
+            if enter[i] > 0.0 and enter[i] != enter[at]:
+                out_i[k, 0], out_i[k, 1], out_i[k, 2] = OBSTACLE, i, i
+                out_f[k, 0], out_f[k, 1], out_f[k, 2], out_f[k, 3] = ax, ay, ax, ay
+                out_f[k, 4], out_f[k, 5], out_f[k, 6] = 0.0, enter[i], 0.0
+                k += 1
+            if narrow[i] > 0.0 and narrow[at] == 0.0:
+                out_i[k, 0], out_i[k, 1], out_i[k, 2] = NARROW, i, i
+                out_f[k, 0], out_f[k, 1], out_f[k, 2], out_f[k, 3] = ax, ay, ax, ay
+                out_f[k, 4], out_f[k, 5], out_f[k, 6] = 0.0, narrow[i], 0.0
+                k += 1
+            at = i
+            if has_q:
+                if quantum[combo[i]] != q:
+                    k = _close_quantum(q, qd, qm, qcell, ax, ay, out_f, out_i, k)
+                    q, qd = quantum[combo[i]], 0.0
+                if q > 0.0:
+                    qd += length
+                    qm, qcell = m, i
+            _, n, nrec = advance(lv, rem, org, n, m, i, length, depth, rec_len, rec_lv,
+                                 rec_org, True)
+            done = 0.0
+            for v in range(nrec):
+                part, level = rec_len[v], rec_lv[v]
+                f0, f1 = done / length, (done + part) / length
+                done += part
+                o = rec_org[v]
+                out_i[k, 0], out_i[k, 1], out_i[k, 2] = MOVE, o, i
+                out_i[k, 3], out_i[k, 4] = combo[o], level > base[o]
+                out_f[k, 0], out_f[k, 1] = ax + f0 * (bx - ax), ay + f0 * (by - ay)
+                out_f[k, 2], out_f[k, 3] = ax + f1 * (bx - ax), ay + f1 * (by - ay)
+                out_f[k, 4], out_f[k, 5], out_f[k, 6] = part, part * level, level
+                k += 1
+    last = segs.shape[0] - 1
+    return _close_quantum(q, qd, qm, qcell, segs[last, 2], segs[last, 3], out_f, out_i, k)
+
+
+@njit(cache=True, inline="always")
+def _close_quantum(q, qd, qm, qcell, x, y, out_f, out_i, k):
+    """`walk_path`'s end of a stretch of quantised ground at (x, y): a `QUANTUM` row
+    for the rest of its last started quantum, if any; returns the row count."""
+    if q <= 0.0:
+        return k
+    started = math.ceil(qd / q - _QUANTUM_TOL)
+    extra = (started * q - qd) * qm
+    if extra > _QUANTUM_TOL:
+        out_i[k, 0], out_i[k, 1], out_i[k, 2] = QUANTUM, qcell, started
+        out_f[k, 0], out_f[k, 1], out_f[k, 2], out_f[k, 3] = x, y, x, y
+        out_f[k, 4], out_f[k, 5], out_f[k, 6] = 0.0, extra, qd
+        k += 1
+    return k

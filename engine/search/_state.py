@@ -1,0 +1,278 @@
+"""Search state reused between queries on one grid: costs, parents, queues and the
+label pool, grown on demand and reset by the cells a search touched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from ..terrain.costgrid import CostGrid
+from . import _kernels
+
+if TYPE_CHECKING:
+    from .raw import _RawGrid
+
+# Costs are sums of float products; a cell exactly at the allowance must count.
+_SLACK = 1e-9
+# No landmark bounds for A* (`engine.highway` passes its own).
+_NO_LANDMARKS = (np.empty((0, 0), dtype=np.float32), np.empty((2, 0), dtype=np.float32))
+_NO_ROWS = (np.empty(0, dtype=np.int32), np.empty(0))  # `CostGrid.outgoing_steps` not built
+
+
+class _Labels(NamedTuple):
+    """`_kernels.search_labels`' pool of labels, in its order (`_kernels.label_pool`)."""
+
+    cost: np.ndarray
+    cell: np.ndarray
+    prev: np.ndarray
+    step: np.ndarray
+    n: np.ndarray
+    lv: np.ndarray
+    rem: np.ndarray
+    next: np.ndarray
+    state: np.ndarray
+    pos: np.ndarray
+    link: np.ndarray
+    hkey: np.ndarray
+    hidx: np.ndarray
+
+    @classmethod
+    def pool(cls, size: int, width: int) -> _Labels:
+        """Room for ``size`` labels whose trails hold up to ``width`` levels."""
+        return cls(*_kernels.label_pool(size, width))
+
+
+@dataclass(eq=False)
+class _Workspace:
+    """Search state reused between queries; only touched cells are reset."""
+
+    dist: np.ndarray
+    parent: np.ndarray
+    pos: np.ndarray
+    hkey: np.ndarray
+    hidx: np.ndarray
+    touched: np.ndarray
+    link: np.ndarray
+    # `_kernels.search_labels`' pool of labels (a unit with rear ranks), made bigger when
+    # it runs out; how many the last search used, the one that reached the goal, and
+    # the cells' `beat` costs.
+    labels: _Labels | None = None
+    used: int = 0
+    found: int = -1
+    beat: np.ndarray = field(default_factory=lambda: np.empty(0))
+    # `_kernels.search_plain`'s buckets (a row each), widened when one overflows.
+    stack: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.int32))
+    # Grids (their `KernelArgs`' ids) whose stack outgrew `_kernels.STACK_LIMIT`: they
+    # take `_kernels.search` from then on.
+    linked: set = field(default_factory=set)
+
+    @classmethod
+    def for_cells(cls, n: int, plain: bool = False) -> _Workspace:
+        """State for ``n`` cells; ``plain`` (raw grids) leaves out `_kernels.search`'s queue."""
+        q = 0 if plain else n
+        return cls(
+            dist=np.full(n, np.inf),
+            parent=np.full(n, -1, dtype=np.int8),
+            pos=np.full(q, -1, dtype=np.int32),
+            hkey=np.empty(0),
+            hidx=np.empty(0, dtype=np.int32),
+            touched=np.empty(n, dtype=np.int32),
+            link=np.empty(2 * q, dtype=np.int32),
+        )
+
+    def run(self, g: CostGrid | _RawGrid, source: int, goal: int, budget: float,
+            landmarks: tuple = _NO_LANDMARKS, lowest: bool = False) -> int:
+        if g.depth > 0:
+            return self._labelled(g, source, goal, budget, landmarks)
+        a = g.kernel_args
+        n = -1
+        # An A* with landmarks, or too big for the whole table, reads the shared rows
+        # if they are built (`Highway` builds them: a reach would pay for every row).
+        row, cost = _NO_ROWS
+        if isinstance(g, CostGrid) and goal >= 0 and (
+                landmarks[1].size or not a.table_cost.size):
+            row, cost = vars(g).get("outgoing_steps", _NO_ROWS)
+        if id(a) in self.linked:
+            pass
+        elif not isinstance(g, CostGrid) or row.size or (
+                a.table_cost.size and not landmarks[1].size):
+            n = self._stacked(_kernels.stack_rows(a.nb, goal >= 0), lambda stack: (
+                _kernels.search_plain(
+                    a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
+                    a.piece_dc, a.piece_w, a.nb, cost if row.size else a.table_cost, row,
+                    a.flat, a.flat_of, a.onward_start, a.onward, source, goal,
+                    g.cell, budget, self.dist, self.parent, self.touched, stack, lowest,
+                    *landmarks,
+                )
+            ))
+        if n >= 0:
+            return n
+        if n == -2:
+            self.linked.add(id(a))
+        if self.pos.size == 0:  # a raw grid's workspace, whose stack outgrew its limit
+            self.pos = np.full(self.dist.size, -1, dtype=np.int32)
+            self.link = np.empty(2 * self.dist.size, dtype=np.int32)
+        if goal >= 0 and self.hkey.size == 0:  # A*'s heap, only when asked for
+            self.hkey = np.empty(self.dist.size)
+            self.hidx = np.empty(self.dist.size, dtype=np.int32)
+        return _kernels.search(
+            *a, source, goal, g.cell, budget,
+            self.dist, self.parent, self.pos, self.hkey, self.hidx, self.touched, self.link,
+            *landmarks,
+        )
+
+    def _labelled(self, g: CostGrid, source: int, goal: int, budget: float,
+                  landmarks: tuple) -> int:
+        """`_kernels.search_labels` to ``goal``, its pool grown until it does not run
+        out; sets `found`, returns the number of cells touched."""
+        width = g.trail_width
+        while True:
+            if self.labels is None or self.labels.lv.shape[1] < width:
+                self.labels = _Labels.pool(1 << 16, width)
+            if not self.beat.size:
+                self.beat = np.full(self.dist.size, np.inf)
+            n, self.found, self.used = _kernels.search_labels(
+                *g.kernel_args, source, goal, g.cell, budget, g.merging, self.dist, self.pos,
+                self.beat, self.touched, *landmarks, *self.labels,
+            )
+            if self.used >= 0:
+                return n
+            self.reset(n)
+            self.labels = _Labels.pool(4 * self.labels.cost.size, width)
+
+    def path(self, g: CostGrid, source: int, target: int) -> list[int]:
+        """The cells from ``source`` to ``target`` of the last search (before `reset`)."""
+        if g.depth > 0:
+            return _kernels.trace_labels(self.labels.prev, self.labels.cell, self.found).tolist()
+        return _trace(g, self.parent, source, target)
+
+    def _stacked(self, rows: int, kernel) -> int:
+        """Run a kernel on stack buckets (``kernel(stack)``), widening ``stack`` until
+        no bucket outgrows its row; returns the cells it touched, or -2 (nothing
+        touched) if the stack would outgrow ``_kernels.STACK_LIMIT``."""
+        if self.stack.shape[0] < rows:
+            width = self.stack.shape[1] or _kernels.stack_width(self.dist.size, rows)
+            self.stack = np.empty((rows, width), dtype=np.int32)
+        while (n := kernel(self.stack)) < 0:
+            self.reset(-n)  # a bucket outgrew its row: again, with room
+            if 2 * self.stack.size > _kernels.STACK_LIMIT:
+                self.stack = np.empty((0, 0), dtype=np.int32)
+                return -2
+            self.stack = np.empty((self.stack.shape[0], 2 * self.stack.shape[1]), dtype=np.int32)
+        return n
+
+    def within(self, g: CostGrid | _RawGrid, source: int, budget: float):
+        """Flat indices and costs of the cells within ``budget`` of ``source``.
+
+        On ground priced per started quantum the costs are the rulebook's
+        (`_quantised`), not the search's smooth ones.
+        """
+        if isinstance(g, CostGrid) and g.quantum.any():
+            return _quantised(g, self, source, budget)
+        n = self.run(g, source, -1, budget + _SLACK)
+        try:
+            idx = self.touched[:n].astype(np.int64)
+            cost = self.dist[idx]
+        finally:
+            self.reset(n)
+        keep = cost <= budget + _SLACK
+        return idx[keep], cost[keep]
+
+    def reset(self, n: int) -> None:
+        _kernels.reset(self.touched, n, self.dist, self.parent, self.pos, self.beat)
+
+
+def _workspace(g: CostGrid) -> _Workspace:
+    cache = g.battlefield._cache
+    ws = cache.get("workspace")
+    if ws is None:
+        ws = cache["workspace"] = _Workspace.for_cells(g.base.size)
+    return ws
+
+
+def _many_workspace(g: CostGrid, threads: int) -> tuple:
+    """Per-thread search state for `reach_many`, cached on the battlefield."""
+    key = ("workspace_many", threads, g.depth > 0)
+    ws = g.battlefield._cache.get(key)
+    if ws is None:
+        n = g.base.size
+        ws = g.battlefield._cache[key] = (
+            np.full((threads, n), np.inf),
+            np.full((threads, n), -1, dtype=np.int8),
+            np.full((threads, n), -1, dtype=np.int32),
+            np.empty((threads, n), dtype=np.int32),
+            np.empty((threads, 2 * n), dtype=np.int32),
+            np.full((threads, n if g.depth > 0 else 0), np.inf),  # `search_labels`' beat
+        )
+    return ws
+
+
+def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
+    """`_Workspace.within` on ground priced per started quantum.
+
+    The search runs on the smooth multiplier, so no cell is cheaper by it than
+    by the rulebook; then each cell's cost is recomputed along the paths the
+    search kept (one a cell, or with rear ranks every label) with every
+    stretch of quantised ground rounded up to whole quanta
+    (`_kernels.settle_quanta`, the pricer's arithmetic), and only the cells
+    still within the allowance are kept, at their cheapest.
+    """
+    # Of equally cheap steps into a cell the lowest-numbered, whatever the queue's order.
+    n = ws.run(g, source, -1, budget + _SLACK, lowest=True)
+    try:
+        if g.depth > 0:  # every label kept: its cell, cost, the label and step it came from
+            lab = ws.labels
+            cost, cell, prev, step, state = (
+                x[:ws.used] for x in (lab.cost, lab.cell, lab.prev, lab.step, lab.state))
+            live = ((state & 3) != _kernels.DROPPED) & (cost <= budget + _SLACK)
+            node = np.flatnonzero(live)
+            cost, cell, prev, step = cost[node], cell[node], prev[node], step[node]
+        else:
+            cell = ws.touched[:n].astype(np.int64)
+            cost = ws.dist[cell]
+            step = ws.parent[cell] & (_kernels.CLOSED - 1)  # expanded: | CLOSED
+            keep = cost <= budget + _SLACK
+            cell, cost, step = cell[keep], cost[keep], step[keep]
+            node = cell
+            a = g.kernel_args
+            prev = np.full(cell.size, -1, dtype=np.int64)
+            moved = cell != source
+            prev[moved] = cell[moved] - (a.step_dr * a.cols + a.step_dc)[step[moved]]
+    finally:
+        ws.reset(n)
+    order = np.argsort(cost, kind="stable")
+    cell, cost, step = cell[order].astype(np.int64), cost[order], step[order].astype(np.int64)
+    # Parents by their place in this order (every parent is kept: it costs no more).
+    ids, prev = node[order], prev[order]
+    by_id = np.argsort(ids)
+    place = by_id[np.minimum(np.searchsorted(ids[by_id], prev), ids.size - 1)]
+    parent = np.where(prev < 0, -1, place)
+    a = g.kernel_args
+    out = np.empty(cell.size)
+    _kernels.settle_quanta(
+        cell, cost, parent, step, a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols,
+        a.step_len, a.ux, a.uy, a.piece_start, a.piece_dr, a.piece_dc, a.piece_w,
+        g.quantum[g.combo].ravel(), out,
+    )
+    # Each cell at its cheapest node, in the order the cheapest were found.
+    by_cell = np.lexsort((out, cell))
+    first = np.ones(by_cell.size, dtype=bool)
+    first[1:] = cell[by_cell[1:]] != cell[by_cell[:-1]]
+    best = np.sort(by_cell[first])
+    keep = out[best] <= budget + _SLACK
+    return cell[best][keep], out[best][keep]
+
+
+def _trace(g: CostGrid, parent: np.ndarray, source: int, target: int) -> list[int]:
+    """Cells from source to target, following the steps that reached them."""
+    cols = g.grid.shape[1]
+    st = g.steps
+    cells = [target]
+    while cells[-1] != source:
+        k = parent[cells[-1]] & (_kernels.CLOSED - 1)  # expanded cells carry CLOSED
+        cells.append(cells[-1] - int(st.dr[k]) * cols - int(st.dc[k]))
+    cells.reverse()
+    return cells

@@ -1,0 +1,381 @@
+"""Reach and route: the public face of the numba search.
+
+Positions are table points.  A search runs from the centre of the cell holding
+the start; `reach` answers per cell, `route` joins the exact start and goal to
+the cell-centre path and prices the whole of it as `price_path` does.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numba
+import numpy as np
+
+from .._args import instance, listed, real
+from ..errors import InputError, NoRouteError
+from ..terrain.costgrid import CostGrid
+from . import _kernels
+from ._state import _NO_LANDMARKS, _SLACK, _many_workspace, _workspace
+from .pricing import Leg, Pricing, _price
+
+__all__ = ["Reach", "Route", "reach", "reach_many", "route"]
+
+# Most turns a route or `engine.ai.reach_turns` counts (they fit an int16).
+MAX_TURNS = 2**15 - 1
+
+
+def _start_cell(g: CostGrid, xy, what: str) -> int:
+    r, c = g.grid.xy_to_rc(xy)
+    if g.base[r, c] == math.inf:
+        kinds = ", ".join(g.combos[g.combo[r, c]]) or "ground"
+        raise InputError(f"{what} ({xy[0]:g}, {xy[1]:g}) is on impassable ground ({kinds})")
+    return r * g.grid.shape[1] + c
+
+
+def _allowance(g: CostGrid, allowance: float | None) -> float:
+    a = g.unit.move if allowance is None else allowance
+    if not real(a) or not math.isfinite(a) or a < 0:
+        raise InputError(f"allowance must be a finite number >= 0, got {a!r}")
+    return float(a)
+
+
+@dataclass(frozen=True, eq=False)
+class Reach:
+    """Every cell a unit can get to this turn, and what each costs.
+
+    Attributes
+    ----------
+    grid : CostGrid
+    start : (x, y)
+    allowance : float
+    cells : ndarray of int64
+        Flat indices (``row * cols + col``) of the reachable cells, in the
+        order the search found them.
+    cost : ndarray of float64
+        Allowance spent to reach each of `cells`.
+    """
+
+    grid: CostGrid
+    start: tuple[float, float]
+    allowance: float
+    cells: np.ndarray
+    cost: np.ndarray
+
+    @property
+    def remaining(self) -> np.ndarray:
+        """Allowance left in each of `cells`."""
+        return np.maximum(self.allowance - self.cost, 0.0)
+
+    @property
+    def area(self) -> float:
+        """Table area reachable, in table units squared."""
+        return len(self.cells) * self.grid.grid.cell ** 2
+
+    @functools.cached_property
+    def _sorted(self) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(self.cells)
+        return self.cells[order], self.cost[order]
+
+    def cost_at(self, xy) -> float:
+        """Cost to reach the cell holding ``xy``; ``inf`` if it is out of reach."""
+        r, c = self.grid.grid.xy_to_rc(xy)
+        flat = r * self.grid.grid.shape[1] + c
+        cells, cost = self._sorted
+        i = np.searchsorted(cells, flat)
+        if i < len(cells) and cells[i] == flat:
+            return float(cost[i])
+        return math.inf
+
+    def reachable(self, xy) -> bool:
+        """True if the unit can get to ``xy`` this turn."""
+        return self.cost_at(xy) <= self.allowance + _SLACK
+
+    def to_array(self) -> np.ndarray:
+        """Dense ``(rows, cols)`` cost grid, ``inf`` where out of reach."""
+        out = np.full(self.grid.grid.shape, np.inf)
+        out.flat[self.cells] = self.cost
+        return out
+
+
+def reach(grid: CostGrid, at, allowance: float | None = None) -> Reach:
+    """Every cell within the allowance of ``at``, with its cost.
+
+    The search touches only cells within the allowance and reuses its
+    workspace between queries.
+
+    Parameters
+    ----------
+    grid : CostGrid
+        From `cost_grid`.
+    at : (x, y)
+        The unit's position (middle of its front rank), table units.
+    allowance : float, optional
+        Defaults to the unit's move.
+
+    Returns
+    -------
+    Reach
+
+    Raises
+    ------
+    InputError
+        ``at`` off the table or on impassable ground; a negative allowance.
+
+    Examples
+    --------
+    >>> from engine import load_map, load_rules, cost_grid
+    >>> rules = load_rules("fantasy-warlord")
+    >>> bf = load_map("maps/examples/archers.geojson")
+    >>> g = cost_grid(bf, rules, rules.unit("humans", ranks=2))
+    >>> r = reach(g, (0.25, 3.25))
+    >>> r.cost_at((11.25, 3.25)), r.reachable((11.75, 3.25))
+    (20.0, False)
+    """
+    instance("grid", grid, CostGrid, "cost_grid")
+    budget = _allowance(grid, allowance)
+    idx, cost = _workspace(grid).within(grid, _start_cell(grid, at, "start"), budget)
+    return Reach(grid, (float(at[0]), float(at[1])), budget, idx, cost)
+
+
+def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[Reach]:
+    """`reach` from many starting points in one call, on every core.
+
+    Each thread keeps its own workspace (cached on the battlefield); the
+    answers equal one `reach` per start.  The reaches' arrays are views of
+    two buffers the call shares out (no copies), so keeping any one of them
+    keeps the whole call's results in memory; copy one to keep it alone.
+
+    Parameters
+    ----------
+    grid : CostGrid
+    starts : sequence of (x, y)
+    allowance : float, optional
+        The same for every start; defaults to the unit's move.
+
+    Returns
+    -------
+    list of Reach
+        In the order of ``starts``.
+
+    Raises
+    ------
+    InputError
+        Any start off the table or on impassable ground (named by its index).
+
+    Examples
+    --------
+    >>> from engine import load_map, load_rules, cost_grid
+    >>> rules = load_rules("fantasy-warlord")
+    >>> g = cost_grid(load_map("maps/examples/archers.geojson"), rules, rules.unit("humans"))
+    >>> [round(r.area, 2) for r in reach_many(g, [(0.25, 3.25), (20.25, 3.25)], 2)]
+    [5.25, 12.25]
+    """
+    instance("grid", grid, CostGrid, "cost_grid")
+    budget = _allowance(grid, allowance)
+    points = listed("starts", starts)
+    sources = []
+    for i, xy in enumerate(points):
+        try:
+            sources.append(_start_cell(grid, xy, "start"))
+        except InputError as exc:
+            raise InputError(f"start {i}: {exc}") from None
+    if not sources:
+        return []
+    if grid.quantum.any():  # rounded along each kept path: one reach at a time
+        return [reach(grid, xy, budget) for xy in points]
+    threads = numba.get_num_threads()
+    ws = _many_workspace(grid, threads)
+    # Every reachable cell's centre lies within `budget` of the start's (no step is cheaper
+    # than its length), so a row the size of that disc holds any one reach.
+    radius = budget / float(grid.steps.length.min()) + 2.0
+    cap = int(min(grid.base.size, math.pi * radius * radius + 16))
+    # Each thread packs its reaches one after another in its row; the answers are views
+    # of these two arrays (no copies: they are most of the time a call takes outside the
+    # kernels).  Pages past the last reach are never written, so never resident.
+    per_thread = -(-len(sources) // threads) * cap
+    out_cells = np.empty((threads, per_thread), dtype=np.int64)
+    out_cost = np.empty((threads, per_thread))
+    out_start = np.empty(len(sources), dtype=np.int64)
+    out_n = np.empty(len(sources), dtype=np.int64)
+    _kernels.search_many(
+        *grid.kernel_args, np.array(sources, dtype=np.int64), grid.cell, budget + _SLACK,
+        grid.depth > 0 and grid.merging,
+        grid.trail_width if grid.depth > 0 else 1, *ws,
+        _kernels.stack_width(grid.base.size, grid.kernel_args.nb), _kernels.STACK_LIMIT,
+        cap, out_cells, out_cost, out_start, out_n,
+    )
+    if (out_n < 0).any():  # cannot happen: the disc bounds every reach
+        raise AssertionError("reach_many: a reach outgrew the disc of its allowance")
+    return [
+        Reach(grid, (float(xy[0]), float(xy[1])), budget,
+              out_cells[u % threads, out_start[u]: out_start[u] + out_n[u]],
+              out_cost[u % threads, out_start[u]: out_start[u] + out_n[u]])
+        for u, xy in enumerate(points)
+    ]
+
+
+@dataclass(frozen=True, eq=False)
+class Route:
+    """The cheapest way from one point to another.
+
+    Attributes
+    ----------
+    path : list of (x, y)
+        Table points: the start, the cell centres where the route bends, the goal.
+    cost : float
+        Allowance it spends (``price_path(grid, path).cost``).
+    length : float
+        Distance on the table.
+    allowance : float
+        Allowance per turn used to count turns.
+    turns : int
+        Turns it takes, spending at most the allowance each (none carried over).
+    stops : list of (x, y)
+        Where the unit stands at the end of each turn but the last.
+    legs : list of Leg
+        Which terrain priced each part.
+    """
+
+    path: list[tuple[float, float]]
+    cost: float
+    length: float
+    allowance: float
+    turns: int
+    stops: list[tuple[float, float]] = field(default_factory=list)
+    legs: list[Leg] = field(default_factory=list)
+
+
+def route(grid: CostGrid, start, goal, allowance: float | None = None) -> Route:
+    """The cheapest route between two points (A* over the step neighbourhood).
+
+    Parameters
+    ----------
+    grid : CostGrid
+    start, goal : (x, y)
+        Table points.
+    allowance : float, optional
+        Per turn, for counting turns; defaults to the unit's move.
+
+    Returns
+    -------
+    Route
+
+    Raises
+    ------
+    NoRouteError
+        The goal cannot be reached.
+    InputError
+        A point off the table or on impassable ground; a bad allowance.
+
+    Examples
+    --------
+    >>> from engine import load_map, load_rules, cost_grid
+    >>> rules = load_rules("fantasy-warlord")
+    >>> bf = load_map("maps/examples/goblins.geojson")
+    >>> g = cost_grid(bf, rules, rules.unit("goblins"))
+    >>> rt = route(g, (0, 3.25), (24.5, 3.25))
+    >>> rt.cost, rt.turns, rt.stops
+    (44.0, 2, [(13.5, 3.25)])
+    """
+    instance("grid", grid, CostGrid, "cost_grid")
+    return _route(grid, start, goal, allowance)
+
+
+def _route(grid: CostGrid, start, goal, allowance: float | None,
+           find: Callable[[int, int], tuple[list[int] | None, int]] | None = None) -> Route:
+    """`route`, its cells found by ``find`` (a function of the start and goal cells that
+    gives the path's cells, None for no route, and the cells it touched; `_find`
+    without landmarks unless given)."""
+    per_turn = _allowance(grid, allowance)
+    source = _start_cell(grid, start, "start")
+    target = _start_cell(grid, goal, "goal")
+    cells = (find or functools.partial(_find, grid))(source, target)[0]
+    if cells is None:
+        raise NoRouteError(f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, "
+                           f"{goal[1]:g}) for {grid.unit.race}")
+    path, priced, rows = _join(grid, start, goal, _polyline(grid, cells))
+    turns, stops = _turns(rows, priced.cost, per_turn)
+    return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
+
+
+def _find(grid: CostGrid, source: int, target: int, bounds: tuple = _NO_LANDMARKS
+          ) -> tuple[list[int] | None, int]:
+    """The cells of the cheapest path from one cell to another (None if there is none),
+    by A* with the landmark bounds ``bounds`` (`_Workspace.run`), and the number of
+    cells it touched."""
+    ws = _workspace(grid)
+    n = ws.run(grid, source, target, math.inf, bounds)
+    try:
+        return (None if ws.dist[target] == math.inf else ws.path(grid, source, target)), n
+    finally:
+        ws.reset(n)
+
+
+def _polyline(g: CostGrid, cells: list[int]) -> list[tuple[float, float]]:
+    """Centres of the cells where the route changes direction, first and last included."""
+    cols = g.grid.shape[1]
+    keep = [cells[0]]
+    for prev, here, after in zip(cells, cells[1:], cells[2:], strict=False):
+        if here - prev != after - here:
+            keep.append(here)
+    if len(cells) > 1:
+        keep.append(cells[-1])
+    return [g.grid.rc_to_xy(divmod(c, cols)) for c in keep]
+
+
+def _join(g: CostGrid, start, goal, centres: list) -> tuple[list, Pricing, np.ndarray]:
+    """The exact start and goal joined to the cell-centre path, priced (and the rows
+    of its pieces, `engine.pricing._price`).
+
+    The end centres are dropped where going straight to the exact point is
+    still passable, so a route does not overshoot into the middle of a cell.
+    """
+    start = (float(start[0]), float(start[1]))
+    goal = (float(goal[0]), float(goal[1]))
+    options = [[start, *centres[1:-1], goal], [start, *centres, goal]]
+    best = None
+    for points in options:
+        path = [points[0]]
+        for p in points[1:]:
+            if p != path[-1]:
+                path.append(p)
+        if len(path) == 1:
+            path.append(path[0])
+        priced, rows = _price(g, path, pieces=False, checked=True)
+        if priced.cost < math.inf:
+            return path, priced, rows
+        best = best or (path, priced, rows)
+    return best
+
+
+def _turns(rows: np.ndarray, cost: float, per_turn: float):
+    """Turns needed and where each full turn ends (leftover is not carried over).
+
+    ``rows`` are the path's pieces, ``(x0, y0, x1, y1, length, cost, level)``
+    (`engine.pricing._price`); they are straight, so a stop is found by
+    interpolating within one.
+    """
+    if cost <= _SLACK:
+        return 0, []
+    if per_turn <= 0:
+        raise InputError("allowance must be > 0 to count the turns of a route")
+    turns = max(1, math.ceil(cost / per_turn - _SLACK))
+    if turns > MAX_TURNS:
+        raise InputError(f"allowance {per_turn:g} is too small: the route costs {cost:g}, "
+                         f"more than {MAX_TURNS} turns")
+    spent = list(itertools.accumulate(rows[:, 5].tolist()))  # after each piece, in order
+    stops = []
+    for k in range(1, turns):
+        j = bisect.bisect_left(spent, k * per_turn - _SLACK)
+        if j == len(spent):  # the pieces' sum fell short of the fsum by rounding
+            break
+        x0, y0, x1, y1, _, price, _ = rows[j].tolist()
+        f = (k * per_turn - (spent[j - 1] if j else 0.0)) / price
+        stops.append((x0 + f * (x1 - x0), y0 + f * (y1 - y0)))
+    return turns, stops

@@ -1,0 +1,341 @@
+"""numba kernels: the cost of a step over a cost grid, and the tables of them.
+
+`climb` (steep ground, uphill only), `ground`, `entry` (flat entry costs),
+`step_table` (every step's cost from every cell), `flat_cells`/`calm_cells`
+(cells whose steps all cost the same) and `step_rows`.
+
+Private; `engine.terrain` validates everything first.  Kernels assume clean,
+C-contiguous arrays of the documented dtypes; nothing compiles at import.
+"""
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+UPHILL_TOL = 1e-9
+TRAIL = 8  # deque capacity; distinct multiplier levels a footprint can hold exactly
+WIDE = 128  # bit of a `flat_cells` mark: no heavier ground farther around
+UNIFORM = 1  # `step_table`: a step whose pieces all have one multiplier
+RISING = 2  # `step_table`: a step whose pieces' multipliers never fall
+
+
+@njit(cache=True)
+def climb(steep, gxf, gxb, gyf, gyb, ux, uy):
+    """The steep multiplier if travel along ``(ux, uy)`` gains height, else 1.
+
+    The rise is measured upwind: towards the neighbour the unit moves to
+    (``g?f``: forward differences, ``g?b``: backward), so a crest cell is
+    level both ways rather than uphill on the far side.  Scalars only: the
+    search calls it per step, where passing arrays would cost a reference
+    count each.
+    """
+    rise = (gxf if ux > 0.0 else gxb) * ux + (gyf if uy > 0.0 else gyb) * uy
+    return steep if rise > UPHILL_TOL else 1.0
+
+
+@njit(cache=True)
+def ground(base, steep, gxf, gxb, gyf, gyb, i, ux, uy):
+    """Multiplier of flat cell ``i`` travelling along ``(ux, uy)``: steep applies uphill only."""
+    m = base[i]
+    if steep[i] != 1.0:
+        m *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux, uy)
+    return m
+
+
+@njit(cache=True, inline="always")
+def entry(enter_i, enter_prev, narrow_i, narrow_prev):
+    """Flat costs of the front going into cell i from cell prev.
+
+    ``enter`` (an obstacle's crossing cost) is paid going into a cell whose
+    cost differs from prev's (another obstacle, or none); ``narrow`` (a
+    formation change) going into a cell that has one from a cell that has
+    none: a unit already narrowed does not narrow again.  Scalars only: the
+    kernels call it per piece, where passing arrays would cost a reference
+    count each.
+    """
+    c = 0.0
+    if enter_i > 0.0 and enter_i != enter_prev:
+        c += enter_i
+    if narrow_i > 0.0 and narrow_prev == 0.0:
+        c += narrow_i
+    return c
+
+
+@njit(cache=True, error_model="numpy")
+def step_table(
+    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
+    narrow, flat, flat_of, incoming, into, cost, uniform,
+):
+    """Price every step of every cell once, without the trail.
+
+    ``cost[a * K + k]`` is what step k out of cell a costs over its pieces
+    (``inf`` if it leaves the grid or is blocked); ``uniform`` is ``UNIFORM``
+    where all its pieces have one multiplier (the trail then needs a single
+    update), ``RISING`` where their multipliers never fall from one piece to
+    the next (a trail no heavier than the first piece's ground then leaves the
+    last piece's alone: `search_labels`), else 0.
+    Flat entry costs (``enter``, ``narrow``: `entry`) are included.  A uniform
+    step without them costs its multiplier times its length: the number the
+    searches compute, without the table, for a step out of a `flat_cells`
+    cell (marked in ``flat``, which may be empty: such a cell's steps are
+    written so, without their pieces).  The piece walk is the one in
+    `search`, written out in both: a shared helper taking the arrays made the
+    search twice as slow, and this table six times slower.
+
+    With ``incoming``, row r prices instead the steps into cell ``into[r]``
+    (cells that are not flat): ``cost[r * K + k]`` is step k's out of the cell
+    ``into[r] - step k`` (``inf`` off the grid), the row the flow kernel
+    (`engine._flow.reverse_search`) reads when it expands that cell.  Without
+    it, a non-empty ``into`` asks for the rows of those cells alone: row r
+    prices the steps out of ``into[r]``.
+    """
+    ncell = base.shape[0]
+    rows = ncell // cols
+    nsteps = step_dr.shape[0]
+    entering = enter.shape[0] > 0
+    has_flat = flat.shape[0] > 0
+    listed = into.shape[0] > 0
+    for r in range(into.shape[0] if incoming or listed else ncell):
+        fa = flat_of[flat[into[r] if listed else r]] if has_flat and not incoming else 0.0
+        if fa > 0.0:
+            for k in range(nsteps):
+                cost[r * nsteps + k] = fa * step_len[k]
+                uniform[r * nsteps + k] = UNIFORM
+            continue
+        tr = into[r] // cols if incoming else 0  # the cell the incoming row's steps reach
+        tc = into[r] - tr * cols if incoming else 0
+        for k in range(nsteps):
+            slot = r * nsteps + k
+            cost[slot] = np.inf
+            uniform[slot] = 0
+            if incoming:  # a is the cell step k leaves for into[r]
+                ar = tr - step_dr[k]
+                ac = tc - step_dc[k]
+                if ar < 0 or ar >= rows or ac < 0 or ac >= cols:
+                    continue
+                a = ar * cols + ac
+                fa = flat_of[flat[a]] if has_flat else 0.0
+                if fa > 0.0:  # the step lies in a's box
+                    cost[slot] = fa * step_len[k]
+                    uniform[slot] = UNIFORM
+                    continue
+            else:
+                a = into[r] if listed else r
+                ar = a // cols
+                ac = a - ar * cols
+                br = ar + step_dr[k]
+                bc = ac + step_dc[k]
+                if br < 0 or br >= rows or bc < 0 or bc >= cols:
+                    continue
+            total = 0.0
+            first = -1.0
+            last = -1.0
+            same = True
+            rising = True
+            flat_cost = True  # no entry cost on the way
+            prev = a
+            for j in range(piece_start[k], piece_start[k + 1]):
+                i = a + piece_dr[j] * cols + piece_dc[j]
+                if piece_w[j] == 0.0:
+                    if base[i] == np.inf:
+                        total = np.inf
+                        break
+                    continue
+                g = base[i]
+                if not plain and steep[i] != 1.0:
+                    g *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux[k], uy[k])
+                if g == np.inf:
+                    total = np.inf
+                    break
+                if first < 0.0:
+                    first = g
+                elif g != first:
+                    same = False
+                rising = rising and g >= last
+                last = g
+                total += piece_w[j] * step_len[k] * g
+                if entering:
+                    e = entry(enter[i], enter[prev], narrow[i], narrow[prev])
+                    total += e
+                    flat_cost = flat_cost and e == 0.0
+                prev = i
+            if same and total != np.inf:
+                uniform[slot] = UNIFORM
+                if flat_cost:
+                    total = first * step_len[k]
+            elif rising and total != np.inf:
+                uniform[slot] = RISING
+            cost[slot] = total
+
+
+@njit(cache=True)
+def trail_cells(step_len, depth):
+    """How many cells (rows or columns) from the front a trail ``depth`` deep can
+    hold ground of: a cell's ground is kept until the front is ``depth`` past
+    where it left the cell, half a cell or more from its centre.  So is the
+    footprint's at the source: a cell behind it is kept until the front is
+    ``depth`` past where the footprint's line enters it.  (A full trail merges
+    two levels, the lower taking the other's distance: that distance is still
+    a cell's within this reach.)"""
+    return math.floor(depth / step_len.min() + 0.5)
+
+
+@njit(cache=True, inline="always")
+def _alike(base, steep, enter, narrow, i, j, has_steep, entering):
+    """Whether cells i and j have the same multiplier, steep multiplier and flat costs."""
+    if base[i] != base[j]:
+        return False
+    if has_steep and steep[i] != steep[j]:
+        return False
+    return not entering or (enter[i] == enter[j] and narrow[i] == narrow[j])
+
+
+@njit(cache=True, inline="always")
+def _window_max(line, n, half, prefix, suffix):
+    """``line[i]`` becomes the largest of ``line[i - half : i + half + 1]`` (0 past
+    either end; values >= 0): van Herk and Gil-Werman's prefix and suffix maxima
+    over blocks as wide as the window, three passes whatever ``half``."""
+    w = 2 * half + 1
+    m = n + 2 * half  # the line padded with `half` zeros each side
+    for j in range(m):
+        v = line[j - half] if half <= j < n + half else 0.0
+        prefix[j] = v if j % w == 0 else max(prefix[j - 1], v)
+    for j in range(m - 1, -1, -1):
+        v = line[j - half] if half <= j < n + half else 0.0
+        suffix[j] = v if j % w == w - 1 or j == m - 1 else max(suffix[j + 1], v)
+    for i in range(n):
+        line[i] = max(suffix[i], prefix[i + w - 1])
+
+
+@njit(cache=True)
+def calm_cells(base, steep, cols, half, out):
+    """Mark (uint8, 1) the cells with no heavier ground within ``half`` rows and
+    columns: no cell there whose multiplier (times its steep multiplier, ``steep``
+    empty for none) exceeds the cell's own.  Impassable cells and the ground off
+    the grid hold no trail and count as none.  A running maximum along the rows,
+    then down the columns (`_window_max`)."""
+    n = base.shape[0]
+    rows = n // cols
+    top = np.empty(n)
+    for i in range(n):
+        g = base[i]
+        top[i] = 0.0 if g == np.inf else (g * steep[i] if steep.shape[0] > 0 else g)
+    longest = max(rows, cols)
+    line = np.empty(longest)
+    prefix = np.empty(longest + 4 * half + 1)
+    suffix = np.empty(longest + 4 * half + 1)
+    for r in range(rows):
+        line[:cols] = top[r * cols:(r + 1) * cols]
+        _window_max(line, cols, half, prefix, suffix)
+        top[r * cols:(r + 1) * cols] = line[:cols]
+    for c in range(cols):
+        for r in range(rows):
+            line[r] = top[r * cols + c]
+        _window_max(line, rows, half, prefix, suffix)
+        for r in range(rows):
+            i = r * cols + c
+            out[i] = 1 if line[r] <= base[i] else 0
+
+
+@njit(cache=True)
+def flat_cells(base, steep, enter, narrow, cols, reach, calm, out, multiplier):
+    """Mark the cells every step out of which costs the cell's multiplier times its length.
+
+    That holds where every cell within ``reach`` (the longest step's, in rows
+    or columns) of a is on the grid, has a's finite multiplier, no steep
+    multiplier, and a's flat entry costs (so `entry` charges nothing).
+    ``out[a]`` (uint8) is then the index of a's multiplier in ``multiplier``
+    (whose entry 0 is 0.0, filled here, at most ``WIDE`` long), else 0; a
+    cell whose multiplier would be the ``WIDE``-th distinct one is left
+    unmarked (the searches price it as any other).  The bit ``WIDE`` is set
+    as well where ``calm`` (uint8, empty for none) is set: for a unit with
+    rear ranks, no ground near the cell is heavier than its own, so no trail
+    near it weighs more (`search_labels` prunes such a cell's steps).  Returns
+    how many entries of ``multiplier`` are used.  One byte a cell keeps the
+    mark where the searches read it often: on a 2048² grid, 4 MiB against 32
+    for the multipliers themselves.
+
+    Runs of alike cells along each row, then runs down each column of cells
+    whose row is alike, make it one pass each way.  The searches price a
+    marked cell's steps without the table or the pieces (``step_table`` holds
+    the same numbers); ``steep`` and ``enter`` may be empty (none).
+    """
+    n = base.shape[0]
+    rows = n // cols
+    has_steep = steep.shape[0] > 0
+    entering = enter.shape[0] > 0
+    has_calm = calm.shape[0] > 0
+    # Runs of alike cells ending at each cell: leftward, then rightward (a row's
+    # `reach` on both sides alike: `row_ok`); then upward and downward over cells
+    # whose rows are alike, per column.
+    run = np.zeros(cols, dtype=np.int64)
+    row_ok = np.zeros(n, dtype=np.bool_)
+    for r in range(rows):
+        o = r * cols
+        for c in range(cols):
+            i = o + c
+            alike = c > 0 and _alike(base, steep, enter, narrow, i, i - 1, has_steep, entering)
+            run[c] = run[c - 1] + 1 if alike else 1
+        right = 0
+        for c in range(cols - 1, -1, -1):
+            i = o + c
+            alike = c < cols - 1 and _alike(base, steep, enter, narrow, i, i + 1, has_steep,
+                                            entering)
+            right = right + 1 if alike else 1
+            row_ok[i] = run[c] > reach and right > reach
+    run[:] = 0
+    for i in range(n):  # whether the run upward is long enough, kept in `out` for the way back
+        c = i % cols
+        alike = i >= cols and row_ok[i - cols] and _alike(base, steep, enter, narrow, i,
+                                                          i - cols, has_steep, entering)
+        run[c] = (run[c] + 1 if alike else 1) if row_ok[i] else 0
+        out[i] = 1 if run[c] > reach else 0
+    run[:] = 0
+    multiplier[0] = 0.0
+    used = 1
+    last = 0  # the index found last: neighbours mostly share it
+    for i in range(n - 1, -1, -1):
+        c = i % cols
+        alike = i + cols < n and row_ok[i + cols] and _alike(base, steep, enter, narrow, i,
+                                                             i + cols, has_steep, entering)
+        run[c] = (run[c] + 1 if alike else 1) if row_ok[i] else 0
+        ok = out[i] == 1 and run[c] > reach and base[i] != np.inf
+        if ok and has_steep:
+            ok = steep[i] == 1.0
+        out[i] = 0
+        if ok:
+            if multiplier[last] != base[i]:
+                last = 0
+                for j in range(1, used):
+                    if multiplier[j] == base[i]:
+                        last = j
+                        break
+                if last == 0 and used < multiplier.shape[0]:
+                    multiplier[used] = base[i]
+                    last = used
+                    used += 1
+            out[i] = last | WIDE if has_calm and calm[i] and last > 0 else last
+    return used
+
+
+@njit(cache=True, parallel=True)
+def step_rows(
+    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
+    narrow, flat, flat_of, incoming, cells, cost, uniform,
+):
+    """`_kernels.step_table`'s rows for ``cells`` (steps into them with ``incoming``,
+    else out of them), in 64 blocks of rows shared among the threads (a call each:
+    a call per row would pay a reference count for each of its arrays)."""
+    nsteps = step_dr.shape[0]
+    blocks = 64
+    for t in prange(blocks):
+        lo = cells.shape[0] * t // blocks
+        hi = cells.shape[0] * (t + 1) // blocks
+        if hi > lo:  # an empty block would ask for every cell's row
+            step_table(base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc,
+                       step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
+                       narrow, flat, flat_of, incoming, cells[lo:hi],
+                       cost[lo * nsteps:hi * nsteps], uniform[lo * nsteps:hi * nsteps])

@@ -1,0 +1,417 @@
+"""Terrain layers and per-unit cost grids.
+
+Data flows one way: a `Battlefield`'s features are rasterised once into
+terrain layers (`Layers`: which kinds cover each cell, hill elevation, steep
+ground), then priced for one unit profile into a `CostGrid`: a multiplier per
+cell, the extra paid uphill on steep ground with the slopes that decide it,
+the step neighbourhood and the footprint the unit starts with.  Both are
+cached on the battlefield; the search applies the rear-rank trail itself.
+
+Rasterising: an area feature covers the cells whose centre lies inside it; a
+line feature (a strip of its width) covers every cell it overlaps with positive
+area, so a wall or river is never thinner than the grid can see.
+
+Hills: a hill's height rises linearly with the distance from its outline, from
+0 on the outline to ``elevation`` on its crest, the points farthest from the
+outline (the centre of its largest inscribed circle; a ridge for a long hill).
+Overlapping hills add up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from .._args import instance
+from ..errors import InputError
+from ..grid import GridSpec, check_directions
+from ..maps.battlefield import Battlefield
+from ..rules.ruleset import Ruleset, Unit
+from . import _kernels
+from .ground import _combo_quantum, _price
+from .lattice import Steps, _distinct_rows, bucket_count, steps, trail_behind
+from .raster import Layers, layers, narrowing, unit_mask
+
+__all__ = ["CostGrid", "cost_grid"]
+# Largest per-grid table of precomputed step costs (bigger grids price steps as they go),
+# and of the rows of steps into and out of cells that are not flat (`CostGrid.incoming_steps`,
+# `CostGrid.outgoing_steps`).
+_TABLE_BYTES = 128 * 2**20
+_ROWS_CHUNK = 2**18  # cells whose rows of steps are built at a time (72 MiB at 32 directions)
+
+
+@dataclass(frozen=True, eq=False)
+class CostGrid:
+    """What one unit pays on one battlefield: the input of every search.
+
+    Attributes
+    ----------
+    battlefield : Battlefield
+    rules : Ruleset
+    unit : Unit
+    layers : Layers
+    base : ndarray of float64
+        Direction-free multiplier per cell (product of its layers; ``inf``
+        where impassable).
+    steep : ndarray of float64
+        Extra multiplier paid moving uphill (1 where the ground is not steep).
+    slope : tuple of ndarray of float64
+        ``(gxf, gxb, gyf, gyb)``: rise per table unit to the next cell along
+        +x, from the previous cell along x, and likewise along y.
+    combo : ndarray of int32
+        Index into `combos`: which kinds cover the cell.
+    combos : list of tuple of str
+    steps : Steps
+    footprint : tuple of ndarray
+        ``(start, dr, dc, rem)``: for each step direction, the cells under a
+        footprint standing straight behind a cell centre (`trail_behind`),
+        ``rem`` in table units.
+    enter : ndarray of float64
+        An obstacle's flat crossing cost, paid stepping into a cell from one
+        with another (or none); 0 elsewhere.
+    narrow : ndarray of float64
+        The ruleset's ``formation_change`` on passages narrower than the
+        unit's frontage that it relies on (ground it could not enter, or would
+        pay more for, without them), paid stepping in from a cell without one
+        (`_kernels.entry`); 0 elsewhere.
+    quantum : ndarray of float64
+        Per combo (like `combos`): the quantum its ground is charged in (a
+        ruleset's "per started 2 inches"), 0 for none.
+    """
+
+    battlefield: Battlefield
+    rules: Ruleset
+    unit: Unit
+    layers: Layers
+    base: np.ndarray
+    steep: np.ndarray
+    slope: tuple
+    combo: np.ndarray
+    combos: list
+    steps: Steps
+    footprint: tuple
+    enter: np.ndarray
+    narrow: np.ndarray
+    quantum: np.ndarray
+
+    @property
+    def grid(self) -> GridSpec:
+        """The raster this grid lives on."""
+        return self.layers.grid
+
+    @property
+    def cell(self) -> float:
+        """Side of a cell in table units."""
+        return self.grid.cell
+
+    @property
+    def depth(self) -> float:
+        """The unit's footprint depth."""
+        return self.unit.depth
+
+    def _for(self, unit: Unit) -> CostGrid:
+        """This grid for a unit that pays the same (the same `Unit.key`) but moves
+        differently (its allowance, its charge bonus): the costs, and what has been
+        built from them so far, are shared."""
+        twin = dataclasses.replace(self, unit=unit)
+        twin.__dict__.update((k, v) for k, v in vars(self).items() if k not in vars(twin))
+        return twin
+
+    @functools.cached_property
+    def kernel_args(self) -> KernelArgs:
+        """What the search kernels take (built once, step table included)."""
+        return kernel_args(self.base, self.steps, self.steep, self.slope, self.unit.depth,
+                           self.footprint, enter=self.enter, narrow=self.narrow)
+
+    @functools.cached_property
+    def levels(self) -> int:
+        """How many levels of ground a rear-rank trail here could hold: the
+        distinct multipliers, and each times steep (uphill)."""
+        b, s = self.base.ravel(), self.steep.ravel()
+        ok = np.isfinite(b)
+        return int(np.unique(np.concatenate([b[ok], (b * s)[ok & (s != 1.0)]])).size)
+
+    @property
+    def trail_width(self) -> int:
+        """Most levels a trail here holds: `levels`, up to `_kernels.TRAIL`."""
+        return min(self.levels, _kernels.TRAIL)
+
+    @property
+    def merging(self) -> bool:
+        """Whether a trail here could hold more levels than `_kernels.TRAIL`, so
+        that its lightest two would merge (`_kernels.push`)."""
+        return self.levels > _kernels.TRAIL
+
+    @functools.cached_property
+    def incoming_steps(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every step's price into passable cells that are not flat, for flow fields.
+
+        ``(row, cost)``: ``cost[row[b] * K + k]`` is step k's price into cell b,
+        ``row`` -1 for the other cells (`_kernels.step_table`'s incoming rows,
+        built on every thread by `_flow.step_rows`).  Cells with equal rows
+        share one (the cells along a wood's straight edge): 976 rows serve the
+        116k such cells of the 2048² battlefield in bench/, and 99k the 1.1M
+        of the 2048² campaign map, so the table kept is small.  Rows are built
+        ``_ROWS_CHUNK`` cells at a time (9 bytes a step while a chunk is
+        built), and new rows are kept while the table fits in ``_TABLE_BYTES``
+        (128 MiB: 524k rows at 32 directions); the flow kernel walks the pieces
+        of the steps into cells whose row did not fit.
+        """
+        return self._shared_rows(incoming=True)
+
+    @functools.cached_property
+    def outgoing_steps(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every step's price out of passable cells that are not flat, shared like
+        `incoming_steps`: ``cost[row[a] * K + k]`` is step k's price out of cell a
+        (``inf`` off the grid or blocked).  `Highway` builds it, and once it is
+        built `_kernels.search_plain`'s A* reads it: with landmarks, or on a grid
+        too big for the whole table.  All or nothing: if some such cell's row
+        does not fit, both arrays are empty."""
+        return self._shared_rows(incoming=False)
+
+    def _shared_rows(self, incoming: bool) -> tuple[np.ndarray, np.ndarray]:
+        """`incoming_steps` or `outgoing_steps` (all or nothing: empty arrays as soon
+        as a row does not fit)."""
+        a = self.kernel_args
+        k = len(a.step_dr)
+        into = np.flatnonzero((a.flat_of[a.flat] == 0.0) & np.isfinite(a.base))
+        row = np.full(a.base.size, -1, dtype=np.int32)
+        room = _TABLE_BYTES // (8 * k)  # rows the table may keep
+        kept = np.empty((0, k))
+        for lo in range(0, into.size, _ROWS_CHUNK):
+            cells = into[lo:lo + _ROWS_CHUNK]
+            cost = np.empty(cells.size * k)
+            _kernels.step_rows(*a[:17], a.enter, a.narrow, a.flat, a.flat_of, incoming, cells,
+                            cost, np.empty(cost.size, dtype=np.int8))
+            # The kept rows are distinct and come first, so they keep their numbers.
+            both = np.concatenate([kept, cost.reshape(cells.size, k)])
+            first, which = _distinct_rows(both)
+            which = which[len(kept):]
+            if not incoming and (which >= room).any():
+                return np.empty(0, dtype=np.int32), np.empty(0)
+            row[cells] = np.where(which < room, which, -1)
+            kept = both[first[:room]]
+        return row, kept.ravel()
+
+
+class KernelArgs(NamedTuple):
+    """The cost arguments of `_kernels.search`, in its order."""
+
+    base: np.ndarray
+    steep: np.ndarray
+    gxf: np.ndarray
+    gxb: np.ndarray
+    gyf: np.ndarray
+    gyb: np.ndarray
+    cols: int
+    plain: bool
+    step_dr: np.ndarray
+    step_dc: np.ndarray
+    step_len: np.ndarray
+    ux: np.ndarray
+    uy: np.ndarray
+    piece_start: np.ndarray
+    piece_dr: np.ndarray
+    piece_dc: np.ndarray
+    piece_w: np.ndarray
+    depth: float
+    fp_start: np.ndarray
+    fp_dr: np.ndarray
+    fp_dc: np.ndarray
+    fp_rem: np.ndarray
+    nb: int
+    table_cost: np.ndarray
+    table_uniform: np.ndarray
+    flat: np.ndarray
+    flat_of: np.ndarray
+    enter: np.ndarray
+    narrow: np.ndarray
+    onward_start: np.ndarray
+    onward: np.ndarray
+
+
+def kernel_args(
+    base: np.ndarray,
+    st: Steps,
+    steep: np.ndarray | None = None,
+    slope: tuple | None = None,
+    depth: float = 0.0,
+    footprint: tuple | None = None,
+    table: bool = True,
+    enter: np.ndarray | None = None,
+    narrow: np.ndarray | None = None,
+    flat: bool = True,
+) -> KernelArgs:
+    """Flatten a grid's multipliers (and slopes, footprint) into the kernels' arguments.
+
+    With ``table``, every step is priced once (9 bytes a step) unless that
+    would take more than ``_TABLE_BYTES``: it halves a reach on a battle map.
+    With ``flat``, `_kernels.flat_cells` marks the cells whose steps all cost
+    their length times the cell's multiplier (1 byte a cell; table or not):
+    the searches price those without the table or the pieces.  Raw grids
+    (`engine.search`) build neither: they go to `_kernels.search_plain`, the
+    fastest on big grids, where a table's memory traffic costs more than it
+    saves.  A cost grid without a table goes to `_kernels.search`, which
+    prices slopes, footprints and entry costs as it goes.
+    """
+    f, i = np.empty(0), np.empty(0, dtype=np.int64)
+    flat_steep = f if steep is None else steep.ravel()
+    flat_slope = (f, f, f, f) if slope is None else tuple(s.ravel() for s in slope)
+    plain = depth == 0 and (steep is None or not (steep != 1.0).any())
+    finite = base[np.isfinite(base)]
+    top = float(finite.max()) if finite.size else 1.0
+    if steep is not None:
+        top *= float(steep.max())
+    cells = (
+        base.ravel(), flat_steep, *flat_slope, base.shape[1], plain,
+        st.dr, st.dc, st.length, st.ux, st.uy,
+        st.piece_start, st.piece_dr, st.piece_dc, st.piece_w,
+    )
+    flats = (f, f)
+    if any(a is not None and a.any() for a in (enter, narrow)):
+        flats = tuple(np.zeros(base.size) if a is None else a.ravel() for a in (enter, narrow))
+    flat_cells, flat_of = np.empty(0, dtype=np.uint8), f
+    if flat:
+        flat_cells, multiplier = np.empty(base.size, dtype=np.uint8), np.zeros(_kernels.WIDE)
+        reach = int(max(np.abs(st.dr).max(), np.abs(st.dc).max()))
+        calm = np.empty(0, dtype=np.uint8)
+        if depth > 0:  # as far as the trails of the shorter paths' stops reach
+            calm = np.empty(base.size, dtype=np.uint8)
+            _kernels.calm_cells(base.ravel(), flat_steep, base.shape[1],
+                                st.onward_window + _kernels.trail_cells(st.length, depth), calm)
+        _kernels.flat_cells(base.ravel(), flat_steep, *flats, base.shape[1], reach, calm,
+                            flat_cells, multiplier)
+        flat_of = np.concatenate([multiplier, multiplier])  # a mark with its WIDE bit too
+    priced = (f, np.empty(0, dtype=np.int8))
+    n = base.size * len(st.dr)
+    if table and n * 9 <= _TABLE_BYTES:
+        priced = (np.empty(n), np.empty(n, dtype=np.int8))
+        _kernels.step_table(*cells, *flats, flat_cells, flat_of, False, i, *priced)
+    # The costliest step: its length at multiplier `top` plus the flat costs of each cell
+    # it crosses; with a table, the dearest step in it (flat costs included), plus what
+    # a rear-rank trail can add to a step (its length at `top`).
+    most = sum(float(a.max(initial=0.0)) for a in flats)
+    with np.errstate(over="ignore"):  # inf: refused by bucket_count
+        costliest = float(np.max(st.length * top + np.diff(st.piece_start) * most))
+    if priced[0].size:
+        finite = priced[0][np.isfinite(priced[0])]
+        trail = float(st.length.max()) * top if depth > 0 else 0.0
+        costliest = min(costliest, float(finite.max(initial=0.0)) + trail)
+    return KernelArgs(*cells, float(depth), *(footprint or (i, i, i, f)),
+                      bucket_count(st, costliest), *priced, flat_cells, flat_of, *flats,
+                      st.onward_start, st.onward)
+
+
+def cost_grid(
+    battlefield: Battlefield, rules: Ruleset, unit: Unit, directions: int = 32
+) -> CostGrid:
+    """Price a battlefield for one unit; built once per (map, unit) and cached.
+
+    Parameters
+    ----------
+    battlefield : Battlefield
+    rules : Ruleset
+    unit : Unit
+        From ``rules.unit(...)``.
+    directions : int
+        Steps of the search neighbourhood: 32 (default), 8, 16 or 48
+        (`engine.grid.neighbourhood`).
+
+    Returns
+    -------
+    CostGrid
+
+    Raises
+    ------
+    InputError
+        A unit that is not one of these rules' profiles, a unit deeper than
+        the table's diagonal, or a neighbourhood that does not exist.
+    MapError
+        A feature names a terrain kind the rules do not define.
+
+    Examples
+    --------
+    >>> from engine import load_map, load_rules
+    >>> rules = load_rules("fantasy-warlord")
+    >>> bf = load_map("maps/examples/archers.geojson")
+    >>> g = cost_grid(bf, rules, rules.unit("humans", ranks=2))
+    >>> float(g.base.max())
+    2.0
+    """
+    instance("battlefield", battlefield, Battlefield, "load_map")
+    instance("rules", rules, Ruleset, "load_rules")
+    rules.check_unit(unit)
+    check_directions(directions)
+    diagonal = math.hypot(battlefield.width, battlefield.height)
+    if unit.depth > diagonal:
+        raise InputError(
+            f"{unit.race} are {unit.depth:g} {battlefield.units} deep, deeper than the "
+            f"{battlefield.width:g} x {battlefield.height:g} table's diagonal ({diagonal:.4g})"
+        )
+    key = ("cost", id(rules), unit.key, directions)
+    cached = battlefield._cache.get(key)
+    if cached is not None:
+        if cached.unit == unit:
+            return cached
+        # A unit that pays the same but moves differently: its own grid, kept too, so
+        # that asking again gives the same grid (flow fields and regions are per grid).
+        twin = battlefield._cache.get((*key, unit))
+        if twin is None:
+            twin = battlefield._cache[(*key, unit)] = cached._for(unit)
+        return twin
+    lay = layers(battlefield, rules)
+    shape = lay.grid.shape
+    mask = unit_mask(lay, rules, unit)
+    combos, combo, base = _price(mask, lay, rules, unit)
+    enter = np.zeros(shape) if unit.flying else lay.crossing
+    narrow = np.zeros(shape)
+    narrows = narrowing(lay, mask, unit)
+    if narrows.any() and rules.formation_change > 0 and not unit.flying:
+        _, _, without = _price(mask & ~narrows, lay, rules, unit)
+        narrow[(narrows != 0) & (base < without)] = rules.formation_change
+
+    steep = np.ones(shape)
+    if not unit.flying:
+        for i, name in enumerate(lay.kinds):
+            kind = rules.terrain[name]
+            for layer_names, covered in ((kind.uphill_layers, lay.mask),
+                                         (kind.steep_layers, lay.steep)):
+                if layer_names:
+                    factor = math.prod(unit.multipliers[s] for s in layer_names)
+                    on = (covered >> np.uint64(i) & np.uint64(1)).astype(bool)
+                    steep[on] = np.maximum(steep[on], factor)
+        steep = np.maximum(steep, lay.climb)
+        if rules.combine == "worst":  # climbing costs the worse of the slope and the ground
+            ok = np.isfinite(base) & (steep > 1.0)
+            steep[ok] = np.maximum(steep[ok] / base[ok], 1.0)
+    h = lay.elevation / lay.grid.cell
+    gxf, gxb, gyf, gyb = (np.zeros(shape) for _ in range(4))
+    gxf[:, :-1] = gxb[:, 1:] = h[:, 1:] - h[:, :-1]
+    gyf[:-1, :] = gyb[1:, :] = h[1:, :] - h[:-1, :]
+    st = steps(lay.grid.cell, directions)
+
+    fp_start, fp_dr, fp_dc, fp_rem = [0], [], [], []
+    for ux, uy in zip(st.ux, st.uy, strict=True):
+        for r, c, rem in trail_behind((0.5, 0.5), (ux, uy), unit.depth / lay.grid.cell):
+            fp_dr.append(r)
+            fp_dc.append(c)
+            fp_rem.append(rem * lay.grid.cell)
+        fp_start.append(len(fp_dr))
+    footprint = (
+        np.array(fp_start, dtype=np.int64),
+        np.array(fp_dr, dtype=np.int64),
+        np.array(fp_dc, dtype=np.int64),
+        np.array(fp_rem, dtype=np.float64),
+    )
+    quantum = np.array([_combo_quantum(c, rules, unit) for c in combos], dtype=np.float64)
+    result = CostGrid(
+        battlefield, rules, unit, lay, base, steep, (gxf, gxb, gyf, gyb), combo, combos, st,
+        footprint, enter, narrow, quantum,
+    )
+    battlefield._cache[key] = result
+    return result

@@ -1,0 +1,193 @@
+"""Rasterising a battlefield's features into terrain layers (`Layers`).
+
+An area feature covers the cells whose centre lies inside it; a line feature
+(a strip of its width) covers every cell it overlaps with positive area, so a
+wall or river is never thinner than the grid can see.  A hill's height rises
+linearly with the distance from its outline, from 0 on the outline to
+``elevation`` on its crest; overlapping hills add up.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import shapely
+
+from .._args import instance
+from ..errors import MapError
+from ..grid import GridSpec
+from ..maps.battlefield import Battlefield
+from ..rules.ruleset import Ruleset, Unit
+
+__all__ = ["Layers", "layers"]
+
+_MAX_KINDS = 64
+
+
+@dataclass(frozen=True, eq=False)
+class Layers:
+    """A battlefield rasterised for one ruleset (profile independent).
+
+    Attributes
+    ----------
+    grid : GridSpec
+    kinds : tuple of str
+        Terrain kinds, bit ``i`` of `mask` standing for ``kinds[i]``.
+    mask : ndarray of uint64, shape ``grid.shape``
+        Which kinds cover each cell.
+    elevation : ndarray of float64
+        Ground height (0 off hills).
+    steep : ndarray of uint64
+        Kinds of the steep hills covering each cell (bits as in `mask`).
+    passage : dict of str to ndarray of float64
+        For each passage kind on the map (``passage = true``: bridge, trail,
+        gateway), the width of its narrowest feature covering each cell,
+        ``inf`` where it has none.  A line's width is its ``width``; a
+        polygon's is the diameter of the largest circle inside it.
+    crossing : ndarray of float64
+        Flat cost of crossing the obstacle covering each cell (its feature's
+        ``cost``, else its kind's ``crossing_cost``; the largest where several
+        do), 0 where there is none.
+    climb : ndarray of float64
+        The uphill multiplier a hill's ``climb`` sets (the largest where hills
+        overlap), 0 where none does.
+    """
+
+    grid: GridSpec
+    kinds: tuple[str, ...]
+    mask: np.ndarray
+    elevation: np.ndarray
+    steep: np.ndarray
+    passage: dict[str, np.ndarray]
+    crossing: np.ndarray
+    climb: np.ndarray
+
+    def bits(self, kinds) -> np.uint64:
+        """The mask bits of those of ``kinds`` this battlefield uses."""
+        out = 0
+        for i, k in enumerate(self.kinds):
+            if k in kinds:
+                out |= 1 << i
+        return np.uint64(out)
+
+
+def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
+    """Rasterise a battlefield's features for a ruleset (cached on the battlefield).
+
+    Raises
+    ------
+    MapError
+        A feature the rules refuse (`Battlefield.check`), or an area that covers
+        no cell's centre.
+    """
+    instance("battlefield", battlefield, Battlefield, "load_map")
+    instance("rules", rules, Ruleset, "load_rules")
+    key = ("layers", rules.source, id(rules))
+    cached = battlefield._cache.get(key)
+    if cached is not None:
+        return cached
+    battlefield.check(rules)
+    grid = battlefield.grid
+    kinds = tuple(sorted({f.terrain for f in battlefield.features}))
+    if len(kinds) > _MAX_KINDS:
+        raise MapError(f"{battlefield.source}: uses {len(kinds)} terrain kinds; at most "
+                       f"{_MAX_KINDS} are supported")
+    bit = {k: np.uint64(1) << np.uint64(i) for i, k in enumerate(kinds)}
+    mask = np.zeros(grid.shape, dtype=np.uint64)
+    steep = np.zeros(grid.shape, dtype=np.uint64)
+    elevation = np.zeros(grid.shape, dtype=np.float64)
+    passage: dict[str, np.ndarray] = {}
+    crossing = np.zeros(grid.shape)
+    climb = np.zeros(grid.shape)
+    for f in battlefield.features:
+        window, cells = _cover(grid, f.area, f.linear)
+        if not cells.any():  # it would change nothing
+            raise MapError(f"{battlefield.source}: {f.label}: covers no cell's centre of the "
+                           f"{grid.cell:g} grid; draw it larger or use a smaller cell")
+        mask[window][cells] |= bit[f.terrain]
+        if rules.terrain[f.terrain].passage:
+            width = f.width if f.linear else 2.0 * shapely.maximum_inscribed_circle(f.full).length
+            widths = passage.setdefault(f.terrain, np.full(grid.shape, np.inf))
+            widths[window][cells] = np.minimum(widths[window][cells], width)
+        flat = rules.terrain[f.terrain].crossing_cost if f.cost is None else f.cost
+        if flat > 0:
+            crossing[window][cells] = np.maximum(crossing[window][cells], flat)
+        if f.elevation > 0:
+            elevation[window] += _hill_height(grid, window, cells, f.full, f.elevation)
+        if f.steep:
+            steep[window][cells] |= bit[f.terrain]
+        if f.climb is not None:
+            climb[window][cells] = np.maximum(climb[window][cells], f.climb)
+    result = Layers(grid, kinds, mask, elevation, steep, passage, crossing, climb)
+    battlefield._cache[key] = result
+    return result
+
+
+def unit_mask(lay: Layers, rules: Ruleset, unit: Unit) -> np.ndarray:
+    """The kinds a unit can make use of in each cell.
+
+    Kinds ``closed_to`` the unit's troop type are dropped everywhere, and
+    each passage kind where it is narrower than one of the unit's figures: a
+    trail then no longer cancels the wood it runs through, a bridge no longer
+    carries the unit over the river.
+    """
+    mask = lay.mask
+    closed = lay.bits([k for k in lay.kinds if unit.troop in rules.terrain[k].closed_to])
+    if closed:
+        mask = mask & ~closed
+    if unit.figure_width > 0:
+        for kind, width in lay.passage.items():
+            mask = np.where(width < unit.figure_width, mask & ~lay.bits([kind]), mask)
+    return mask
+
+
+def narrowing(lay: Layers, mask: np.ndarray, unit: Unit) -> np.ndarray:
+    """Bits of the passage kinds under each cell (in ``mask``) narrower than the unit's
+    frontage."""
+    bits = np.zeros(lay.grid.shape, dtype=np.uint64)
+    for kind, width in lay.passage.items():
+        b = lay.bits([kind])
+        bits |= np.where((mask & b != 0) & (width < unit.frontage), b, np.uint64(0))
+    return bits
+
+
+def _cover(grid: GridSpec, area, linear: bool) -> tuple[tuple[slice, slice], np.ndarray]:
+    """Cells an area covers: a window of the grid and a boolean mask within it."""
+    rows, cols = grid.shape
+    x0, y0, x1, y1 = area.bounds
+    c0, c1 = max(0, math.floor(x0 / grid.cell)), min(cols, math.ceil(x1 / grid.cell))
+    r0, r1 = max(0, math.floor(y0 / grid.cell)), min(rows, math.ceil(y1 / grid.cell))
+    window = (slice(r0, r1), slice(c0, c1))
+    cs = np.arange(c0, c1) * grid.cell
+    rs = np.arange(r0, r1) * grid.cell
+    xs, ys = np.meshgrid(cs, rs)
+    if linear:
+        boxes = shapely.box(xs, ys, xs + grid.cell, ys + grid.cell)
+        shapely.prepare(area)
+        hit = np.flatnonzero(shapely.intersects(area, boxes))
+        inside = np.zeros(xs.shape, dtype=bool)
+        whole = shapely.contains_properly(area, boxes.flat[hit])  # no overlap to measure
+        inside.flat[hit[whole]] = True
+        edge = hit[~whole]
+        inside.flat[edge] = (shapely.area(shapely.intersection(boxes.flat[edge], area))
+                             > 1e-9 * grid.cell**2)
+    else:
+        half = 0.5 * grid.cell
+        inside = shapely.contains_xy(area, xs + half, ys + half)
+    return window, inside
+
+
+def _hill_height(grid: GridSpec, window, cells: np.ndarray, outline, elevation: float):
+    """Height field of one hill within ``window`` (0 outside the hill)."""
+    r, c = window
+    xs, ys = np.meshgrid(
+        (np.arange(c.start, c.stop) + 0.5) * grid.cell,
+        (np.arange(r.start, r.stop) + 0.5) * grid.cell,
+    )
+    crest = shapely.maximum_inscribed_circle(outline).length
+    d = shapely.distance(outline.boundary, shapely.points(xs[cells], ys[cells]))
+    height = np.zeros(xs.shape)
+    height[cells] = elevation * np.minimum(d / crest, 1.0) if crest > 0 else 0.0
+    return height
