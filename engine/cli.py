@@ -16,6 +16,7 @@ from importlib import resources
 
 import numpy as np
 
+from ._version import __version__
 from .errors import EngineError, InputError
 from .maps.geojson import load_map
 from .rules.load import load_rules, shipped_rulesets
@@ -88,6 +89,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Where a unit can go this turn, the cheapest way there, and why it costs "
         "what it costs, priced as the tabletop rules price movement.",
     )
+    parser.add_argument("--version", action="version",
+                        version=f"%(prog)s {__version__} (tabletop-movement)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def unit_args(p: argparse.ArgumentParser, race_required: bool = True,
