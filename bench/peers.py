@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import math
+import os
 import platform
 import resource
 import statistics
@@ -34,7 +35,8 @@ from engine.grid import DIRECTIONS  # noqa: E402
 from engine.maps import load_grid_map, load_scenarios  # noqa: E402
 from engine.search import run_scenarios  # noqa: E402
 
-MOVINGAI = ROOT.parent / "shared" / "movingai"
+# Moving AI's benchmark maps: MOVINGAI_DIR, else the folder laid beside the project.
+MOVINGAI = Path(os.environ.get("MOVINGAI_DIR") or ROOT.parent / "shared" / "movingai")
 TCOD = {"pricing": "destination", "corner_cutting": True, "lengths": (2, 3)}
 TCOD_ASTAR = {"pricing": "destination", "corner_cutting": True, "lengths": (1, 1.41)}
 SKIMAGE = {"pricing": "midpoint", "corner_cutting": True}

@@ -1,5 +1,6 @@
 """Shared fixtures: the shipped rules, and small maps built in memory."""
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,8 @@ import engine
 ROOT = Path(__file__).resolve().parent.parent
 MAPS = ROOT / "maps"
 EXAMPLES = MAPS / "examples"
-SHARED = ROOT.parent / "shared"
+# Moving AI's benchmark maps: MOVINGAI_DIR, else the folder laid beside the project.
+MOVINGAI = Path(os.environ.get("MOVINGAI_DIR") or ROOT.parent / "shared" / "movingai")
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""Battlesystem (../shared/seeds/battlesystem-special-terrain.txt): every worked example
+"""Battlesystem's special terrain rules: every worked example
 through the API and the CLI, and a case for each rule that fails if it is priced wrong."""
 
 import json
@@ -323,8 +323,7 @@ def test_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
     g = grid(bs, feats, width=20, height=12, depth=depth)
     start = (2.125, 6.125)
     r = engine.reach(g, start, 12)
-    from engine.search import _kernels
-    from engine.search import _state, front
+    from engine.search import _kernels, _state, front
 
     ws = _state._workspace(g)
     source = front._start_cell(g, start, "start")

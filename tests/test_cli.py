@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+import engine
 from engine.cli import main
 
 from .conftest import EXAMPLES, MAPS, ROOT, battlefield, feature, line, rect
@@ -156,3 +157,10 @@ def test_flow_at_move_0_counts_no_turns(capsys):
             "--from", "20,20", "--move", "0"]
     assert main(argv) == 0
     assert capsys.readouterr().out.splitlines()[1].endswith("80 steps, never at move 0")  # was 0
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out == f"engine {engine.__version__} (tabletop-movement)\n"

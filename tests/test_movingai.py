@@ -12,11 +12,10 @@ from engine.cli import main
 from engine.maps import load_grid_map, load_scenarios, map_for
 from engine.search import run_scenarios
 
-from .conftest import SHARED
+from .conftest import MOVINGAI
 
-MOVINGAI = SHARED / "movingai"
 PAIRS = sorted(p.name[:-4] for p in MOVINGAI.glob("*.map")) if MOVINGAI.is_dir() else []
-needs_data = pytest.mark.skipif(not PAIRS, reason="../shared/movingai is not beside the project")
+needs_data = pytest.mark.skipif(not PAIRS, reason="no Moving AI maps (set MOVINGAI_DIR)")
 
 
 def write(tmp_path, name, text):

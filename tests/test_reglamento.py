@@ -1,4 +1,4 @@
-"""The Reglamento (../shared/seeds/reglamento-terreno-y-movimiento.txt): every worked
+"""The Reglamento (terreno y movimiento): every worked
 example through the API and the CLI, and a case for each rule."""
 
 import json

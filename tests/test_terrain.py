@@ -1,4 +1,4 @@
-"""Movement semantics (DESIGN.md section 3), each with a case that fails if priced wrong."""
+"""Movement semantics, each with a case that fails if it is priced wrong."""
 
 import math
 from importlib import resources
