@@ -1,6 +1,9 @@
 """The engine against other Python pathfinders, on identical inputs; writes bench/RESULTS.md.
 
-Run: ``python bench/peers.py`` (``--quick`` for a short smoke run that writes nothing).
+Run: ``python bench/peers.py`` (``--quick`` for a short smoke run that writes nothing;
+``--json PATH`` writes the comparison table's rows there as JSON instead of writing
+bench/RESULTS.md, and skips the accuracy, memory and start-up sections: `bench/ab.py`
+runs it so in two revisions of the engine).
 
 Every comparison first computes both answers and checks them equal, under one
 convention: the engine answers under the peer's own (``engine.terrain.steps``:
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import math
 import os
 import platform
@@ -364,6 +368,7 @@ def peak_memory_4096() -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, few rounds, no file")
+    ap.add_argument("--json", type=Path, help="write the table's rows here, and nothing else")
     args = ap.parse_args()
     t = Table()
     sizes = (256,) if args.quick else (256, 1024, 2048)
@@ -376,6 +381,10 @@ def main() -> None:
     for ranks in (0, 1, 2):  # 1: the rules' default unit
         many_units(t, ranks, 3 * rounds)  # ~50 ms a call: more calls, a steadier median
     movingai = moving_ai(t, 20 if args.quick else None) if MOVINGAI.is_dir() else []
+    if args.json:
+        keys = ("workload", "peer", "engine_ms", "peer_ms", "ratio", "note")
+        args.json.write_text(json.dumps([dict(zip(keys, row, strict=True)) for row in t.rows]))
+        return
     acc = accuracy()
     memory = peak_memory_4096() if not args.quick else "not measured (--quick)"
     cold = subprocess.run([sys.executable, str(ROOT / "bench" / "cold_start.py")],
