@@ -6,7 +6,7 @@ bench/RESULTS.md, and skips the accuracy, memory and start-up sections: `bench/a
 runs it so in two revisions of the engine).
 
 Every comparison first computes both answers and checks them equal, under one
-convention: the engine answers under the peer's own (``engine.terrain.steps``:
+convention: the engine answers under the peer's own (``engine.terrain.lattice.steps``:
 ``pricing``, ``corner_cutting``, ``lengths``), or the peer is given the engine's
 step costs (scipy and networkx, as graphs).  Only then is anything timed.
 Times are medians of several calls after a warm-up call, in milliseconds.

@@ -7,6 +7,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+__all__ = ["prefetch", "shared_get", "shared_set"]
+
 
 @intrinsic
 def prefetch(typingctx, arr, i):

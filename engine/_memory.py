@@ -1,4 +1,4 @@
-"""How much memory the engine may use for grids (half of what is available)."""
+"""The memory the engine sizes its grids against: bytes a cell needs, and the machine's."""
 
 from __future__ import annotations
 

@@ -160,7 +160,7 @@ def render_png(
     title : str, optional
         Defaults to a summary of the unit, the reach and the route.
     network : Network, optional
-        From `engine.network.describe`: the graph, chokepoints and regions.
+        From `engine.terrain.roads.describe`: the graph, chokepoints and regions.
 
     Raises
     ------
@@ -321,7 +321,7 @@ def render_viewshed_png(
         The battlefield's terrain layers (`engine.terrain.layers`).
     observer : (x, y)
     seen : ndarray of bool
-        The viewshed (`engine.visibility.viewshed`), shape ``lay.grid.shape``.
+        The viewshed (`engine.ai.visibility.viewshed`), shape ``lay.grid.shape``.
     target : ((x, y), bool), optional
         A target and whether the observer sees it.
     title : str

@@ -1,4 +1,4 @@
-"""numba kernels for lines of sight (private; `engine.visibility` is the front).
+"""numba kernels for lines of sight (private; `engine.ai.visibility` is the front).
 
 A sight line runs from the observer's exact point to the target's.  It is
 walked cell by cell with the exact grid walk (Amanatides and Woo): the
@@ -31,7 +31,7 @@ corner directions and distances, padded) and keep ``_SLACK`` to spare, so
 the result is the same as a line to every cell; only the time differs.
 
 All kernels compile lazily with ``cache=True``; inputs are clean arrays
-(`engine.visibility` checks them).
+(`engine.ai.visibility` checks them).
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ import math
 
 import numpy as np
 from numba import njit, prange
+
+__all__ = ["distance", "free_cells", "march", "tiles", "viewshed"]
 
 _TOL = 1e-9  # table units: ground this close under the line does not block
 _SPREAD = 5.5  # the horizon table's direction bins per cell of its reach (then a power of 2)

@@ -11,7 +11,7 @@
 - `choose_position`: the cells a unit can reach this turn, ranked by a
   weighted score of progress, cover, concealment, threat and disorder.
 
-Turns are counted as `engine.search.route` counts them: a unit spends its
+Turns are counted as `engine.route` counts them: a unit spends its
 whole allowance each turn but the last, stopping wherever that runs out, and
 carries nothing over; a cell whose cheapest route costs ``c`` takes
 ``ceil(c / allowance)`` turns.

@@ -27,7 +27,7 @@ from ..rules.ruleset import Ruleset
 from ..search.front import Route, route
 from ..search.pricing import price_path
 from ..terrain.costgrid import CostGrid
-from ..terrain.ground import _combo_layers
+from ..terrain.ground import combo_layers
 
 __all__ = ["BuildingEntry", "ChargeCheck", "Manoeuvre", "can_charge", "enter_building", "manoeuvre"]
 
@@ -217,7 +217,7 @@ def _special(grid: CostGrid, r: int, c: int) -> list[str]:
     rules, lay = grid.rules, grid.layers
     kinds = tuple(k for i, k in enumerate(lay.kinds) if int(lay.mask[r, c]) >> i & 1)
     walker = dataclasses.replace(grid.unit, flying=False, swimming=False)
-    on = _combo_layers(kinds, rules, walker)
+    on = combo_layers(kinds, rules, walker)
     if on is None:
         on = {n for k in kinds for n in rules.terrain[k].layers}
     classes = rules.irregular_in or _SPECIAL

@@ -55,7 +55,7 @@ class Threat:
 
     @functools.cached_property
     def seen_by(self) -> np.ndarray:
-        """How many of the enemies see each cell (`engine.visibility.viewshed`)."""
+        """How many of the enemies see each cell (`engine.ai.visibility.viewshed`)."""
         out = np.zeros(self.count.shape, dtype=np.int16)
         for unit, xy in self.enemies:
             out += viewshed(self.battlefield, self.rules, xy, flying=unit.flying)

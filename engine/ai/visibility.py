@@ -30,7 +30,7 @@ ground figures see and are seen.  Fantasy Warlord, read as follows:
 
 On the grid: the elevation, and whether a point conceals, are those of the
 cell holding it (`engine.terrain.layers`); the line is walked through every
-cell it crosses (`engine._sight`).  The ground under the observer and under
+cell it crosses (`engine.ai._sight`).  The ground under the observer and under
 the target never blocks.  Distances are exact, between the exact points.
 """
 

@@ -12,12 +12,14 @@ import numpy as np
 from ..terrain.costgrid import CostGrid
 from . import _kernels
 
+__all__: list[str] = []  # private: the search's own modules use it
+
 if TYPE_CHECKING:
     from .raw import _RawGrid
 
 # Costs are sums of float products; a cell exactly at the allowance must count.
 _SLACK = 1e-9
-# No landmark bounds for A* (`engine.highway` passes its own).
+# No landmark bounds for A* (`engine.search.highway` passes its own).
 _NO_LANDMARKS = (np.empty((0, 0), dtype=np.float32), np.empty((2, 0), dtype=np.float32))
 _NO_ROWS = (np.empty(0, dtype=np.int32), np.empty(0))  # `CostGrid.outgoing_steps` not built
 

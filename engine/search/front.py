@@ -331,7 +331,7 @@ def _polyline(g: CostGrid, cells: list[int]) -> list[tuple[float, float]]:
 
 def _join(g: CostGrid, start, goal, centres: list) -> tuple[list, Pricing, np.ndarray]:
     """The exact start and goal joined to the cell-centre path, priced (and the rows
-    of its pieces, `engine.pricing._price`).
+    of its pieces, `engine.search.pricing._price`).
 
     The end centres are dropped where going straight to the exact point is
     still passable, so a route does not overshoot into the middle of a cell.
@@ -358,7 +358,7 @@ def _turns(rows: np.ndarray, cost: float, per_turn: float):
     """Turns needed and where each full turn ends (leftover is not carried over).
 
     ``rows`` are the path's pieces, ``(x0, y0, x1, y1, length, cost, level)``
-    (`engine.pricing._price`); they are straight, so a stop is found by
+    (`engine.search.pricing._price`); they are straight, so a stop is found by
     interpolating within one.
     """
     if cost <= _SLACK:

@@ -4,7 +4,7 @@ A `Highway` is built once per (map, unit).  It places landmarks on the road
 network (its far ends first: road ends at the table's edge, then bridges,
 fords and junctions, spread out by farthest-point choice) and stores every
 cell's exact cost *to* each landmark, as the grid search itself prices it but
-without the rear ranks (a flow field, `engine.ai.flow_field`, on every
+without the rear ranks (a flow field, `engine.search.flow_field`, on every
 core), in float32.  A route is then A* with the landmark (ALT) lower bound
 
     cost(v -> goal) >= cost(v -> L) - cost(goal -> L)
@@ -426,7 +426,7 @@ def _blocks(grid: CostGrid, fields: np.ndarray) -> _Blocks | None:
 
 
 def _cost_to_any(grid: CostGrid, cells: np.ndarray) -> np.ndarray:
-    """Every cell's cost to the nearest of some cells (`ai._costs_to`), the cells taken
+    """Every cell's cost to the nearest of some cells (`flow._costs_to`), the cells taken
     in halves while they are too many for one queue."""
     field = _costs_to(grid, cells)
     if field is not None:

@@ -56,7 +56,7 @@ def cost_field(
         Stop once every cell within it is settled (``inf``: the whole grid).
     **convention
         ``pricing``, ``corner_cutting`` and ``lengths``, to answer under
-        another pathfinder's convention (see `engine.terrain.steps`).
+        another pathfinder's convention (see `engine.terrain.lattice.steps`).
 
     Returns
     -------
@@ -135,7 +135,7 @@ class GridRouter:
         Steps of the neighbourhood: 8 is 8-connected (straight 1, diagonal
         sqrt 2, no corner cutting: the Moving AI convention).
     **convention
-        ``pricing``, ``corner_cutting``, ``lengths`` (see `engine.terrain.steps`).
+        ``pricing``, ``corner_cutting``, ``lengths`` (see `engine.terrain.lattice.steps`).
 
     Examples
     --------

@@ -13,6 +13,22 @@ import math
 import numpy as np
 from numba import njit, prange
 
+__all__ = [
+    "RISING",
+    "TRAIL",
+    "UNIFORM",
+    "UPHILL_TOL",
+    "WIDE",
+    "calm_cells",
+    "climb",
+    "entry",
+    "flat_cells",
+    "ground",
+    "step_rows",
+    "step_table",
+    "trail_cells",
+]
+
 UPHILL_TOL = 1e-9
 TRAIL = 8  # deque capacity; distinct multiplier levels a footprint can hold exactly
 WIDE = 128  # bit of a `flat_cells` mark: no heavier ground farther around
@@ -87,7 +103,7 @@ def step_table(
     With ``incoming``, row r prices instead the steps into cell ``into[r]``
     (cells that are not flat): ``cost[r * K + k]`` is step k's out of the cell
     ``into[r] - step k`` (``inf`` off the grid), the row the flow kernel
-    (`engine._flow.reverse_search`) reads when it expands that cell.  Without
+    (`engine.search._kernels.flow.reverse_search`) reads when it expands that cell.  Without
     it, a non-empty ``into`` asks for the rows of those cells alone: row r
     prices the steps out of ``into[r]``.
     """

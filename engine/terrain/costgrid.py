@@ -33,7 +33,7 @@ from ..grid import GridSpec, check_directions
 from ..maps.battlefield import Battlefield
 from ..rules.ruleset import Ruleset, Unit
 from . import _kernels
-from .ground import _combo_quantum, _price
+from .ground import combo_quantum, price_kinds
 from .lattice import Steps, _distinct_rows, bucket_count, steps, trail_behind
 from .raster import Layers, layers, narrowing, unit_mask
 
@@ -153,7 +153,7 @@ class CostGrid:
 
         ``(row, cost)``: ``cost[row[b] * K + k]`` is step k's price into cell b,
         ``row`` -1 for the other cells (`_kernels.step_table`'s incoming rows,
-        built on every thread by `_flow.step_rows`).  Cells with equal rows
+        built on every thread by `_kernels.step_rows`).  Cells with equal rows
         share one (the cells along a wood's straight edge): 976 rows serve the
         116k such cells of the 2048² battlefield in bench/, and 99k the 1.1M
         of the 2048² campaign map, so the table kept is small.  Rows are built
@@ -367,12 +367,12 @@ def cost_grid(
     lay = layers(battlefield, rules)
     shape = lay.grid.shape
     mask = unit_mask(lay, rules, unit)
-    combos, combo, base = _price(mask, lay, rules, unit)
+    combos, combo, base = price_kinds(mask, lay, rules, unit)
     enter = np.zeros(shape) if unit.flying else lay.crossing
     narrow = np.zeros(shape)
     narrows = narrowing(lay, mask, unit)
     if narrows.any() and rules.formation_change > 0 and not unit.flying:
-        _, _, without = _price(mask & ~narrows, lay, rules, unit)
+        _, _, without = price_kinds(mask & ~narrows, lay, rules, unit)
         narrow[(narrows != 0) & (base < without)] = rules.formation_change
 
     steep = np.ones(shape)
@@ -408,7 +408,7 @@ def cost_grid(
         np.array(fp_dc, dtype=np.int64),
         np.array(fp_rem, dtype=np.float64),
     )
-    quantum = np.array([_combo_quantum(c, rules, unit) for c in combos], dtype=np.float64)
+    quantum = np.array([combo_quantum(c, rules, unit) for c in combos], dtype=np.float64)
     result = CostGrid(
         battlefield, rules, unit, lay, base, steep, (gxf, gxb, gyf, gyb), combo, combos, st,
         footprint, enter, narrow, quantum,

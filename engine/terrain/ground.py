@@ -12,40 +12,42 @@ import numpy as np
 from ..rules.ruleset import Ruleset, TerrainKind, Unit
 from .raster import Layers
 
+__all__ = ["combo_layers", "combo_multiplier", "combo_quantum", "layers_multiplier", "price_kinds"]
 
-def _price(mask: np.ndarray, lay: Layers, rules: Ruleset, unit: Unit):
+
+def price_kinds(mask: np.ndarray, lay: Layers, rules: Ruleset, unit: Unit):
     """``(combos, combo, base)`` of a kind mask: the kind sets, each cell's index
     into them and each cell's multiplier."""
     combo_ids, inverse = np.unique(mask, return_inverse=True)
     combos = [tuple(k for i, k in enumerate(lay.kinds) if int(b) >> i & 1) for b in combo_ids]
-    prices = np.array([_combo_multiplier(c, rules, unit) for c in combos], dtype=np.float64)
+    prices = np.array([combo_multiplier(c, rules, unit) for c in combos], dtype=np.float64)
     combo = inverse.reshape(mask.shape).astype(np.int32)
     return combos, combo, prices[combo]
 
 
-def _combo_multiplier(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> float:
+def combo_multiplier(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> float:
     """Multiplier of ground covered by ``kinds`` for ``unit`` (DESIGN.md section 3).
 
     Layers multiply; each layer counts once however many features bring it.
     """
-    on = _combo_layers(kinds, rules, unit)
-    return math.inf if on is None else _layers_multiplier(on, rules, unit)
+    on = combo_layers(kinds, rules, unit)
+    return math.inf if on is None else layers_multiplier(on, rules, unit)
 
 
-def _layers_multiplier(on: set[str], rules: Ruleset, unit: Unit) -> float:
+def layers_multiplier(on: set[str], rules: Ruleset, unit: Unit) -> float:
     """Multiplier of the layers ``on`` for ``unit``, combined as the rules say."""
     rates = [unit.multipliers[name] for name in on]
     return max(rates, default=1.0) if rules.combine == "worst" else math.prod(rates)
 
 
-def _combo_quantum(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> float:
+def combo_quantum(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> float:
     """The quantum the ground covered by ``kinds`` is charged in (0: none; the
     smallest where several layers have one)."""
-    on = _combo_layers(kinds, rules, unit) or ()
+    on = combo_layers(kinds, rules, unit) or ()
     return min((unit.quanta[name] for name in on if name in unit.quanta), default=0.0)
 
 
-def _combo_layers(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> set[str] | None:
+def combo_layers(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> set[str] | None:
     """The layers a unit pays on ground covered by ``kinds``; None where it is impassable.
 
     A river is impassable unless a crossing (bridge, ford) lies over it, whose
@@ -81,4 +83,4 @@ def _combo_layers(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> set[str
     cancelled = {c for s in specs for c in s.cancels}
     options = [{name for name in on_layers.union(way) if rules.layers[name] not in cancelled}
                for way in ways]
-    return min(options, key=lambda on: _layers_multiplier(on, rules, unit))
+    return min(options, key=lambda on: layers_multiplier(on, rules, unit))

@@ -14,6 +14,8 @@ from .._args import flag, point
 from ..errors import InputError
 from ..grid import neighbourhood, segment_cells
 
+__all__ = ["PRICINGS", "Steps", "bucket_count", "onward_steps", "steps", "trail_behind"]
+
 # Most buckets a search's queue may have (a power of two): A* on a raw grid keeps four
 # times as many rows of stack, at least 64 bytes each (`_kernels.stack_width`), so the
 # first stack is at most 16 MiB; its sizes (8 bytes a row) are 2 MiB.

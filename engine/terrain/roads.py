@@ -36,7 +36,7 @@ from ..errors import InputError
 from ..grid import GridSpec
 from ..maps.battlefield import Battlefield, Feature, _line_parts
 from ..rules.ruleset import Ruleset, Unit
-from .ground import _combo_multiplier
+from .ground import combo_multiplier
 from .raster import _cover, layers, unit_mask
 
 if TYPE_CHECKING:
@@ -276,7 +276,7 @@ def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
         for b in np.unique(bits):
             if int(b) not in prices:
                 kinds = tuple(k for i, k in enumerate(lay.kinds) if int(b) >> i & 1)
-                prices[int(b)] = _combo_multiplier(kinds, rules, unit)
+                prices[int(b)] = combo_multiplier(kinds, rules, unit)
             out[bits == b] = math.isfinite(prices[int(b)])
         return out
 
