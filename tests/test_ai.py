@@ -539,18 +539,19 @@ def test_choose_position_rejects_bad_input(rules, demo):
         choose_position(g, (20, 200))
 
 
-def test_readme_example_prints_what_its_comments_say(monkeypatch, capsys):
+def test_guide_example_prints_what_it_shows(monkeypatch, capsys):
     from .conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text("utf-8")
-    block = readme.split("## AI: armies")[1].split("```python\n")[1].split("```")[0]
+    guide = (ROOT / "docs" / "ai.md").read_text("utf-8")
+    section = guide.split("## Choosing a position")[1]
+    block = section.split("```python\n")[1].split("```")[0]
+    shown = section.split("```text\n")[1].split("```")[0]
     monkeypatch.chdir(ROOT)
-    exec(compile(block, "README.md", "exec"), {})
+    exec(compile(block, "docs/ai.md", "exec"), {})
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("2 [(1, 3.4203") and out[1] == "4"
     assert out[2] == "71.85 cm to the objective, 50 steps"
-    shown = [line[2:] for line in block.splitlines() if line.startswith("# (")]
-    assert out[3:] == shown
+    assert out == shown.splitlines()
 
 
 @pytest.mark.parametrize(("item", "words"), [

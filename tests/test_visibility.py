@@ -2,7 +2,6 @@
 
 import json
 import math
-import re
 import sys
 
 import numpy as np
@@ -286,11 +285,12 @@ def test_cli_visible_errors_are_one_line_exit_2(tmp_path, capsys, argv, words):
     assert out == "" and err.count("\n") == 1 and words in err and "Traceback" not in err
 
 
-def test_readme_visibility_example_runs(monkeypatch, capsys):
+def test_guide_visibility_example_runs(monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
-    readme = (ROOT / "README.md").read_text("utf-8")
-    (block,) = re.findall(r"```py\n(.*?)```", readme, re.S)
-    exec(compile(block, "README.md", "exec"), {})
+    guide = (ROOT / "docs" / "ai.md").read_text("utf-8")
+    section = guide.split("## Visibility and terrain effects")[1]
+    block = section.split("```python\n")[1].split("```")[0]
+    exec(compile(block, "docs/ai.md", "exec"), {})
     out = capsys.readouterr().out
     assert out.startswith("False blocked by woods at (37.75, 42.25)")
     assert "medium 5.0 True False" in out
