@@ -1,6 +1,6 @@
 """Rulesets as data: terrain kinds, layers, races and their multipliers (TOML).
 
-A rules file has these tables (the README's "Rules files" has a full example;
+A rules file has these tables (docs/rules.md has a full example;
 the shipped files in ``engine/rules/`` are commented throughout):
 
 ``[ruleset]``

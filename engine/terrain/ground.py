@@ -26,7 +26,7 @@ def price_kinds(mask: np.ndarray, lay: Layers, rules: Ruleset, unit: Unit):
 
 
 def combo_multiplier(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> float:
-    """Multiplier of ground covered by ``kinds`` for ``unit`` (DESIGN.md section 3).
+    """Multiplier of ground covered by ``kinds`` for ``unit``.
 
     Layers multiply; each layer counts once however many features bring it.
     """
