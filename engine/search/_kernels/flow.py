@@ -8,6 +8,7 @@ from numba import njit, prange
 
 from ..._intrinsics import prefetch
 from ...terrain._kernels import climb, entry
+from .astar import push_row
 
 AHEAD = 4  # pops between asking for what a queued cell's expansion reads and reading it
 # A queue entry is a cell and the step that reached it: ``cell << STEP_BITS | step``,
@@ -200,17 +201,42 @@ def reverse_search(
     with a wider one; unless ``done`` is empty, the expanded cells of the band
     are listed in it, as many as it holds) and of offers posted.
     """
-    ncell = dist.shape[0]
-    rows = ncell // cols
-    nsteps = step_dr.shape[0]
-    entering = enter.shape[0] > 0
+    # What the search reads, grouped (numba inlines a call of at most 30 arguments),
+    # everything it would allocate or reduce made here (`_reverse_search`).
     step_off = step_dr * cols + step_dc
     reach = max(np.abs(step_dr).max(), np.abs(step_dc).max())
-    on_off = step_off[onward]  # the onward steps' offsets and lengths, in their order
-    on_len = step_len[onward]
-    size = np.zeros(nb, dtype=np.int64)
-    ring = nb - 1
-    width = step_len.min()
+    ground = (base, steep, gxf, gxb, gyf, gyb, plain, enter, narrow)
+    steps = (step_dr, step_dc, step_off, step_len, ux, uy)
+    pieces = (piece_start, piece_dr, piece_dc, piece_w)
+    # The onward steps' offsets and lengths, in their order.
+    flats = (flat, flat_of, onward_start, onward, step_off[onward], step_len[onward])
+    posts = (post_cell, post_step, post_cost)
+    return _reverse_search(ground, steps, pieces, flats, in_row, in_cost, cols, reach,
+                           step_len.min(), seeds, limit, lo, hi, dist, step, stack,
+                           np.zeros(nb, dtype=np.int64), posts, done)
+
+
+# `_reverse_search` runs without numba's reference counting (``_nrt=False``), as
+# `_kernels.astar._search_plain` does, and for the same reason: with it on, the arrays
+# its inlined helpers take would be counted up and down on every pop.  So it is handed
+# every array it reads and calls no numpy function: `reverse_search` makes them.
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _reverse_search(
+    ground, steps, pieces, flats, in_row, in_cost, cols, reach, width, seeds, limit, lo, hi,
+    dist, step, stack, size, posts, done,
+):
+    """`reverse_search`'s loop, over its arrays in groups: ``ground`` (``base`` to
+    ``gyb``, ``plain``, ``enter``, ``narrow``), ``steps`` (``step_dr``,
+    ``step_dc``, their offsets, ``step_len``, ``ux``, ``uy``), ``pieces``,
+    ``flats`` (``flat``, ``flat_of``, ``onward_start``, ``onward`` and the
+    onward steps' offsets and lengths) and ``posts`` (``post_*``); ``reach``
+    is the longest step's in rows or columns, ``width`` the shortest's length (a
+    bucket's), ``size`` the buckets' (zeros)."""
+    ncell = dist.shape[0]
+    rows = ncell // cols
+    step_len = steps[3]
+    flat, flat_of = flats[0], flats[1]
+    ring = size.shape[0] - 1
     per_width = (1.0 / width) * (1.0 + 1e-12)
     queued = 0
     sent = 0
@@ -222,65 +248,20 @@ def reverse_search(
         if queued == 0:
             if next_seed == nseed:
                 break
-            s = seeds[next_seed]
-            key = int(dist[s] * per_width) if lo <= s < hi else 0
-            current = max(current, key)
-        while next_seed < nseed:  # seeds join as the search reaches their cost
-            s = seeds[next_seed]
-            key = int(dist[s] * per_width) if lo <= s < hi else 0
-            if key > current:
-                break
-            slot = current & ring
-            if size[slot] == stack.shape[1]:
-                return -1, sent
-            k = step[s] if lo <= s < hi and step[s] >= 0 else NO_STEP
-            stack[slot, size[slot]] = (s << STEP_BITS) | k
-            size[slot] += 1
-            queued += 1
-            next_seed += 1
+            current = max(current, _seed_key(seeds[next_seed], lo, hi, dist, per_width))
+        next_seed, queued, room = _join_seeds(seeds, next_seed, current, lo, hi, dist, step,
+                                              per_width, stack, size, ring, queued)
+        if not room:
+            return -1, sent
         if size[current & ring] == 0:
             current += 1
             continue
         if current * width > limit:
             break
-        # Unsigned indices (here and in the flat loop) spare numba's test for a
-        # negative one: about 6% of the 2048² field.
-        slot = np.uint64(current & ring)
-        size[slot] -= 1
-        top = np.uint64(size[slot])
-        popped = np.uint64(stack[slot, top])
-        b = popped >> np.uint64(STEP_BITS)
-        b_step = np.int64(popped & np.uint64(NO_STEP))
+        b, b_step, slot, top = _pop_entry(stack, size, np.uint64(current & ring))
         queued -= 1
-        # A bucket pops last in, first out, and the cells it holds lie far apart
-        # in memory: fetch what the cells further down will read, their own
-        # cost and mark 2 * AHEAD pops ahead, then (with those in cache) the costs
-        # of the cells they offer to, or their rows of `in_cost`, AHEAD pops ahead.
-        if top >= 2 * AHEAD:
-            c = np.int64(stack[slot, top - 2 * AHEAD]) >> STEP_BITS
-            prefetch(dist, c)
-            prefetch(flat, c)
-        if top >= AHEAD:
-            ahead = np.int64(stack[slot, top - AHEAD])
-            c = ahead >> STEP_BITS
-            if flat_of[flat[c]] > 0.0:
-                own_step = ahead & NO_STEP if ahead & NO_STEP != NO_STEP else nsteps
-                for q in range(onward_start[own_step], onward_start[own_step + 1]):
-                    prefetch(dist, c - on_off[q])
-            else:
-                into = np.int64(in_row[c]) * nsteps
-                if into >= 0:  # its row's lines (a row need not start on one)
-                    for k in range(0, nsteps, 8):
-                        prefetch(in_cost, into + k)
-                    prefetch(in_cost, into + nsteps - 1)
-                for dr in range(-reach, reach + 1):  # the lines of its box, row by row
-                    i = c + dr * cols
-                    if reach <= i < ncell - reach:
-                        prefetch(dist, i - reach)
-                        prefetch(dist, i + reach)
-                        if into < 0:
-                            prefetch(base, i - reach)
-                            prefetch(base, i + reach)
+        _prefetch_ahead(stack, slot, top, ground[0], dist, flats, in_row, in_cost, cols,
+                        reach, ncell, step_len.shape[0])
         own = lo <= np.int64(b) < hi  # signed: a comparison with uint64 goes through floats
         if own:
             db = dist[b]
@@ -294,101 +275,219 @@ def reverse_search(
         settled += 1
         fb = flat_of[flat[b]]
         if fb > 0.0:
-            # Every step into a flat cell lies inside its box: on the grid, over
-            # one multiplier, at that times its length.  A loop of its own, over the
-            # steps b's own step leaves worth taking before it (`terrain.onward_steps`:
-            # a pair kept one way round is kept the other).
-            row = b_step if b_step != NO_STEP else nsteps
-            for q in range(onward_start[row], onward_start[row + 1]):
-                k = onward[q]
-                a = b - on_off[q]
-                nd = db + fb * on_len[q]
-                if nd > limit:
-                    continue
-                if a < lo or a >= hi:
-                    if own:
-                        post_cell[sent] = a
-                        post_step[sent] = k
-                        post_cost[sent] = nd
-                        sent += 1
-                    continue
-                ua = np.uint64(a)
-                da = dist[ua]
-                if nd < da:
-                    dist[ua] = nd
-                    step[ua] = k
-                    slot = np.uint64(int(nd * per_width) & ring)
-                    if size[slot] == stack.shape[1]:
-                        return -1, sent
-                    stack[slot, np.uint64(size[slot])] = ua << np.uint64(STEP_BITS) | np.uint64(k)
-                    size[slot] += 1
-                    queued += 1
-                elif nd == da and k < step[ua]:  # of the cheapest steps, the lowest-numbered
-                    step[ua] = k
-            continue
-        into = np.int64(in_row[b]) * nsteps  # negative: no row, walk the pieces
-        br = np.int64(b) // cols
-        bc = np.int64(b) - br * cols
-        for k in range(nsteps):
-            total = 0.0
-            if into >= 0:
-                total = in_cost[into + k]
-                if total == np.inf:  # off the grid or blocked
-                    continue
-                a = b - step_off[k]
-            else:
-                ar = br - step_dr[k]
-                ac = bc - step_dc[k]
-                if ar < 0 or ar >= rows or ac < 0 or ac >= cols:
-                    continue
-                a = ar * cols + ac
-            inside = lo <= a < hi
-            if inside:
-                if dist[a] < 0.0:  # expanded
-                    continue
-            elif not own:  # its band posts this step
-                continue
-            fa = 0.0 if into >= 0 else flat_of[flat[a]]
-            if fa > 0.0:
-                total = fa * step_len[k]
-            elif into < 0:
-                prev = a
-                for j in range(piece_start[k], piece_start[k + 1]):
-                    i = a + piece_dr[j] * cols + piece_dc[j]
-                    if piece_w[j] == 0.0:  # a corner touch only blocks
-                        if base[i] == np.inf:
-                            total = np.inf
-                            break
-                        continue
-                    g = base[i]
-                    if not plain and steep[i] != 1.0:
-                        g *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux[k], uy[k])
-                    if g == np.inf:
-                        total = np.inf
-                        break
-                    total += piece_w[j] * step_len[k] * g
-                    if entering:
-                        total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
-                    prev = i
-            nd = db + total
-            if not nd <= limit:  # inf and NaN too
-                continue
-            if not inside:
-                post_cell[sent] = a
-                post_step[sent] = k
-                post_cost[sent] = nd
-                sent += 1
-                continue
-            if not nd < dist[a]:
-                if nd == dist[a] and k < step[a]:
-                    step[a] = k
-                continue
-            dist[a] = nd
-            step[a] = k
-            slot = int(nd * per_width) & ring
-            if size[slot] == stack.shape[1]:
-                return -1, sent
-            stack[slot, size[slot]] = (a << STEP_BITS) | k
-            size[slot] += 1
-            queued += 1
+            sent, queued, room = _offer_flat(b, b_step, db, fb, own, flats, step_len.shape[0],
+                                             lo, hi, limit, per_width, dist, step, stack, size,
+                                             ring, posts, sent, queued)
+        else:
+            sent, queued, room = _offer_steps(b, db, own, ground, steps, pieces, flats, in_row,
+                                              in_cost, rows, cols, lo, hi, limit, per_width,
+                                              dist, step, stack, size, ring, posts, sent, queued)
+        if not room:
+            return -1, sent
     return settled, sent
+
+
+@njit(inline="always", cache=True)
+def _seed_key(s, lo, hi, dist, per_width):
+    """The bucket seed ``s`` joins: its cost's, or 0 for a goal outside the band."""
+    return int(dist[s] * per_width) if lo <= s < hi else 0
+
+
+@njit(inline="always", cache=True)
+def _join_seeds(seeds, next_seed, current, lo, hi, dist, step, per_width, stack, size, ring,
+                queued):
+    """Queue the seeds from ``next_seed`` on that the search has reached (their bucket
+    is ``current`` or lower), each with its step (``NO_STEP`` for a goal).  Returns
+    ``(next_seed, queued, room)``, room False if the bucket's row is full."""
+    while next_seed < seeds.shape[0]:
+        s = seeds[next_seed]
+        if _seed_key(s, lo, hi, dist, per_width) > current:
+            break
+        k = step[s] if lo <= s < hi and step[s] >= 0 else NO_STEP
+        if not push_row(stack, size, current & ring, (s << STEP_BITS) | k):
+            return next_seed, queued, False
+        queued += 1
+        next_seed += 1
+    return next_seed, queued, True
+
+
+@njit(inline="always", cache=True)
+def _pop_entry(stack, size, slot):
+    """Take the newest entry off bucket ``slot`` (uint64); returns its cell (uint64),
+    the step that reached it (``NO_STEP`` for none), and where it lay: ``slot`` and
+    its row's ``top``, now the number of entries below it."""
+    # Unsigned indices (here and in `_offer_flat`) spare numba's test for a negative
+    # one: about 6% of the 2048² field.
+    size[slot] -= 1
+    top = np.uint64(size[slot])
+    popped = np.uint64(stack[slot, top])
+    return popped >> np.uint64(STEP_BITS), np.int64(popped & np.uint64(NO_STEP)), slot, top
+
+
+@njit(inline="always", cache=True)
+def _prefetch_ahead(stack, slot, top, base, dist, flats, in_row, in_cost, cols, reach, ncell,
+                    nsteps):
+    """Ask for what the entries further down bucket ``slot`` will read (no effect on any
+    result).  A bucket pops last in, first out, and the cells it holds lie far apart
+    in memory: the cell ``2 * AHEAD`` pops ahead, its cost and mark; then (with those
+    in cache) the cell ``AHEAD`` pops ahead, the costs of the cells it offers to and
+    their ground, or its row of ``in_cost``."""
+    flat, flat_of, onward_start, _, on_off, _ = flats
+    if top >= 2 * AHEAD:
+        c = np.int64(stack[slot, top - 2 * AHEAD]) >> STEP_BITS
+        prefetch(dist, c)
+        prefetch(flat, c)
+    if top < AHEAD:
+        return
+    ahead = np.int64(stack[slot, top - AHEAD])
+    c = ahead >> STEP_BITS
+    if flat_of[flat[c]] > 0.0:
+        own_step = ahead & NO_STEP if ahead & NO_STEP != NO_STEP else nsteps
+        for q in range(np.uint64(onward_start[own_step]), np.uint64(onward_start[own_step + 1])):
+            prefetch(dist, c - on_off[q])
+        return
+    into = np.int64(in_row[c]) * nsteps
+    if into >= 0:  # its row's lines (a row need not start on one)
+        for k in range(0, nsteps, 8):
+            prefetch(in_cost, into + k)
+        prefetch(in_cost, into + nsteps - 1)
+    for dr in range(-reach, reach + 1):  # the lines of its box, row by row
+        i = c + dr * cols
+        if reach <= i < ncell - reach:
+            prefetch(dist, i - reach)
+            prefetch(dist, i + reach)
+            if into < 0:
+                prefetch(base, i - reach)
+                prefetch(base, i + reach)
+
+
+@njit(inline="always", cache=True)
+def _post(posts, sent, a, k, nd):
+    """Post the offer of cost ``nd`` by step ``k`` to cell ``a``, outside the band (for
+    `reverse_field` to take on); returns how many are posted."""
+    post_cell, post_step, post_cost = posts
+    post_cell[sent] = a
+    post_step[sent] = k
+    post_cost[sent] = nd
+    return sent + 1
+
+
+@njit(inline="always", cache=True)
+def _offer_flat(b, b_step, db, fb, own, flats, nsteps, lo, hi, limit, per_width, dist, step,
+                stack, size, ring, posts, sent, queued):
+    """The offers of flat cell ``b`` (cost ``db``, multiplier ``fb``, reached by step
+    ``b_step``).  Every step into a flat cell lies inside its box: on the grid,
+    over one multiplier, at that times its length.  A loop of its own, over the
+    steps b's own step leaves worth taking before it (`terrain.onward_steps`: a
+    pair kept one way round is kept the other).  Returns ``(sent, queued, room)``,
+    room False if a bucket's row is full."""
+    _, _, onward_start, onward, on_off, on_len = flats
+    row = b_step if b_step != NO_STEP else nsteps
+    # Unsigned too: ``onward``, ``on_off`` and ``on_len`` are arguments here, their
+    # lengths not known to be one, and a signed q paid a test for each (2.5% of the
+    # 32-direction 2048² field).
+    for q in range(np.uint64(onward_start[row]), np.uint64(onward_start[row + 1])):
+        k = onward[q]
+        a = b - on_off[q]
+        nd = db + fb * on_len[q]
+        if nd > limit:
+            continue
+        if a < lo or a >= hi:
+            if own:
+                sent = _post(posts, sent, a, k, nd)
+            continue
+        ua = np.uint64(a)
+        da = dist[ua]
+        if nd < da:
+            dist[ua] = nd
+            step[ua] = k
+            if not push_row(stack, size, np.uint64(int(nd * per_width) & ring),
+                            ua << np.uint64(STEP_BITS) | np.uint64(k)):
+                return sent, queued, False
+            queued += 1
+        elif nd == da and k < step[ua]:  # of the cheapest steps, the lowest-numbered
+            step[ua] = k
+    return sent, queued, True
+
+
+@njit(inline="always", cache=True)
+def _offer_steps(b, db, own, ground, steps, pieces, flats, in_row, in_cost, rows, cols, lo, hi,
+                 limit, per_width, dist, step, stack, size, ring, posts, sent, queued):
+    """The offers of cell ``b`` (not flat; cost ``db``) to the cells a step away, each
+    priced in b's row of ``in_cost`` or, without one (-1), by `_step_from` (an
+    expanded cell is skipped first: it costs less).  Returns ``(sent, queued,
+    room)``, room False if a bucket's row is full."""
+    step_dr, step_dc, step_off = steps[0], steps[1], steps[2]
+    flat, flat_of = flats[0], flats[1]
+    nsteps = step_dr.shape[0]
+    into = np.int64(in_row[b]) * nsteps  # negative: no row, walk the pieces
+    br = np.int64(b) // cols
+    bc = np.int64(b) - br * cols
+    for k in range(nsteps):
+        total = 0.0
+        if into >= 0:
+            total = in_cost[into + k]
+            if total == np.inf:  # off the grid or blocked
+                continue
+            a = b - step_off[k]
+        else:
+            ar = br - step_dr[k]
+            ac = bc - step_dc[k]
+            if ar < 0 or ar >= rows or ac < 0 or ac >= cols:
+                continue
+            a = ar * cols + ac
+        inside = lo <= a < hi
+        if inside:
+            if dist[a] < 0.0:  # expanded
+                continue
+        elif not own:  # its band posts this step
+            continue
+        if into < 0:
+            total = _step_from(a, k, flat_of[flat[a]], ground, steps, pieces, cols)
+        nd = db + total
+        if not nd <= limit:  # inf and NaN too
+            continue
+        if not inside:
+            sent = _post(posts, sent, a, k, nd)
+            continue
+        if not nd < dist[a]:
+            if nd == dist[a] and k < step[a]:
+                step[a] = k
+            continue
+        dist[a] = nd
+        step[a] = k
+        if not push_row(stack, size, int(nd * per_width) & ring, (a << STEP_BITS) | k):
+            return sent, queued, False
+        queued += 1
+    return sent, queued, True
+
+
+@njit(inline="always", cache=True)
+def _step_from(a, k, fa, ground, steps, pieces, cols):
+    """What step ``k`` out of cell ``a`` costs without the table: its length times a flat
+    cell's multiplier ``fa``, else over its pieces, slopes and flat entry costs as
+    `step_table` prices them (inf: blocked)."""
+    step_len, ux, uy = steps[3], steps[4], steps[5]
+    if fa > 0.0:
+        return fa * step_len[k]
+    base, steep, gxf, gxb, gyf, gyb, plain, enter, narrow = ground
+    piece_start, piece_dr, piece_dc, piece_w = pieces
+    entering = enter.shape[0] > 0
+    total = 0.0
+    prev = a
+    for j in range(piece_start[k], piece_start[k + 1]):
+        i = a + piece_dr[j] * cols + piece_dc[j]
+        if piece_w[j] == 0.0:  # a corner touch only blocks
+            if base[i] == np.inf:
+                return np.inf
+            continue
+        g = base[i]
+        if not plain and steep[i] != 1.0:
+            g *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux[k], uy[k])
+        if g == np.inf:
+            return np.inf
+        total += piece_w[j] * step_len[k] * g
+        if entering:
+            total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
+        prev = i
+    return total
