@@ -29,7 +29,7 @@ from .ai import (  # noqa: E402
 )
 from .errors import EngineError, InputError, MapError, NoRouteError, RulesError  # noqa: E402
 from .grid import GridSpec  # noqa: E402
-from .maps import Battlefield, Feature, load_map  # noqa: E402
+from .maps import Battlefield, Feature, load_map, shipped_maps  # noqa: E402
 from .rules import Ruleset, Unit, load_rules, shipped_rulesets  # noqa: E402
 from .search import (  # noqa: E402
     FlowField,
@@ -118,6 +118,7 @@ __all__ = [
     "reach_turns",
     "regions",
     "route",
+    "shipped_maps",
     "shipped_rulesets",
     "terrain_effects",
     "threat_map",

@@ -8,18 +8,21 @@ upgrade or reinstall starts a fresh cache.  The folder sits in the user's cache
 directory, never inside the installed package.  ``NUMBA_CACHE_DIR`` overrides
 it.  `configure` must run before any kernel module is imported (numba reads the
 folder when a kernel is decorated); ``engine/__init__.py`` calls it first.
+It marks the folder as used and removes the engine's older folders beside it,
+keeping the few used most recently.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sys
 from pathlib import Path
 
 from ._version import __version__
 
-__all__ = ["cache_folder", "configure", "source_hash"]
+__all__ = ["announce_compiles", "cache_folder", "configure", "prune", "source_hash"]
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -51,8 +54,63 @@ def cache_folder() -> Path:
     return _user_cache_root() / "tabletop-movement" / f"numba-{__version__}-{source_hash()}"
 
 
+def prune(current: Path, keep: int = 2) -> list[Path]:
+    """Remove the engine's cache folders beside ``current`` (``numba-*``) but the
+    ``keep`` used most recently; return those removed.
+
+    A folder is used when `configure` picks it, so another version or checkout of
+    the engine in use keeps its folder; ones left by an upgrade or an edit go.
+    """
+    others = [p for p in current.parent.glob("numba-*") if p.is_dir() and p != current]
+    others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in others[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
+    return others[keep:]
+
+
 def configure() -> None:
-    """Point numba's disk cache at `cache_folder` (before any kernel is defined)."""
+    """Point numba's disk cache at `cache_folder` (before any kernel is defined),
+    mark it used, and `prune` the engine's older folders beside it (not under
+    ``NUMBA_CACHE_DIR``, which is the user's to manage)."""
     import numba
 
-    numba.config.CACHE_DIR = str(cache_folder())
+    folder = cache_folder()
+    numba.config.CACHE_DIR = str(folder)
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        os.utime(folder)
+        prune(folder)
+    except OSError:  # a read-only home: numba itself falls back or compiles each run
+        pass
+
+
+_ANNOUNCED: list[object] = []
+
+
+def announce_compiles(stream=None) -> None:
+    """From now on, say once on ``stream`` (stderr) when numba starts compiling a
+    kernel that its cache does not hold: "compiling kernels, first run only".
+
+    Calling it again in the same process does nothing.
+    """
+    from numba.core import event
+
+    if _ANNOUNCED:
+        return
+
+    class _Once(event.Listener):
+        said = False
+
+        def on_start(self, ev: event.Event) -> None:
+            if not self.said:
+                self.said = True
+                print("engine: compiling kernels, first run only (`engine warm-up` compiles "
+                      "them all ahead)", file=stream or sys.stderr, flush=True)
+
+        def on_end(self, ev: event.Event) -> None:
+            pass
+
+    _ANNOUNCED.append(_Once())
+    event.register("numba:compile", _ANNOUNCED[0])

@@ -16,6 +16,7 @@ from importlib import resources
 
 import numpy as np
 
+from ._cache import announce_compiles
 from ._version import __version__
 from .errors import EngineError, InputError
 from .maps.geojson import load_map
@@ -32,13 +33,25 @@ CROSSINGS_START = (10.0, 20.0)
 CROSSINGS_GOAL = (190.0, 130.0)
 
 
+_MAP_HELP = "a GeoJSON battlefield: a path, or the name of a shipped map (demo, crossings)"
+
+
+class _Help(argparse.HelpFormatter):
+    """Shows a one-point option as ``X,Y`` (it takes ``X Y`` too), not as a list."""
+
+    def _format_args(self, action, default_metavar):
+        if isinstance(action, _PointAction):
+            return "X,Y [X,Y ...]" if action.many else "X,Y"
+        return super()._format_args(action, default_metavar)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error in one line, exit status 2, and takes a
     value that starts with a minus and a digit (``--at -0.5,60``) as a value, not
     as an option: no option here looks like that."""
 
     def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, formatter_class=_Help, **kwargs)
         # argparse's own test takes only a lone negative number ("-5", "-.5") as a value.
         self._negative_number_matcher = re.compile(r"^-\.?\d")
 
@@ -54,6 +67,46 @@ def _point(text: str) -> tuple[float, float]:
     if not (math.isfinite(x) and math.isfinite(y)):
         raise argparse.ArgumentTypeError(f"point {text!r} is not finite")
     return x, y
+
+
+def _points(tokens: list[str]) -> list[tuple[float, float]]:
+    """Points from command-line tokens, each ``X,Y`` or two tokens ``X Y``."""
+    out, pending = [], []
+    bad = argparse.ArgumentTypeError(f"expected points X,Y or X Y, got {' '.join(tokens)!r}")
+    for token in tokens:
+        if "," in token:
+            if pending:
+                raise bad
+            out.append(_point(token))
+        elif pending:
+            out.append(_point(f"{pending.pop()},{token}"))
+        else:
+            pending.append(token)
+    if pending:
+        raise bad
+    return out
+
+
+class _PointAction(argparse.Action):
+    """An option taking one point, ``X,Y`` or ``X Y`` (``nargs`` "+"), or with
+    ``many`` a list of them; with ``append``, repeatable."""
+
+    def __init__(self, *args, many: bool = False, append: bool = False, **kwargs):
+        super().__init__(*args, nargs="+", **kwargs)
+        self.many, self.append = many, append
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            pts = _points(values)
+            if not self.many and len(pts) != 1:
+                raise argparse.ArgumentTypeError(
+                    f"expected one point X,Y or X Y, got {' '.join(values)!r}")
+        except argparse.ArgumentTypeError as exc:
+            parser.error(f"argument {option_string}: {exc}")
+        value = pts if self.many else pts[0]
+        if self.append:
+            value = [*(getattr(namespace, self.dest) or []), value]
+        setattr(namespace, self.dest, value)
 
 
 def _number(text: str) -> float:
@@ -95,7 +148,7 @@ def _parser() -> argparse.ArgumentParser:
 
     def unit_args(p: argparse.ArgumentParser, race_required: bool = True,
                   png: bool = True) -> None:
-        p.add_argument("map", help="GeoJSON battlefield")
+        p.add_argument("map", help=_MAP_HELP)
         p.add_argument(
             "--rules", default="fantasy-warlord",
             help=f"a rules file, or a shipped ruleset ({', '.join(shipped_rulesets())})",
@@ -120,31 +173,38 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("reach", help="everywhere a unit can get to this turn")
     unit_args(p)
-    p.add_argument("--at", type=_point, required=True, metavar="X,Y", help="the unit's position")
-    p.add_argument("--probe", type=_point, action="append", default=[], metavar="X,Y",
+    p.add_argument("--at", action=_PointAction, required=True, help="the unit's position")
+    p.add_argument("--probe", action=_PointAction, append=True, default=[],
                    help="a point to report on (repeatable)")
 
     p = sub.add_parser("route", help="the cheapest route between two points")
     unit_args(p)
-    p.add_argument("--from", dest="start", type=_point, required=True, metavar="X,Y")
-    p.add_argument("--to", dest="goal", type=_point, required=True, metavar="X,Y")
+    p.add_argument("--from", dest="start", action=_PointAction, required=True,
+                   help="where the unit stands (X,Y or X Y, as every point here)")
+    p.add_argument("--to", dest="goal", action=_PointAction, required=True,
+                   help="where it goes")
 
     p = sub.add_parser("price", help="what a given path costs, leg by leg")
     unit_args(p, png=False)
-    p.add_argument("--path", type=_point, nargs="+", required=True, metavar="X,Y")
+    p.add_argument("--path", action=_PointAction, many=True, required=True,
+                   help="the path's points in order, from the unit's position")
 
     p = sub.add_parser("manoeuvre", help="what a re-form, face or frontage change costs "
                        "where the unit stands")
     unit_args(p, png=False)
-    p.add_argument("--at", type=_point, required=True, metavar="X,Y", help="the unit's position")
-    p.add_argument("--kind", choices=("reform", "face", "frontage"), required=True)
+    p.add_argument("--at", action=_PointAction, required=True, help="the unit's position")
+    p.add_argument("--kind", choices=("reform", "face", "frontage"), required=True,
+                   help="re-form, face about or change frontage (priced only by rules "
+                   "that price it: see `engine manoeuvre --help` on the rules file)")
     p.add_argument("--figures", type=_count, help="figures changing place (frontage)")
 
     p = sub.add_parser("charge", help="whether a unit can charge a target through the "
                        "terrain between them")
     unit_args(p)
-    p.add_argument("--from", dest="start", type=_point, required=True, metavar="X,Y")
-    p.add_argument("--to", dest="target", type=_point, required=True, metavar="X,Y")
+    p.add_argument("--from", dest="start", action=_PointAction, required=True,
+                   help="where the charging unit stands")
+    p.add_argument("--to", dest="target", action=_PointAction, required=True,
+                   help="the target it charges")
     p.add_argument("--bonus", type=_number,
                    help="the charge bonus (default: the race's charge_bonus)")
     p.add_argument("--min-range", type=_number, required=True, help="minimum charge range")
@@ -156,22 +216,22 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tolerance", type=_number,
                    help="lines whose ends are this close join (default: one grid cell)")
     p = sub.add_parser("visible", help="what an observer sees, or whether it sees a target")
-    p.add_argument("map", help="GeoJSON battlefield")
+    p.add_argument("map", help=_MAP_HELP)
     p.add_argument(
         "--rules", default="fantasy-warlord",
         help=f"a rules file, or a shipped ruleset ({', '.join(shipped_rulesets())})",
     )
-    p.add_argument("--from", dest="observer", nargs="+", required=True, metavar="X Y",
-                   help="the observer (X Y or X,Y)")
-    p.add_argument("--to", dest="target", nargs="+", metavar="X Y",
-                   help="a target (X Y or X,Y); without it, the whole viewshed")
+    p.add_argument("--from", dest="observer", action=_PointAction, required=True,
+                   help="the observer")
+    p.add_argument("--to", dest="target", action=_PointAction,
+                   help="a target; without it, the whole viewshed")
     p.add_argument("--flying", action="store_true", help="the observer flies at Flight Height")
     p.add_argument("--height", type=_number, help="sight height (default: the rules')")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--png", metavar="FILE", help="write a picture of the viewshed")
 
     p = sub.add_parser("threat", help="how many enemies can reach each cell next turn")
-    p.add_argument("map", help="GeoJSON battlefield")
+    p.add_argument("map", help=_MAP_HELP)
     p.add_argument(
         "--rules", default="fantasy-warlord",
         help=f"a rules file, or a shipped ruleset ({', '.join(shipped_rulesets())})",
@@ -180,16 +240,16 @@ def _parser() -> argparse.ArgumentParser:
                    help="an enemy unit and its position (repeatable)")
     p.add_argument("--charge", action="store_true",
                    help="reach as a charge (move plus the rules' charge_bonus)")
-    p.add_argument("--probe", type=_point, action="append", default=[], metavar="X,Y",
+    p.add_argument("--probe", action=_PointAction, append=True, default=[],
                    help="a point to report on (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--png", metavar="FILE", help="write a picture (threat shaded)")
 
     p = sub.add_parser("flow", help="a field leading every cell to the goal along cheapest routes")
     unit_args(p)
-    p.add_argument("--goal", type=_point, action="append", required=True, metavar="X,Y",
+    p.add_argument("--goal", action=_PointAction, append=True, required=True,
                    help="a goal (repeatable: the field leads to the nearest)")
-    p.add_argument("--from", dest="probe", type=_point, action="append", default=[],
+    p.add_argument("--from", dest="probe", action=_PointAction, append=True, default=[],
                    metavar="X,Y", help="a point to follow the field from (repeatable)")
     p.add_argument("--limit", type=_number, default=math.inf,
                    help="search costs up to this only (default: the whole battlefield)")
@@ -199,6 +259,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--map", help="its .map (default: beside it, as its lines name it)")
     p.add_argument("--limit", type=_count, help="solve only the first N scenarios")
     p.add_argument("--json", action="store_true", help="print JSON")
+
+    sub.add_parser("warm-up", help="compile every kernel ahead (first run after an install)")
 
     p = sub.add_parser("demo", help="run on the shipped battlefields and draw them")
     p.add_argument("--png", metavar="FILE", default="engine-demo.png",
@@ -355,20 +417,11 @@ def _network_text(net, g) -> str:
     lines += [f"  chokepoint: {c.kind} at ({c.at[0]:g}, {c.at[1]:g}), {c.feature}, joins "
               + ", ".join(f"R{r.id}" for r in c.joins) for c in net.chokepoints]
     return "\n".join(lines)
-def _xy(option: str, tokens: list[str]) -> tuple[float, float]:
-    """``X Y`` or ``X,Y`` from the command line."""
-    try:
-        return _point(",".join(tokens))
-    except argparse.ArgumentTypeError:
-        raise InputError(f"{option} takes a point X Y or X,Y, got {' '.join(tokens)!r}") from None
-
-
 def _cmd_visible(args) -> None:
     from .ai.visibility import viewshed, visible
     from .terrain.raster import layers
 
-    observer = _xy("--from", args.observer)
-    target = None if args.target is None else _xy("--to", args.target)
+    observer, target = args.observer, args.target
     rules = load_rules(args.rules)
     bf = load_map(args.map)
     kw = {"flying": args.flying, "height": args.height}
@@ -525,6 +578,15 @@ def _cmd_demo(args) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status (0, or 2 on a user error)."""
     args = _parser().parse_args(argv)
+    if args.command == "warm-up":
+        from ._cache import cache_folder
+        from .warmup import warm_up
+
+        warm_up(progress=True)
+        print(f"kernels ready in {cache_folder()}")
+        return 0
+    if argv is None:  # the command line itself, not main([...]) from Python
+        announce_compiles()
     commands = {
         "reach": _cmd_reach, "route": _cmd_route, "price": _cmd_price,
         "manoeuvre": _cmd_manoeuvre, "charge": _cmd_charge,

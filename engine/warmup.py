@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+
 import numpy as np
 
+from .ai.visibility import viewshed, visible
+from .maps.geojson import load_map
+from .rules.load import load_rules
+from .search.flow import flow_field
 from .search.front import reach, reach_many, route
+from .search.pricing import price_path
 from .search.raw import GridRouter, cost_field
+from .terrain.costgrid import cost_grid
 
 __all__ = ["warm_up"]
 
 
-def warm_up() -> None:
-    """Compile (or load from numba's disk cache) every kernel on a tiny map."""
-    from .ai.visibility import viewshed, visible
-    from .maps.geojson import load_map
-    from .rules.load import load_rules
-    from .search.flow import flow_field
-    from .terrain.costgrid import cost_grid
-
-    rules = load_rules("fantasy-warlord")
-    bf = load_map({
+def _hill():
+    return load_map({
         "type": "FeatureCollection",
         "battlefield": {"width": 4, "height": 4, "units": "cm"},
         "features": [{
@@ -27,16 +28,35 @@ def warm_up() -> None:
             "geometry": {"type": "Polygon", "coordinates": [[[1, 1], [3, 1], [3, 3], [1, 1]]]},
         }],
     })
-    for unit in (rules.unit("humans"), rules.unit("humans", depth=0)):
-        g = cost_grid(bf, rules, unit)
+
+
+def _unit_steps(depth: float | None) -> Callable[[], None]:
+    """Reach, reach of many, route, price and flow field for Fantasy Warlord humans with
+    the rules' default depth (``None``) or ``depth``."""
+    def run() -> None:
+        rules = load_rules("fantasy-warlord")
+        unit = rules.unit("humans") if depth is None else rules.unit("humans", depth=depth)
+        g = cost_grid(_hill(), rules, unit)
         reach(g, (0.25, 0.25), 3)
         reach_many(g, [(0.25, 0.25)], 3)
-        route(g, (0.25, 0.25), (3.75, 3.75))
+        r = route(g, (0.25, 0.25), (3.75, 3.75))
+        price_path(g, r.path)
         flow_field(g, [(3.75, 3.75)])
-    viewshed(bf, rules, (0.25, 0.25))
-    visible(bf, rules, (0.25, 0.25), (3.75, 3.75))
+    return run
+
+
+def _sight() -> None:
+    rules = load_rules("fantasy-warlord")
+    viewshed(_hill(), rules, (0.25, 0.25))
+    visible(_hill(), rules, (0.25, 0.25), (3.75, 3.75))
+
+
+def _raw_grids() -> None:
     cost_field(np.ones((4, 4)), (0, 0), directions=8)
     GridRouter(np.ones((4, 4)), directions=8).route((0, 0), (3, 3))
+
+
+def _quanta() -> None:
     bs = load_rules("battlesystem")  # ground priced per started quantum
     woods = load_map({
         "type": "FeatureCollection",
@@ -46,3 +66,35 @@ def warm_up() -> None:
                                    "coordinates": [[[1, 0], [2, 0], [2, 2], [1, 2], [1, 0]]]}}],
     })
     reach(cost_grid(woods, bs, bs.unit("infantry", depth=0)), (0.1, 0.1), 3)
+
+
+STEPS: dict[str, Callable[[], None]] = {
+    "a unit in ranks": _unit_steps(None),
+    "a unit as a point": _unit_steps(0),
+    "line of sight": _sight,
+    "raw cost grids": _raw_grids,
+    "terrain in quanta": _quanta,
+}
+
+
+def warm_up(progress: bool = False) -> None:
+    """Compile (or load from numba's disk cache) every kernel on a tiny map.
+
+    Parameters
+    ----------
+    progress : bool, optional
+        Show a progress bar on stderr (when it is a terminal), one step per family
+        of kernels.  ``engine warm-up`` shows it.
+    """
+    if not progress:
+        for step in STEPS.values():
+            step()
+        return
+    from tqdm import tqdm
+
+    with tqdm(total=len(STEPS), file=sys.stderr, disable=None, unit="step",
+              bar_format="compiling kernels: {desc} {n}/{total} {bar} {elapsed}") as bar:
+        for name, step in STEPS.items():
+            bar.set_description_str(name)
+            step()
+            bar.update()

@@ -68,7 +68,7 @@ def test_price_json(capsys):
      "no route from"),
     (["reach", "{demo}", "--race", "elves", "--at", "15,60"], "unknown race 'elves'"),
     (["reach", "{demo}", "--race", "humans", "--at", "15,600"], "off the table"),
-    (["reach", "{demo}", "--race", "humans", "--at", "15;60"], "expected a point X,Y"),
+    (["reach", "{demo}", "--race", "humans", "--at", "15;60"], "expected points X,Y or X Y"),
     (["reach", "{demo}", "--race", "humans", "--at", "15,60", "--move", "-2"], "move"),
     (["reach", "{demo}", "--race", "humans", "--at", "15,60", "--rules", "nope.toml"],
      "no rules file"),

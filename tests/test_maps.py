@@ -101,7 +101,8 @@ def test_map_units_must_match_the_rules(rules):
     with pytest.raises(MapError) as exc:
         bf.check(rules)
     msg = one_line(exc)
-    assert "in in" in msg and "cm" in msg and "Fantasy Warlord" in msg
+    assert "measures in inches but Fantasy Warlord measures in centimetres" in msg
+    assert "redraw the map in cm" in msg
 
 
 def test_hill_given_as_a_line_refused_by_check(rules):

@@ -181,8 +181,10 @@ def manoeuvre(grid: CostGrid, at, kind: str, figures: int | None = None) -> Mano
     if kind not in ("reform", "face", "frontage"):
         raise InputError(f"unknown manoeuvre {kind!r}; known: reform, face, frontage")
     if kind not in costs:
-        raise RulesError(f"{grid.rules.name} does not price the manoeuvre {kind!r} "
-                         "([manoeuvres])")
+        priced = ", ".join(costs) or "none"
+        raise RulesError(f"{grid.rules.name} does not price the manoeuvre {kind!r}: its rules "
+                         f"file's [manoeuvres] table prices {priced} (of the shipped "
+                         "rulesets, only Battlesystem prices manoeuvres)")
     r, c = grid.grid.xy_to_rc(at)
     rate = float(grid.base[r, c])
     if math.isinf(rate):

@@ -6,7 +6,7 @@ benchmark grids and scenario files.
 """
 
 from .battlefield import Battlefield, Feature
-from .geojson import load_map
+from .geojson import load_map, shipped_maps
 from .movingai import GridMap, Scenario, load_grid_map, load_scenarios, map_for
 
 __all__ = [
@@ -18,4 +18,5 @@ __all__ = [
     "load_map",
     "load_scenarios",
     "map_for",
+    "shipped_maps",
 ]

@@ -20,6 +20,7 @@ from ..rules.ruleset import Ruleset
 __all__ = ["Battlefield", "Feature"]
 
 _DEFAULT_CELL = {"cm": 0.5, "in": 0.25}
+_UNIT_NAMES = {"cm": "centimetres", "in": "inches"}
 
 
 @dataclass(frozen=True)
@@ -109,8 +110,9 @@ class Battlefield:
         instance("rules", rules, Ruleset, "load_rules")
         if rules.units != self.units:
             raise MapError(
-                f"{self.source}: the map is in {self.units} but the rules "
-                f"{rules.name!r} are in {rules.units}"
+                f"{self.source}: the map measures in {_UNIT_NAMES[self.units]} but "
+                f"{rules.name} measures in {_UNIT_NAMES[rules.units]}; redraw the map in "
+                f"{rules.units} (its battlefield's \"units\") or give rules in {self.units}"
             )
         for f in self.features:
             kind = rules.terrain.get(f.terrain)

@@ -25,11 +25,27 @@ from .._memory import BYTES_PER_CELL, memory_bytes
 from ..errors import MapError
 from .battlefield import _DEFAULT_CELL, Battlefield, Feature
 
-__all__ = ["load_map"]
+__all__ = ["load_map", "shipped_maps"]
 _AREA_TYPES = ("Polygon", "MultiPolygon")
 _LINE_TYPES = ("LineString", "MultiLineString")
+_DATA = Path(__file__).resolve().parent / "data"
 # Beyond this a table coordinate is a typo, and geometry would lose all precision.
 _MAX_COORD = 1e9
+
+
+def shipped_maps() -> list[str]:
+    """The names of the maps shipped with the engine, which `load_map` and the CLI's
+    ``MAP`` take as well as a path."""
+    return sorted(p.name.removesuffix(".geojson") for p in _DATA.iterdir()
+                  if p.name.endswith(".geojson"))
+
+
+def _shipped(name: str) -> Path | None:
+    """The shipped map called ``name`` (``"demo"`` or ``"demo.geojson"``), or None."""
+    stem = name.removesuffix(".geojson")
+    if "/" in stem or os.sep in stem:
+        return None
+    return _DATA / f"{stem}.geojson" if stem in shipped_maps() else None
 
 
 def load_map(source: str | Path | dict) -> Battlefield:
@@ -38,7 +54,9 @@ def load_map(source: str | Path | dict) -> Battlefield:
     Parameters
     ----------
     source : str, Path or dict
-        A path to a ``.geojson`` file, or the parsed GeoJSON itself.
+        A path to a ``.geojson`` file, the name of a map shipped with the engine
+        (`shipped_maps`: ``"demo"``, ``"crossings"``) when no such file exists, or
+        the parsed GeoJSON itself.
 
     Returns
     -------
@@ -65,10 +83,12 @@ def load_map(source: str | Path | dict) -> Battlefield:
         raise MapError(f"a map is a path or a parsed GeoJSON dict, got {source!r:.80}")
     else:
         name = str(source)
+        path = _shipped(name) if isinstance(source, str) and not Path(source).exists() else None
         try:
-            data = json.loads(Path(source).read_text("utf-8"))
+            data = json.loads((path or Path(source)).read_text("utf-8"))
         except FileNotFoundError:
-            raise MapError(f"no map file {name!r}") from None
+            raise MapError(f"no map file {name!r} (nor a shipped map of that name: "
+                           f"{', '.join(shipped_maps())})") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise MapError(f"cannot read map {name}: {exc}") from None
         except json.JSONDecodeError as exc:

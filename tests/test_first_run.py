@@ -1,0 +1,145 @@
+"""What a new user meets first: point forms, shipped maps by name, the compile notice,
+the cache folders' pruning, `engine warm-up`, and the help of every option."""
+
+import io
+import os
+import subprocess
+import sys
+
+import numba
+import pytest
+
+import engine
+from engine import _cache
+from engine.cli import _parser, main
+from engine.errors import MapError, RulesError
+
+from .conftest import ROOT
+
+
+def _run(argv, capsys):
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("command", [
+    ["reach", "demo", "--race", "humans", "--json", "--at"],
+    ["visible", "demo", "--json", "--from"],
+])
+def test_a_point_is_x_comma_y_or_x_space_y_everywhere(capsys, command):
+    _, comma, _ = _run([*command, "30,40"], capsys)
+    _, space, _ = _run([*command, "30", "40"], capsys)
+    assert comma == space and '"' in comma
+
+
+def test_a_path_takes_either_form_and_mixes_them(capsys):
+    base = ["price", "demo", "--race", "humans", "--json", "--path"]
+    _, a, _ = _run([*base, "10,10", "20,10", "20,20"], capsys)
+    _, b, _ = _run([*base, "10", "10", "20,10", "20", "20"], capsys)
+    assert a == b and '"legs"' in a
+
+
+@pytest.mark.parametrize(("tokens", "words"), [
+    (["30"], "expected points X,Y or X Y, got '30'"),
+    (["30", "40", "50"], "expected points X,Y or X Y"),
+    (["30", "40,50"], "expected points X,Y or X Y"),
+    (["30,40", "50,60"], "expected one point X,Y or X Y"),
+    (["30;40"], "expected points X,Y or X Y, got '30;40'"),
+    (["30,y"], "expected a point X,Y, got '30,y'"),
+])
+def test_a_bad_point_is_one_line(capsys, tokens, words):
+    with pytest.raises(SystemExit) as exc:
+        main(["reach", "demo", "--race", "humans", "--at", *tokens])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and words in err, err
+
+
+def test_every_option_has_help():
+    parser = _parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, p in sub.choices.items():
+        for action in p._actions:
+            assert action.help, f"engine {name} {action.option_strings or action.dest}"
+
+
+def test_shipped_maps_load_by_name_from_any_folder(tmp_path, monkeypatch, capsys):
+    assert engine.shipped_maps() == ["crossings", "demo"]
+    here = engine.load_map(ROOT / "maps" / "demo.geojson")
+    monkeypatch.chdir(tmp_path)
+    bf = engine.load_map("demo")
+    assert bf.features == here.features and (bf.width, bf.height) == (here.width, here.height)
+    assert engine.load_map("crossings.geojson").width == engine.load_map("crossings").width
+    code, out, _ = _run(["reach", "demo", "--race", "humans", "--at", "30,40"], capsys)
+    assert code == 0 and "reachable" in out
+    with pytest.raises(MapError, match=r"no map file 'dmeo' \(nor a shipped map of that name: "
+                       r"crossings, demo\)"):
+        engine.load_map("dmeo")
+
+
+def test_a_local_file_wins_over_a_shipped_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "demo").write_text('{"type": "FeatureCollection", "battlefield": '
+                                   '{"width": 3, "height": 2, "units": "cm"}, "features": []}')
+    assert engine.load_map("demo").width == 3
+
+
+def test_manoeuvre_on_rules_without_them_says_which_do(capsys):
+    rules = engine.load_rules("fantasy-warlord")
+    grid = engine.cost_grid(engine.load_map("demo"), rules, rules.unit("humans"))
+    with pytest.raises(RulesError, match="only Battlesystem prices manoeuvres"):
+        engine.manoeuvre(grid, (30, 40), "face")
+
+
+def test_the_compile_notice_is_said_once(monkeypatch):
+    monkeypatch.setattr(_cache, "_ANNOUNCED", [])
+    said = io.StringIO()
+    _cache.announce_compiles(said)
+    _cache.announce_compiles(said)  # a second call adds no second listener
+
+    @numba.njit
+    def one(x):
+        return x + 1
+
+    @numba.njit
+    def two(x):
+        return one(x) * 2
+
+    assert two(1) == 4 and one(2.0) == 3.0
+    assert said.getvalue() == ("engine: compiling kernels, first run only (`engine warm-up` "
+                               "compiles them all ahead)\n")
+
+
+def _aged(folder, name, when):
+    path = folder / name
+    path.mkdir(parents=True)
+    os.utime(path, (when, when))
+    return path
+
+
+def test_prune_keeps_the_current_folder_and_the_two_used_last(tmp_path):
+    root = tmp_path / "tabletop-movement"
+    current = _aged(root, "numba-0.2.0-cur", 50)
+    old = [_aged(root, f"numba-0.1.0-{i}", 100 + i) for i in range(4)]
+    other = _aged(root, "not-ours", 1)
+    removed = _cache.prune(current)
+    assert sorted(removed) == sorted(old[:2])
+    assert current.exists() and other.exists() and old[2].exists() and old[3].exists()
+    assert not old[0].exists() and not old[1].exists()
+
+
+def test_configure_marks_its_folder_used_and_prunes_beside_it(tmp_path):
+    root = tmp_path / "tabletop-movement"
+    stale = [_aged(root, f"numba-0.0.{i}-x", 10 + i) for i in range(3)]
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path)
+    subprocess.run([sys.executable, "-c", "import engine"], cwd=tmp_path, env=env, check=True,
+                   timeout=120)
+    names = sorted(p.name for p in root.iterdir())
+    current = f"numba-{engine.__version__}-{_cache.source_hash()}"
+    assert names == sorted([current, stale[1].name, stale[2].name])
+
+
+def test_warm_up_command(capsys):
+    code, out, _ = _run(["warm-up"], capsys)
+    assert code == 0 and out.startswith("kernels ready in ")
