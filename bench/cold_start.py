@@ -29,7 +29,7 @@ SECTION = "## Cold and warm start per command"
 ENGINE = [sys.executable, "-m", "engine"]
 COMMANDS: dict[str, list[str]] = {
     "--version": ["--version"],
-    "reach": ["reach", "maps/demo.geojson", "--race", "elves", "--at", "30,40"],
+    "reach": ["reach", "maps/demo.geojson", "--race", "wood elves", "--at", "30,40"],
     "route": ["route", "maps/examples/goblins.geojson", "--race", "goblins",
               "--from", "0,3.25", "--to", "24.5,3.25"],
     "price": ["price", "maps/battlesystem/light-woods.geojson", "--rules", "battlesystem",
@@ -56,9 +56,12 @@ def _timed(argv: list[str], cache: Path, tmp: Path) -> float:
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache))
     argv = [a.replace("{tmp}", str(tmp)) for a in argv]
     t0 = time.perf_counter()
-    subprocess.run(argv, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    done = subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    seconds = time.perf_counter() - t0
+    if done.returncode:
+        sys.exit(f"{' '.join(argv)}: exit {done.returncode}: {done.stderr.strip()[-500:]}")
+    return seconds
 
 
 def _cold_warm(argv: list[str], tmp: Path, name: str) -> tuple[float, float]:
