@@ -79,7 +79,10 @@ def _points(tokens: list[str]) -> list[tuple[float, float]]:
                 raise bad
             out.append(_point(token))
         elif pending:
-            out.append(_point(f"{pending.pop()},{token}"))
+            try:
+                out.append(_point(f"{pending.pop()},{token}"))
+            except argparse.ArgumentTypeError:
+                raise bad from None
         else:
             pending.append(token)
     if pending:
@@ -433,8 +436,9 @@ def _cmd_visible(args) -> None:
         from .render import render_viewshed_png
 
         mark = None if sight is None else (target, sight.seen)
-        title = f"seen from {where}" + (" (flying)" if args.flying else "") + f", {units}"
-        render_viewshed_png(args.png, layers(bf, rules), observer, seen, mark, title)
+        title = f"seen from {where}" + (" (flying)" if args.flying else "") + f" ({units})"
+        render_viewshed_png(args.png, layers(bf, rules), observer, seen, mark, title,
+                            table_units=units)
     if sight is not None:
         print(json.dumps(sight.as_dict()) if args.json else sight.reason)
         return
@@ -466,9 +470,7 @@ def _cmd_threat(args) -> None:
         from .render import render_ai_png
 
         render_ai_png(args.png, layers(bf, rules), threat=t,
-                      units=[(xy, 1, u.race) for u, xy in enemies],
-                      title=f"threat of {len(enemies)} enem{'y' if len(enemies) == 1 else 'ies'}"
-                      + (" charging" if args.charge else "") + f", {units}")
+                      units=[(xy, 1, u.race) for u, xy in enemies], sides=("friendly", "enemy"))
     if args.json:
         print(json.dumps({"enemies": [{"race": u.race, "at": list(xy)} for u, xy in enemies],
                           "charge": args.charge, "cells": cells, "cell": bf.cell,
@@ -502,10 +504,8 @@ def _cmd_flow(args) -> None:
     if args.png:
         from .render import render_ai_png
 
-        render_ai_png(args.png, g.layers, flow=f, units=[(tuple(p["from"]), 0, "from")
-                                                         for p in probes],
-                      title=f"flow field for {g.unit.race} toward "
-                      + ", ".join(f"({x:g}, {y:g})" for x, y in args.goal))
+        render_ai_png(args.png, g.layers, flow=f, sides=("start",),
+                      units=[(tuple(p["from"]), 0, "from") for p in probes])
     if args.json:
         print(json.dumps({"goals": [list(xy) for xy in args.goal], "cells": cells,
                           "cell": g.grid.cell, "probes": probes}))

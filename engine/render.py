@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,9 @@ from .search.pricing import price_path
 from .terrain.costgrid import CostGrid
 from .terrain.raster import Layers
 from .terrain.roads import Network
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["render_ai_png", "render_png", "render_viewshed_png"]
 
@@ -135,7 +139,7 @@ def render_png(
     route: Route | None = None,
     title: str | None = None,
     network: Network | None = None,
-) -> None:
+) -> Figure:
     """Draw the battlefield, and optionally a reach, a route or the network, to a PNG file.
 
     Terrain is painted a colour per kind (linear features such as roads and
@@ -161,6 +165,11 @@ def render_png(
         Defaults to a summary of the unit, the reach and the route.
     network : Network, optional
         From `engine.terrain.roads.describe`: the graph, chokepoints and regions.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The picture drawn (already written to ``path``).
 
     Raises
     ------
@@ -243,6 +252,7 @@ def render_png(
               ncols=int(np.clip(0.5 * width, 1, min(len(handles), 6))), fontsize="small",
               frameon=False)
     _save(fig, path)
+    return fig
 
 
 def _route_network_legs(ax, grid: CostGrid, route: Route, key) -> None:
@@ -298,14 +308,18 @@ def _draw_network(ax, network: Network, key) -> None:
                     bbox={"boxstyle": "round", "fc": "white", "ec": _ROUTE, "alpha": 0.9})
     if network.chokepoints:
         key("chokepoint", marker="o", ms=12, mfc="none", mec=_ROUTE, mew=2)
+
+
 def render_viewshed_png(
     path: str | os.PathLike,
     lay: Layers,
     observer: tuple[float, float],
     seen: np.ndarray,
     target: tuple[tuple[float, float], bool] | None = None,
-    title: str = "",
-) -> None:
+    title: str | None = None,
+    *,
+    table_units: str | None = None,
+) -> Figure:
     """Draw what an observer sees over the terrain, to a PNG file.
 
     The terrain is painted as in `render_png`, with hill contours; ground the
@@ -324,7 +338,17 @@ def render_viewshed_png(
         The viewshed (`engine.ai.visibility.viewshed`), shape ``lay.grid.shape``.
     target : ((x, y), bool), optional
         A target and whether the observer sees it.
-    title : str
+    title : str, optional
+        Defaults to where the observer stands, with ``table_units``; ``""`` for
+        none.
+    table_units : str, optional
+        The battlefield's units (``Battlefield.units``), for the axis labels
+        and the default title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The picture drawn (already written to ``path``).
 
     Raises
     ------
@@ -337,6 +361,9 @@ def render_viewshed_png(
     from matplotlib.patches import Patch
 
     spec = lay.grid
+    units = table_units
+    if title is None:
+        title = f"seen from ({observer[0]:g}, {observer[1]:g})" + (f" ({units})" if units else "")
     image, _, handles = _terrain(lay)
     image[~seen] *= 0.45
     handles.append(Patch(facecolor="0.3", edgecolor="0.35", label="not seen (shaded)"))
@@ -355,10 +382,13 @@ def render_viewshed_png(
     ax.plot(*observer, "*", ms=18, mfc="white", mec="black", mew=1.3, zorder=9)
     handles.append(Line2D([], [], ls="", marker="*", ms=12, mfc="white", mec="black",
                           label="observer"))
-    _finish(fig, ax, lay, width, title, handles, path)
+    _finish(fig, ax, lay, width, title, handles, path, units)
+    return fig
 
 
 _SIDES = ("#1f5fa8", _ROUTE, "#6a3d9a", "#ff7f00")
+# What sides 0 and 1 are called when the caller names none.
+_SIDE_NAMES = ("attacker", "defender")
 
 
 def render_ai_png(
@@ -368,15 +398,19 @@ def render_ai_png(
     threat: Threat | None = None,
     flow: FlowField | None = None,
     units: Sequence[tuple[tuple[float, float], int, str]] = (),
-    title: str = "",
-) -> None:
+    title: str | None = None,
+    sides: Sequence[str] | None = None,
+    table_units: str | None = None,
+) -> Figure:
     """Draw a threat map, a flow field and units over the terrain, to a PNG file.
 
     The terrain is painted as in `render_png`.  A threat map shades each cell
-    by how many enemies can reach it next turn (a colour bar gives the count)
-    and rings the enemies.  A flow field draws an arrow per patch of cells
-    along the first step toward its goals (diamonds), with contours of the
-    cost to them.  Units are discs coloured by side, labelled.
+    by how many enemies can reach it next turn, a colour per count (the colour
+    bar steps through the counts 0, 1, 2, ...), and rings the enemies.  A flow
+    field draws an arrow per patch of cells along the first step toward its
+    goals (diamonds), with contours of the cost to them labelled with that
+    cost.  Units are discs coloured by side, labelled; the legend names the
+    sides.
 
     Parameters
     ----------
@@ -387,8 +421,21 @@ def render_ai_png(
     threat : Threat, optional
     flow : FlowField, optional
     units : sequence of ((x, y), side, label)
-        Side 0, 1, ... picks the colour.
-    title : str
+        Side 0, 1, ... picks the colour and, through ``sides``, the name.
+    title : str, optional
+        Defaults to what the picture shows, with its units; ``""`` for none.
+    sides : sequence of str, optional
+        The sides' names, side ``i`` being ``sides[i]``; by default
+        ``"attacker"`` and ``"defender"`` (a side beyond those named is
+        ``"side <i>"``).
+    table_units : str, optional
+        The battlefield's units, for the axis labels, the contour labels and
+        the title; by default those of the threat's or the flow's battlefield.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The picture drawn (already written to ``path``).
 
     Raises
     ------
@@ -397,57 +444,114 @@ def render_ai_png(
     """
     path = _writable(path)
 
+    if table_units is None and threat is not None:
+        table_units = threat.battlefield.units
+    elif table_units is None and flow is not None:
+        table_units = flow.grid.battlefield.units
+    if title is None:
+        title = _ai_title(threat, flow, table_units)
+    image, _, handles = _terrain(lay)
+    fig, ax, width, extent = _canvas(lay, image, handles)
+    if threat is not None:
+        _draw_threat(fig, ax, threat, extent, handles)
+    if flow is not None:
+        _draw_flow(ax, lay, flow, handles, table_units)
+    _draw_units(ax, units, sides, handles)
+    _finish(fig, ax, lay, width, title, handles, path, table_units)
+    return fig
+
+
+def _ai_title(threat: Threat | None, flow: FlowField | None, units: str | None) -> str:
+    """What `render_ai_png` shows, as its default title."""
+    parts = []
+    if threat is not None:
+        n = len(threat.enemies)
+        parts.append(f"threat of {n} enem{'y' if n == 1 else 'ies'}"
+                     + (" charging" if threat.charge else ""))
+    if flow is not None:
+        goals = ", ".join(f"({x:g}, {y:g})" for x, y in flow.goals)
+        parts.append(f"flow field for {flow.grid.unit.race} toward {goals}")
+    return "; ".join(parts) + (f" ({units})" if parts and units else "")
+
+
+def _side_name(side: int, sides: Sequence[str] | None) -> str:
+    """Side ``side``'s name: ``sides[side]``, else attacker / defender, else "side <n>"."""
+    names = _SIDE_NAMES if sides is None else sides
+    return names[side] if 0 <= side < len(names) else f"side {side}"
+
+
+def _draw_threat(fig, ax, threat: Threat, extent, handles: list) -> None:
+    """Each cell a colour per enemy count (a discrete colour bar), the enemies ringed."""
+    from matplotlib import colormaps
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    from matplotlib.lines import Line2D
+
+    most = max(int(threat.count.max()), 1)
+    # Count 0 clear (the terrain shows through), then one shade of red per count.
+    reds = colormaps["Reds"](np.linspace(0.3, 1.0, most))
+    reds[:, 3] = 0.55
+    cmap = ListedColormap(np.vstack([[1.0, 1.0, 1.0, 0.0], reds]))
+    norm = BoundaryNorm(np.arange(-0.5, most + 1), cmap.N)
+    heat = ax.imshow(threat.count, origin="upper", extent=extent, interpolation="nearest",
+                     cmap=cmap, norm=norm, zorder=3)
+    step = int(np.ceil((most + 1) / 12))  # at most a dozen ticks, each a whole count
+    bar = fig.colorbar(heat, cax=ax.inset_axes([1.015, 0.0, 0.025, 1.0]),
+                       ticks=range(0, most + 1, step), spacing="uniform",
+                       label="enemies that can reach the cell next turn"
+                       + (" (charging)" if threat.charge else ""))
+    bar.minorticks_off()
+    for _, (x, y) in threat.enemies:
+        ax.plot(x, y, "o", ms=14, mfc="none", mec="black", mew=1.5, zorder=8)
+    handles.append(Line2D([], [], ls="", marker="o", ms=10, mfc="none", mec="black",
+                          label="enemy (threat source)"))
+
+
+def _draw_flow(ax, lay: Layers, flow: FlowField, handles: list, units: str | None) -> None:
+    """Arrows along the first step toward the goals, labelled cost contours, the goals."""
     from matplotlib.lines import Line2D
 
     spec = lay.grid
     rows, cols = spec.shape
-    image, _, handles = _terrain(lay)
-    fig, ax, width, extent = _canvas(lay, image, handles)
     xc, yc = (np.arange(cols) + 0.5) * spec.cell, (np.arange(rows) + 0.5) * spec.cell
-    if threat is not None:
-        most = max(int(threat.count.max()), 1)
-        shade = np.where(threat.count > 0, threat.count, np.nan)
-        heat = ax.imshow(shade, origin="upper", extent=extent, interpolation="nearest",
-                         cmap="Reds", alpha=0.55, vmin=0, vmax=most, zorder=3)
-        fig.colorbar(heat, cax=ax.inset_axes([1.015, 0.0, 0.025, 1.0]),
-                     label="enemies that can reach the cell next turn"
-                     + (" (charging)" if threat.charge else ""))
-        for _, (x, y) in threat.enemies:
-            ax.plot(x, y, "o", ms=14, mfc="none", mec="black", mew=1.5, zorder=8)
-        handles.append(Line2D([], [], ls="", marker="o", ms=10, mfc="none", mec="black",
-                              label="enemy (threat source)"))
-    if flow is not None:
-        finite = np.isfinite(flow.cost)
-        if finite.any() and float(flow.cost[finite].max()) > 0:
-            ax.contour(xc, yc, np.where(finite, flow.cost, np.nan), levels=10, colors="0.25",
-                       linewidths=0.5, zorder=4)
-        stride = max(1, round(max(rows, cols) / 45))
-        r, c = np.mgrid[stride // 2:rows:stride, stride // 2:cols:stride]
-        k = flow.step[r, c]
-        on = k >= 0
-        st = flow.grid.steps
-        # Arrows 0.6 of their spacing long, in table units (y down, as the image).
-        ax.quiver(xc[c[on]], yc[r[on]], st.ux[k[on]], st.uy[k[on]], angles="xy", pivot="mid",
-                  scale_units="xy", scale=1.0 / (0.6 * stride * spec.cell), color="black",
-                  width=0.0018, headwidth=4, zorder=5)
-        for x, y in flow.goals:
-            ax.plot(x, y, "D", ms=11, mfc="gold", mec="black", mew=1.2, zorder=8)
-        handles.append(Line2D([], [], ls="", marker=r"$\rightarrow$", ms=12, color="black",
-                              label="flow: first step toward the goal"))
-        handles.append(Line2D([], [], color="0.25", lw=0.5, label="cost to the goal"))
-        handles.append(Line2D([], [], ls="", marker="D", ms=8, mfc="gold", mec="black",
-                              label="goal"))
-    sides = set()
+    unit = f" {units}" if units else ""
+    finite = np.isfinite(flow.cost)
+    if finite.any() and float(flow.cost[finite].max()) > 0:
+        cs = ax.contour(xc, yc, np.where(finite, flow.cost, np.nan), levels=10, colors="0.25",
+                        linewidths=0.5, zorder=4)
+        ax.clabel(cs, inline=True, fontsize=6, fmt=lambda v: f"{v:g}{unit}")
+    stride = max(1, round(max(rows, cols) / 45))
+    r, c = np.mgrid[stride // 2:rows:stride, stride // 2:cols:stride]
+    k = flow.step[r, c]
+    on = k >= 0
+    st = flow.grid.steps
+    # Arrows 0.6 of their spacing long, in table units (y down, as the image).
+    ax.quiver(xc[c[on]], yc[r[on]], st.ux[k[on]], st.uy[k[on]], angles="xy", pivot="mid",
+              scale_units="xy", scale=1.0 / (0.6 * stride * spec.cell), color="black",
+              width=0.0018, headwidth=4, zorder=5)
+    for x, y in flow.goals:
+        ax.plot(x, y, "D", ms=11, mfc="gold", mec="black", mew=1.2, zorder=8)
+    handles.append(Line2D([], [], ls="", marker=r"$\rightarrow$", ms=12, color="black",
+                          label="flow: first step toward the goal"))
+    handles.append(Line2D([], [], color="0.25", lw=0.5,
+                          label="cost to the goal" + (f" ({units})" if units else "")))
+    handles.append(Line2D([], [], ls="", marker="D", ms=8, mfc="gold", mec="black",
+                          label="goal"))
+
+
+def _draw_units(ax, units, sides: Sequence[str] | None, handles: list) -> None:
+    """Each unit a disc in its side's colour, labelled; a legend entry per side."""
+    from matplotlib.lines import Line2D
+
+    seen = set()
     for (x, y), side, label in units:
         colour = _SIDES[side % len(_SIDES)]
         ax.plot(x, y, "o", ms=9, mfc=colour, mec="white", mew=1.3, zorder=9)
         ax.annotate(label, (x, y), xytext=(6, 6), textcoords="offset points", fontsize=7,
                     color=colour, weight="bold", zorder=9)
-        if side not in sides:
-            sides.add(side)
+        if side not in seen:
+            seen.add(side)
             handles.append(Line2D([], [], ls="", marker="o", ms=8, mfc=colour, mec="white",
-                                  label=f"side {side}"))
-    _finish(fig, ax, lay, width, title, handles, path)
+                                  label=_side_name(side, sides)))
 
 
 def _canvas(lay: Layers, image: np.ndarray, handles: list):
@@ -479,12 +583,15 @@ def _canvas(lay: Layers, image: np.ndarray, handles: list):
     return fig, ax, width, extent
 
 
-def _finish(fig, ax, lay: Layers, width: float, title: str, handles: list, path: str) -> None:
-    """Axes to the table, the title, the legend below, and the file written."""
+def _finish(fig, ax, lay: Layers, width: float, title: str, handles: list, path: str,
+            units: str | None = None) -> None:
+    """Axes to the table (labelled in ``units``), the title, the legend below, and the
+    file written."""
     spec = lay.grid
     box = float(np.clip(spec.height / spec.width, 1 / 6, 6))
+    unit = f" ({units})" if units else ""
     ax.set(xlim=(0, spec.width), ylim=(spec.height, 0), aspect=box * spec.width / spec.height,
-           xlabel="x", ylabel="y")
+           xlabel="x" + unit, ylabel="y" + unit)
     ax.set_title(title)
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.08),
               ncols=int(np.clip(0.5 * width, 1, min(len(handles), 6))), fontsize="small",

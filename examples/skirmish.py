@@ -26,11 +26,12 @@ from engine.terrain import layers
 ROOT = Path(__file__).resolve().parent.parent
 MAP = ROOT / "maps" / "demo.geojson"
 OBJECTIVE = (90.25, 75.25)  # open ground west of the river, between the roads
+SIDES = ("the West", "the East")
 ARMIES = (
-    # side 0, from the west
+    # side 0, the West
     (("humans", {"ranks": 2}, (10.25, 30.25)), ("humans", {"ranks": 2}, (10.25, 60.25)),
      ("wood elves", {}, (10.25, 90.25)), ("dwarves", {}, (20.25, 110.25))),
-    # side 1, from the east
+    # side 1, the East
     (("orcs", {}, (172.25, 30.25)), ("orcs", {}, (172.25, 50.25)),
      ("goblins", {}, (172.25, 95.25)), ("goblins", {}, (160.25, 110.25))),
 )
@@ -50,7 +51,7 @@ def play(turns: int = 10, out: Path | None = None, log=print) -> list[list[Piece
     """Play ``turns`` turns; return every unit's state after each turn.
 
     With ``out``, write ``turn-00.png`` (the start) to ``turn-NN.png`` there,
-    each showing the threat to side 0 and side 0's flow field.
+    each showing the East's threat to the West and the West's flow field.
     """
     rules = engine.load_rules("fantasy-warlord")
     bf = engine.load_map(MAP)
@@ -70,8 +71,9 @@ def play(turns: int = 10, out: Path | None = None, log=print) -> list[list[Piece
                             charge=True)
         render_ai_png(out / f"turn-{turn:02d}.png", lay, threat=threat,
                       flow=flows[pieces[0].unit.key],
-                      units=[(p.at, p.side, p.name) for p in pieces],
-                      title=f"turn {turn}: side 1's threat and side 0's flow to the objective")
+                      units=[(p.at, p.side, p.name) for p in pieces], sides=SIDES,
+                      title=f"turn {turn}: the East's threat and the West's flow to the "
+                      f"objective ({bf.units})")
 
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)

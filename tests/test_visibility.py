@@ -269,8 +269,9 @@ def test_cli_viewshed_json_and_picture(tmp_path, capsys, rules):
 @pytest.mark.parametrize(("argv", "words"), [
     (["--from", "41", "3"], "observer: point (41, 3) is off the table"),
     (["--from", "1", "3", "--to", "5,-1"], "target: point (5, -1) is off the table"),
-    (["--from", "1", "x"], "--from takes a point X Y or X,Y, got '1 x'"),
-    (["--from", "1", "2", "--to", "1", "2", "3"], "--to takes a point X Y or X,Y"),
+    (["--from", "1", "x"], "argument --from: expected points X,Y or X Y, got '1 x'"),
+    (["--from", "1", "2", "--to", "1", "2", "3"],
+     "argument --to: expected points X,Y or X Y, got '1 2 3'"),
     (["--from", "1", "3", "--height", "-2"], "expected a finite number >= 0"),
 ])
 def test_cli_visible_errors_are_one_line_exit_2(tmp_path, capsys, argv, words):
