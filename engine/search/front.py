@@ -203,7 +203,11 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
     out_cost = np.empty((threads, per_thread))
     out_start = np.empty(len(sources), dtype=np.int64)
     out_n = np.empty(len(sources), dtype=np.int64)
-    _kernels.search_many(
+    # One driver per search, so that a call compiles only the one it runs.
+    many = (_kernels.many_labels if grid.depth > 0
+            else _kernels.many_plain if grid.kernel_args.table_cost.shape[0] > 0
+            else _kernels.many_heap)
+    many(
         *grid.kernel_args, np.array(sources, dtype=np.int64), grid.cell, budget + _SLACK,
         grid.depth > 0 and grid.merging,
         grid.trail_width if grid.depth > 0 else 1, *ws,

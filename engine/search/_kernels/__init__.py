@@ -10,7 +10,9 @@ is keyed by the package's sources (`engine._cache`).
 - `heap`: queue primitives, path tracing, resets;
 - `trail`: the rear-rank trail and the walk that prices a path;
 - `bounds`: lower bounds of the cost to go (landmarks, blocks);
-- `dijkstra`: `search` (a heap), `search_many`, `settle_quanta`;
+- `dijkstra`: `search` (a heap), `settle_quanta`;
+- `many`: many reaches at once, one driver per search (`many_labels`,
+  `many_plain`, `many_heap`);
 - `astar`: `search_plain` (buckets, a unit without rear ranks);
 - `labels`: `search_labels` (exact, with rear ranks);
 - `both`: `search_both` (bidirectional, landmarks and blocks);
@@ -19,10 +21,11 @@ is keyed by the package's sources (`engine._cache`).
 
 from .astar import search_plain
 from .both import block_labels, block_rims, search_both
-from .dijkstra import search, search_many, settle_quanta
+from .dijkstra import search, settle_quanta
 from .flow import PACKED_CELLS, reverse_field
 from .heap import CLOSED, STACK_LIMIT, pool_split, reset, reset_both, stack_rows, stack_width, trace
 from .labels import DROPPED, label_pool, search_labels, trace_labels
+from .many import many_heap, many_labels, many_plain
 from .trail import BLOCKED, BLOCKED_SEGMENT, MOVE, OBSTACLE, QUANTUM, push, walk_path
 
 __all__ = [
@@ -38,6 +41,9 @@ __all__ = [
     "block_labels",
     "block_rims",
     "label_pool",
+    "many_heap",
+    "many_labels",
+    "many_plain",
     "pool_split",
     "push",
     "reset",
@@ -46,7 +52,6 @@ __all__ = [
     "search",
     "search_both",
     "search_labels",
-    "search_many",
     "search_plain",
     "settle_quanta",
     "stack_rows",

@@ -1,5 +1,5 @@
-"""numba kernels: Dijkstra over a binary heap (`search`), many reaches at once
-(`search_many`) and reaches priced per started quantum (`settle_quanta`).
+"""numba kernels: Dijkstra over a binary heap (`search`) and reaches priced per
+started quantum (`settle_quanta`).
 
 Private; `engine.search` validates everything first.
 """
@@ -7,13 +7,11 @@ Private; `engine.search` validates everything first.
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ...terrain._kernels import climb, entry, ground
-from .astar import search_plain
 from .bounds import _landmark_bound, _to_go
-from .heap import _heap_pop, _sift_up, reset
-from .labels import label_pool, search_labels
+from .heap import _heap_pop, _sift_up
 
 
 @njit(cache=True, error_model="numpy")
@@ -278,93 +276,6 @@ def _step_cost(base, steep, gxf, gxb, gyf, gyb, cols, plain, step_len, ux, uy, p
             total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
         prev = i
     return total
-
-
-@njit(cache=True, parallel=True)
-def search_many(
-    base, steep, gxf, gxb, gyf, gyb, cols, plain,
-    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
-    narrow, onward_start, onward, sources, cell, budget, merging, levels,
-    dist, parent, pos, touched, link, beat,
-    width, stack_limit, cap, out_cells, out_cost, out_start, out_n,
-):
-    """Dijkstra from each of ``sources``, the threads' rows of the workspace each
-    serving every T-th source: `search_labels` for a unit with rear ranks (each
-    thread's pool of labels starting at twice ``cap``, grown as it runs out,
-    their trails ``levels`` wide), else
-    with a step table `search_plain` on a stack of buckets ``width`` wide at
-    first, unless it would outgrow ``stack_limit`` entries, and `search`.
-    Unit u's cells within ``budget`` go to thread t's row of ``out_cells`` and
-    ``out_cost`` (t = u mod T), at ``out_start[u]``, ``out_n[u]`` of them,
-    each thread's units one after another.  ``out_n[u]`` is -1 if they are
-    more than ``cap`` (the caller makes it the disc of radius ``budget``, so
-    they are not, and gives each row ``cap`` for each of its units).
-    """
-    threads = dist.shape[0]
-    no_f = np.empty(0)
-    no_i = np.empty(0, dtype=np.int32)
-    no_lm = np.empty((0, 0), dtype=np.float32)
-    no_lm_goal = np.empty((2, 0), dtype=np.float32)
-    tabled = table_cost.shape[0] > 0
-    for t in prange(threads):
-        stack = np.empty((nb, width), dtype=np.int32)
-        pool = label_pool(2 * cap if depth > 0.0 else 1, levels)  # 1 to 2.3 labels a cell
-        at = 0
-        for u in range(t, sources.shape[0], threads):
-            n = -1
-            if depth > 0.0:
-                while n < 0:
-                    n, _, used = search_labels(
-                        base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc,
-                        step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth,
-                        fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
-                        flat, flat_of, enter, narrow, onward_start, onward, sources[u], -1,
-                        cell, budget, merging, dist[t], pos[t], beat[t], touched[t], no_lm,
-                        no_lm_goal, *pool,
-                    )
-                    if used < 0:  # the pool ran out: again, with room
-                        reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])
-                        pool = label_pool(4 * pool[0].shape[0], levels)
-                        n = -1
-            elif tabled:
-                while n < 0:
-                    n = search_plain(
-                        base, cols, step_dr, step_dc, step_len, piece_start, piece_dr,
-                        piece_dc, piece_w, nb, table_cost, no_i, flat, flat_of,
-                        onward_start, onward, sources[u], -1, cell,
-                        budget, dist[t], parent[t], touched[t], stack, False, no_lm,
-                        no_lm_goal,
-                    )
-                    if n < 0:  # a bucket outgrew the stack: again, with room
-                        reset(touched[t], -n, dist[t], parent[t], pos[t], no_f)
-                        if 2 * stack.size > stack_limit:
-                            break
-                        stack = np.empty((nb, 2 * stack.shape[1]), dtype=np.int32)
-            queue = depth > 0.0 or n < 0  # `search` and the labels use `pos`
-            if n < 0:
-                n = search(
-                    base, steep, gxf, gxb, gyf, gyb, cols, plain,
-                    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
-                    depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
-                    flat, flat_of, enter, narrow, onward_start, onward, sources[u], -1, cell,
-                    budget,
-                    dist[t], parent[t], pos[t], no_f, no_i, touched[t], link[t],
-                    no_lm, no_lm_goal,
-                )
-            m = 0
-            for j in range(n):
-                c = touched[t, j]
-                d = dist[t, c]
-                if d <= budget:
-                    if m < cap:
-                        out_cells[t, at + m] = c
-                        out_cost[t, at + m] = d
-                    m += 1
-            reset(touched[t], n, dist[t], parent[t], pos[t] if queue else no_i, beat[t])
-            out_start[u] = at
-            out_n[u] = m if m <= cap else -1
-            at += min(m, cap)
 
 
 @njit(cache=True, error_model="numpy")
