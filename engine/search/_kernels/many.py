@@ -22,10 +22,11 @@ __all__ = ["many_heap", "many_labels", "many_plain"]
 
 
 @njit(cache=True)
-def _gather(touched, dist, n, budget, cap, out_cells, out_cost, at):
-    """Copy the cells of one reach within ``budget`` (of the ``n`` it touched) to
-    ``out_cells`` and ``out_cost`` from ``at``; return how many there are (the
-    first ``cap`` copied)."""
+def _gather(touched, dist, n, budget, cap, out_cells, out_cost, at, u, out_start, out_n):
+    """Copy the cells of unit ``u``'s reach within ``budget`` (of the ``n`` it
+    touched) to ``out_cells`` and ``out_cost`` from ``at`` (the first ``cap``),
+    record where in ``out_start[u]`` and how many in ``out_n[u]`` (-1 if more
+    than ``cap``); return where the thread's next reach goes."""
     m = 0
     for j in range(n):
         c = touched[j]
@@ -35,7 +36,9 @@ def _gather(touched, dist, n, budget, cap, out_cells, out_cost, at):
                 out_cells[at + m] = c
                 out_cost[at + m] = d
             m += 1
-    return m
+    out_start[u] = at
+    out_n[u] = m if m <= cap else -1
+    return at + min(m, cap)
 
 
 @njit(cache=True)
@@ -84,11 +87,9 @@ def many_heap(
                 onward_start, onward, sources[u], cell, budget, dist[t], parent[t], pos[t],
                 touched[t], link[t],
             )
-            m = _gather(touched[t], dist[t], n, budget, cap, out_cells[t], out_cost[t], at)
+            at = _gather(touched[t], dist[t], n, budget, cap, out_cells[t], out_cost[t], at, u,
+                         out_start, out_n)
             reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])
-            out_start[u] = at
-            out_n[u] = m if m <= cap else -1
-            at += min(m, cap)
 
 
 @njit(cache=True, parallel=True)
@@ -135,11 +136,9 @@ def many_plain(
                     onward_start, onward, sources[u], cell, budget, dist[t], parent[t],
                     pos[t], touched[t], link[t],
                 )
-            m = _gather(touched[t], dist[t], n, budget, cap, out_cells[t], out_cost[t], at)
+            at = _gather(touched[t], dist[t], n, budget, cap, out_cells[t], out_cost[t], at, u,
+                         out_start, out_n)
             reset(touched[t], n, dist[t], parent[t], pos[t] if queue else no_i, beat[t])
-            out_start[u] = at
-            out_n[u] = m if m <= cap else -1
-            at += min(m, cap)
 
 
 @njit(cache=True, parallel=True)
@@ -175,8 +174,6 @@ def many_labels(
                     reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])
                     pool = label_pool(4 * pool[0].shape[0], levels)
                     n = -1
-            m = _gather(touched[t], dist[t], n, budget, cap, out_cells[t], out_cost[t], at)
+            at = _gather(touched[t], dist[t], n, budget, cap, out_cells[t], out_cost[t], at, u,
+                         out_start, out_n)
             reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])
-            out_start[u] = at
-            out_n[u] = m if m <= cap else -1
-            at += min(m, cap)
