@@ -19,6 +19,7 @@ from engine.ai import (
 )
 from engine.errors import InputError, NoRouteError, RulesError
 from engine.search import _kernels as skern
+from engine.search import flow as sflow
 from engine.search import flow_field
 from engine.search.flow import _bands
 
@@ -279,13 +280,13 @@ def test_flow_field_in_bands_is_the_single_search(rules, monkeypatch, mapname, d
                          directions=directions)
     goals = [g.grid.rc_to_xy((r, c)) for r, c in np.argwhere(np.isfinite(g.base))[::4001][:3]]
     expanded = []
-    kernel = skern.reverse_field
+    kernel = sflow._reverse_field
 
     def counting(*args):
         expanded.append(kernel(*args))
         return expanded[-1]
 
-    monkeypatch.setattr(skern, "reverse_field", counting)
+    monkeypatch.setattr(sflow, "_reverse_field", counting)
     fields = {}
     for threads in (1, 2, 3, 7):
         monkeypatch.setattr(numba, "get_num_threads", lambda t=threads: t)
@@ -338,14 +339,14 @@ def test_flow_field_queues_cells_with_their_steps_in_wide_entries_on_huge_grids(
     # cells fit (2**26 of them); past that it takes 64 bits: the same field.
     g = engine.cost_grid(demo, rules, rules.unit("humans", depth=0))
     goals = [(30.25, 20.25), (120.25, 90.25)]
-    kernel = skern.reverse_field
+    kernel = sflow._reverse_field
     queues = []
 
     def spying(*args):
         queues.append(args[-1].dtype)
         return kernel(*args)
 
-    monkeypatch.setattr(skern, "reverse_field", spying)
+    monkeypatch.setattr(sflow, "_reverse_field", spying)
     narrow = flow_field(g, goals)
     monkeypatch.setattr(skern, "PACKED_CELLS", g.base.size - 1)
     wide = flow_field(g, goals)
@@ -417,7 +418,8 @@ def test_flow_field_in_bands_through_a_serpentine(rules, monkeypatch):
         return out
 
     monkeypatch.setattr(skern.flow, "reverse_search", counted)
-    monkeypatch.setattr(skern, "reverse_field", skern.flow.reverse_field.py_func)
+    monkeypatch.setattr(skern, "field_band", skern.flow.field_band.py_func)
+    monkeypatch.setattr(skern, "field_rest", skern.flow.field_rest.py_func)
     monkeypatch.setattr(numba, "get_num_threads", lambda: 2)
     np.testing.assert_allclose(flow_field(g, goal).cost, one.cost, rtol=1e-12)
     assert len(searches) == 2 * 2 + 1

@@ -985,3 +985,21 @@ def test_a_trail_adds_at_most_its_excess_unless_it_merges():
     z = _trail([(9.0, 1.0)])
     ahead = [(1.0, 0.5)] * 16
     assert _future(y, ahead, depth) - _future(z, ahead, depth) > _excess(y, z) + 0.5
+
+
+def test_segment_crossings_merge_into_the_sorted_order():
+    # `_segment_breaks` merges its two runs of grid-line crossings (each ascending or
+    # descending, by the segment's direction) instead of sorting them.
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        n1, n2 = rng.integers(0, 6, 2)
+        runs = [np.sort(rng.random(n)) * 10 for n in (n1, n2)]
+        runs = [r[::-1] if rng.random() < 0.5 else r for r in runs]
+        cross = np.concatenate(runs + [np.empty(2)])  # room past the end is ignored
+        got = skern.trail._merged(cross.copy(), n1, n1 + n2)
+        np.testing.assert_array_equal(got, np.sort(np.concatenate(runs)))
+    # The walk's cuts, through it, are still the reference's for every direction.
+    for dx, dy in [(3.3, 1.7), (-3.3, 1.7), (3.3, -1.7), (-2.1, -5.9), (4.0, 4.0), (0.0, -3.2)]:
+        breaks, _ = skern.trail._segment_breaks(0.3, 0.6, dx, dy, math.hypot(dx, dy))
+        pieces, _ = segment_cells((0.3, 0.6), (0.3 + dx, 0.6 + dy))
+        assert len(breaks) - 1 == len(pieces)

@@ -374,7 +374,7 @@ def viewshed(elev, conceal, free, lip, stops, inner, reach, low, high, deep, ox,
                         out[r, c] = False
                         continue
                 wr, _, hr, _ = march(elev, conceal, free, lip, ox, oy, tx, ty, r0, c0, r, c, cell,
-                                     z0, z1, length, True)
+                                     z0, z1, length, np.bool_(True))
                 out[r, c] = wr < 0 and hr < 0
 
 

@@ -101,7 +101,8 @@ class _Workspace:
             pass
         elif not isinstance(g, CostGrid) or row.size or (
                 a.table_cost.size and not landmarks[1].size):
-            n = self._stacked(_kernels.stack_rows(a.nb, goal >= 0), lambda stack: (
+            rows = _kernels.stack_rows(a.nb, goal >= 0, _kernels.ASTAR_SPLIT)
+            n = self._stacked(rows, lambda stack: (
                 _kernels.search_plain(
                     a.base, a.cols, a.step_dr, a.step_dc, a.step_len, a.piece_start, a.piece_dr,
                     a.piece_dc, a.piece_w, a.nb, cost if row.size else a.table_cost, row,

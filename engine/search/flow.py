@@ -8,10 +8,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 
 from .._args import instance, listed, real
+from .._threads import on_threads, thread_count
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import CostGrid
 from . import _kernels
@@ -81,7 +81,7 @@ def flow_field(
     costs), so following it from a cell spends the field's cost there (to the
     last bits of rounding), which is `route`'s cost to the goal, for a unit
     without rear ranks.  Of equally cheap steps a cell's is the lowest-numbered.
-    Each of numba's threads searches a band of rows; the bands then mend each
+    Each thread (numba's count) searches a band of rows; the bands then mend each
     other's costs across their borders (a second round, then one search over
     the whole grid for whatever is left), giving one search's costs.  A band
     with no goal in it or a step from it waits for the others' offers: on two
@@ -153,7 +153,7 @@ def _costs_to(grid: CostGrid, cells: np.ndarray, limit: float = math.inf
     outgrow `_kernels.STACK_LIMIT` (a bucket holds the cells as they start)."""
     a = grid.kernel_args
     n = grid.base.size
-    bounds = _bands(grid.grid.shape[0], numba.get_num_threads(), int(np.abs(a.step_dr).max()),
+    bounds = _bands(grid.grid.shape[0], thread_count(), int(np.abs(a.step_dr).max()),
                     cells // a.cols) * a.cols
     bands = len(bounds) - 1
     width = _kernels.stack_width(n, a.nb)
@@ -161,15 +161,59 @@ def _costs_to(grid: CostGrid, cells: np.ndarray, limit: float = math.inf
     while True:  # a bucket that outgrows its row of a stack: again, with room
         dist = np.full(n, np.inf)
         step = np.full(n, -1, dtype=np.int8)
-        if _kernels.reverse_field(
-            *a[:17], a.nb, a.flat, a.flat_of, a.enter, a.narrow, *grid.incoming_steps,
-            a.onward_start, a.onward, cells, limit + _SLACK, bounds, dist, step,
-            np.empty((bands, a.nb, width), dtype=entries),
-        ) >= 0:
+        if _reverse_field(grid, cells, limit + _SLACK, bounds, dist, step,
+                          np.empty((bands, a.nb, width), dtype=entries)) >= 0:
             return dist, step
         width *= 2
         if a.nb * width > _kernels.STACK_LIMIT:
             return None
+
+
+def _reverse_field(grid: CostGrid, cells: np.ndarray, limit: float, bounds: np.ndarray,
+                   dist: np.ndarray, step: np.ndarray, stacks: np.ndarray) -> int:
+    """Cost from every cell to the nearest of ``cells``, one band of rows per thread.
+
+    Band r holds cells ``bounds[r]`` to ``bounds[r + 1]`` (whole rows) and
+    ``stacks[r]`` its queue (`_kernels.reverse_search`'s entries: uint32 on grids
+    of at most `_kernels.PACKED_CELLS` cells, else uint64).  Each band searches
+    on its own thread (`_kernels.field_band`), from the goals in it or a step
+    from it, writing only its band's cells; a step into a cell of another band
+    is posted instead.  In the second round each band takes every posted offer
+    that beats its cell's cost as a seed and searches on from there.  On open
+    ground that round has little to do; where the best routes cross a border
+    again and again (a corridor along it) each crossing would cost a round, so
+    whatever the second round still posts is taken on by one search over the
+    whole grid (`_kernels.field_rest`), which posts nothing.  Then no step
+    anywhere can lower a cost (the Bellman condition holds inside every band
+    and across every border): the costs are the single search's, and each
+    cell's step is the lowest-numbered of its cheapest, whatever the bands.
+    ``dist`` must come in ``inf`` and ``step`` ``-1``.  Returns the number of
+    cells expanded, or -1 if a bucket outgrew its row of a stack (the caller
+    starts again with wider ones).
+    """
+    a = grid.kernel_args
+    ground = (*a[:17], a.nb, a.flat, a.flat_of, a.enter, a.narrow, *grid.incoming_steps,
+              a.onward_start, a.onward)
+    goals = np.unique(cells)
+    reach = int(max(np.abs(a.step_dr).max(), np.abs(a.step_dc).max()))
+    bands = len(bounds) - 1
+    cap = 2 * reach * a.cols * len(a.step_dr)  # steps out of the cells near a band's borders
+    posts = (np.empty((2, bands, cap), dtype=np.int64), np.empty((2, bands, cap), dtype=np.int8),
+             np.empty((2, bands, cap)))
+    posted = np.zeros((2, bands), dtype=np.int64)
+    settled = np.zeros(bands, dtype=np.int64)
+    listed = np.empty(dist.size, dtype=np.int32)  # cells expanded after the first round
+    dist[goals] = 0.0
+    for rnd in range(2):
+        on_threads(lambda r, rnd=rnd: _kernels.field_band(
+            r, rnd, *ground, goals, limit, reach, bounds, dist, step, stacks, *posts, posted,
+            settled, listed), bands)
+        if (settled < 0).any():
+            return -1
+        if not posted[rnd].any():
+            return int(settled.sum())
+    n = _kernels.field_rest(*ground, limit, dist, step, stacks, *posts, posted, listed)
+    return -1 if n < 0 else int(settled.sum()) + n
 
 
 def _bands(rows: int, threads: int, reach: int, goal_rows: np.ndarray) -> np.ndarray:

@@ -14,10 +14,10 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
 from .._args import instance, listed, real
+from .._threads import on_threads, thread_count
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import CostGrid
 from . import _kernels
@@ -189,7 +189,7 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
         return []
     if grid.quantum.any():  # rounded along each kept path: one reach at a time
         return [reach(grid, xy, budget) for xy in points]
-    threads = numba.get_num_threads()
+    threads = thread_count()
     ws = _many_workspace(grid, threads)
     # Every reachable cell's centre lies within `budget` of the start's (no step is cheaper
     # than its length), so a row the size of that disc holds any one reach.
@@ -207,13 +207,14 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
     many = (_kernels.many_labels if grid.depth > 0
             else _kernels.many_plain if grid.kernel_args.table_cost.shape[0] > 0
             else _kernels.many_heap)
-    many(
+    args = (
         *grid.kernel_args, np.array(sources, dtype=np.int64), grid.cell, budget + _SLACK,
         grid.depth > 0 and grid.merging,
         grid.trail_width if grid.depth > 0 else 1, *ws,
         _kernels.stack_width(grid.base.size, grid.kernel_args.nb), _kernels.STACK_LIMIT,
         cap, out_cells, out_cost, out_start, out_n,
     )
+    on_threads(lambda t: many(t, *args), threads)  # thread t: every threads-th start from t
     if (out_n < 0).any():  # cannot happen: the disc bounds every reach
         raise AssertionError("reach_many: a reach outgrew the disc of its allowance")
     return [

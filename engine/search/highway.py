@@ -77,6 +77,7 @@ from scipy import ndimage
 
 from .._args import instance, listed, point, whole
 from .._memory import memory_bytes
+from .._threads import on_threads
 from ..errors import InputError
 from ..terrain.costgrid import CostGrid, cost_grid
 from ..terrain.roads import network
@@ -90,6 +91,7 @@ __all__ = ["Highway"]
 # Queue entries (8 bytes each) and touched cells (4 bytes) `Highway._both` first keeps a
 # side, doubled when either runs out.
 _FIRST_POOL = 1 << 20
+_NO_POS, _NO_BEAT = np.empty(0, dtype=np.int32), np.empty(0)  # `_kernels.reset`: no heap, labels
 # float32 keeps a field in 4 bytes a cell; relative rounding is below 2**-23, so
 # the bound is lowered by this fraction of the fields' scale to stay admissible.
 _F32_SLACK = 2.0**-21
@@ -322,7 +324,9 @@ class Highway:
     def _reset(self, forward: int, backward: int) -> None:
         """Return the cells `_both`'s two sides touched to unreached."""
         w = self._work
-        _kernels.reset_both(w.touched, forward, backward, w.dist, w.parent)
+        on_threads(lambda side: _kernels.reset(
+            w.touched[side], forward if side == 0 else backward, w.dist[side], w.parent[side],
+            _NO_POS, _NO_BEAT), 2)  # a thread each
 
     def _plan(self, source: int, target: int) -> tuple[int, int, tuple | None]:
         """Which way to search and with which fields (`search._route`): to a place with

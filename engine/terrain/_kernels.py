@@ -2,7 +2,7 @@
 
 `climb` (steep ground, uphill only), `ground`, `entry` (flat entry costs),
 `step_table` (every step's cost from every cell), `flat_cells`/`calm_cells`
-(cells whose steps all cost the same) and `step_rows`.
+(cells whose steps all cost the same).
 
 Private; `engine.terrain` validates everything first.  Kernels assume clean,
 C-contiguous arrays of the documented dtypes; nothing compiles at import.
@@ -11,7 +11,7 @@ C-contiguous arrays of the documented dtypes; nothing compiles at import.
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 __all__ = [
     "RISING",
@@ -24,7 +24,8 @@ __all__ = [
     "entry",
     "flat_cells",
     "ground",
-    "step_rows",
+    "largest",
+    "smallest",
     "step_table",
     "trail_cells",
 ]
@@ -78,7 +79,7 @@ def entry(enter_i, enter_prev, narrow_i, narrow_prev):
     return c
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, nogil=True, error_model="numpy")
 def step_table(
     base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
@@ -195,7 +196,33 @@ def trail_cells(step_len, depth):
     ``depth`` past where the footprint's line enters it.  (A full trail merges
     two levels, the lower taking the other's distance: that distance is still
     a cell's within this reach.)"""
-    return math.floor(depth / step_len.min() + 0.5)
+    return math.floor(depth / smallest(step_len) + 0.5)
+
+
+@njit(cache=True)
+def smallest(a):
+    """The smallest of the values in ``a`` (not empty): one loop, compiled once for
+    every kernel, where ``a.min()`` compiles numba's reduction in each."""
+    m = a[0]
+    for v in a:
+        m = min(m, v)
+    return m
+
+
+@njit(cache=True)
+def largest(a):
+    """The largest of the values in ``a`` (not empty), as `smallest`."""
+    m = a[0]
+    for v in a:
+        m = max(m, v)
+    return m
+
+
+@njit(cache=True)
+def _clear(a):
+    """Set every value of ``a`` to 0, a loop for ``a[:] = 0``."""
+    for i in range(a.shape[0]):
+        a[i] = 0
 
 
 @njit(cache=True, inline="always")
@@ -242,10 +269,13 @@ def calm_cells(base, steep, cols, half, out):
     line = np.empty(longest)
     prefix = np.empty(longest + 4 * half + 1)
     suffix = np.empty(longest + 4 * half + 1)
-    for r in range(rows):
-        line[:cols] = top[r * cols:(r + 1) * cols]
+    for r in range(rows):  # loops, not slices: a slice copy compiles numba's shape checks
+        o = r * cols
+        for c in range(cols):
+            line[c] = top[o + c]
         _window_max(line, cols, half, prefix, suffix)
-        top[r * cols:(r + 1) * cols] = line[:cols]
+        for c in range(cols):
+            top[o + c] = line[c]
     for c in range(cols):
         for r in range(rows):
             line[r] = top[r * cols + c]
@@ -301,14 +331,14 @@ def flat_cells(base, steep, enter, narrow, cols, reach, calm, out, multiplier):
                                             entering)
             right = right + 1 if alike else 1
             row_ok[i] = run[c] > reach and right > reach
-    run[:] = 0
+    _clear(run)
     for i in range(n):  # whether the run upward is long enough, kept in `out` for the way back
         c = i % cols
         alike = i >= cols and row_ok[i - cols] and _alike(base, steep, enter, narrow, i,
                                                           i - cols, has_steep, entering)
         run[c] = (run[c] + 1 if alike else 1) if row_ok[i] else 0
         out[i] = 1 if run[c] > reach else 0
-    run[:] = 0
+    _clear(run)
     multiplier[0] = 0.0
     used = 1
     last = 0  # the index found last: neighbours mostly share it
@@ -334,24 +364,3 @@ def flat_cells(base, steep, enter, narrow, cols, reach, calm, out, multiplier):
                     used += 1
             out[i] = last | WIDE if has_calm and calm[i] and last > 0 else last
     return used
-
-
-@njit(cache=True, parallel=True)
-def step_rows(
-    base, steep, gxf, gxb, gyf, gyb, cols, plain,
-    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
-    narrow, flat, flat_of, incoming, cells, cost, uniform,
-):
-    """`_kernels.step_table`'s rows for ``cells`` (steps into them with ``incoming``,
-    else out of them), in 64 blocks of rows shared among the threads (a call each:
-    a call per row would pay a reference count for each of its arrays)."""
-    nsteps = step_dr.shape[0]
-    blocks = 64
-    for t in prange(blocks):
-        lo = cells.shape[0] * t // blocks
-        hi = cells.shape[0] * (t + 1) // blocks
-        if hi > lo:  # an empty block would ask for every cell's row
-            step_table(base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc,
-                       step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
-                       narrow, flat, flat_of, incoming, cells[lo:hi],
-                       cost[lo * nsteps:hi * nsteps], uniform[lo * nsteps:hi * nsteps])

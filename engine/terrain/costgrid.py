@@ -28,6 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._args import instance
+from .._threads import on_threads, thread_count
 from ..errors import InputError
 from ..grid import GridSpec, check_directions
 from ..maps.battlefield import Battlefield
@@ -153,7 +154,7 @@ class CostGrid:
 
         ``(row, cost)``: ``cost[row[b] * K + k]`` is step k's price into cell b,
         ``row`` -1 for the other cells (`_kernels.step_table`'s incoming rows,
-        built on every thread by `_kernels.step_rows`).  Cells with equal rows
+        built on every thread by `_step_rows`).  Cells with equal rows
         share one (the cells along a wood's straight edge): 976 rows serve the
         116k such cells of the 2048² battlefield in bench/, and 99k the 1.1M
         of the 2048² campaign map, so the table kept is small.  Rows are built
@@ -186,8 +187,7 @@ class CostGrid:
         for lo in range(0, into.size, _ROWS_CHUNK):
             cells = into[lo:lo + _ROWS_CHUNK]
             cost = np.empty(cells.size * k)
-            _kernels.step_rows(*a[:17], a.enter, a.narrow, a.flat, a.flat_of, incoming, cells,
-                            cost, np.empty(cost.size, dtype=np.int8))
+            _step_rows(a, incoming, cells, cost)
             # The kept rows are distinct and come first, so they keep their numbers.
             both = np.concatenate([kept, cost.reshape(cells.size, k)])
             first, which = _distinct_rows(both)
@@ -305,6 +305,22 @@ def kernel_args(
     return KernelArgs(*cells, float(depth), *(footprint or (i, i, i, f)),
                       bucket_count(st, costliest), *priced, flat_cells, flat_of, *flats,
                       st.onward_start, st.onward)
+
+
+def _step_rows(a: KernelArgs, incoming: bool, cells: np.ndarray, cost: np.ndarray) -> None:
+    """`_kernels.step_table`'s rows for ``cells`` into ``cost`` (steps into them with
+    ``incoming``, else out of them), the cells shared out in one block per thread."""
+    k = len(a.step_dr)
+    uniform = np.empty(cost.size, dtype=np.int8)
+    threads = thread_count()
+
+    def block(t: int) -> None:
+        lo, hi = cells.size * t // threads, cells.size * (t + 1) // threads
+        if hi > lo:  # an empty block would ask for every cell's row
+            _kernels.step_table(*a[:17], a.enter, a.narrow, a.flat, a.flat_of, incoming,
+                                cells[lo:hi], cost[lo * k:hi * k], uniform[lo * k:hi * k])
+
+    on_threads(block, threads)
 
 
 def cost_grid(

@@ -16,19 +16,29 @@ is keyed by the package's sources (`engine._cache`).
 - `astar`: `search_plain` (buckets, a unit without rear ranks);
 - `labels`: `search_labels` (exact, with rear ranks);
 - `both`: `search_both` (bidirectional, landmarks and blocks);
-- `flow`: `reverse_field` (flow fields).
+- `flow`: `field_band`, `field_rest` (flow fields).
 """
 
 from .astar import search_plain
 from .both import block_labels, block_rims, search_both
 from .dijkstra import search, settle_quanta
-from .flow import PACKED_CELLS, reverse_field
-from .heap import CLOSED, STACK_LIMIT, pool_split, reset, reset_both, stack_rows, stack_width, trace
+from .flow import PACKED_CELLS, field_band, field_rest
+from .heap import (
+    ASTAR_SPLIT,
+    CLOSED,
+    STACK_LIMIT,
+    pool_split,
+    reset,
+    stack_rows,
+    stack_width,
+    trace,
+)
 from .labels import DROPPED, label_pool, search_labels, trace_labels
 from .many import many_heap, many_labels, many_plain
 from .trail import BLOCKED, BLOCKED_SEGMENT, MOVE, OBSTACLE, QUANTUM, push, walk_path
 
 __all__ = [
+    "ASTAR_SPLIT",
     "BLOCKED",
     "BLOCKED_SEGMENT",
     "CLOSED",
@@ -40,6 +50,8 @@ __all__ = [
     "STACK_LIMIT",
     "block_labels",
     "block_rims",
+    "field_band",
+    "field_rest",
     "label_pool",
     "many_heap",
     "many_labels",
@@ -47,8 +59,6 @@ __all__ = [
     "pool_split",
     "push",
     "reset",
-    "reset_both",
-    "reverse_field",
     "search",
     "search_both",
     "search_labels",

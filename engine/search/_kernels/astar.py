@@ -6,6 +6,7 @@ Private; `engine.search` validates everything first.
 import numpy as np
 from numba import literally, njit
 
+from ...terrain._kernels import largest, smallest
 from .bounds import _landmark_bound, _to_go
 from .heap import ASTAR_SPLIT, CLOSED, REOPEN, pool_split, stack_rows
 
@@ -68,10 +69,10 @@ def search_plain(
     pieces = (base, piece_start, piece_dr * cols + piece_dc,
               _piece_lengths(piece_start, piece_w, step_len))
     table = (table_cost, table_row, flat, flat_of, onward_start, onward)
-    shortest = step_len.min()
+    shortest = smallest(step_len)
     goal_r = goal // cols
     to_goal = (lm, lm_goal, goal_r, goal - goal_r * cols, step_dr.shape[0], shortest,
-               min(step_len.max(), 2.0 * shortest), cell)
+               min(largest(step_len), 2.0 * shortest), cell)
     width, span = _bucket_width(nb, shortest, astar, indexed)
     # The buckets' sizes, or with shared rows the heads of their lists (-1: empty).
     size = np.full(span, -1 if indexed else 0, dtype=np.int64)

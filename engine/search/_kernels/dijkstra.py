@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ...terrain._kernels import climb, entry, ground
+from ...terrain._kernels import climb, entry, ground, largest, smallest
 from .bounds import _landmark_bound, _to_go
 from .heap import _heap_pop, _sift_up
 
@@ -78,11 +78,11 @@ def search(
     goal_c = goal - goal_r * cols
     heads = _start(source, astar, nb, dist, parent, pos, hkey, hidx, touched, link)
     n_touched = 1
-    queued = 1
+    queued = np.int64(1)  # not a literal 1: `_heap_pop` compiles once
     ring = nb - 1  # nb is a power of two: a mask, not a division, picks the bucket
-    width = step_len.min()  # no step costs less (multipliers are >= 1)
+    width = smallest(step_len)  # no step costs less (multipliers are >= 1)
     per_width = (1.0 / width) * (1.0 + 1e-12)  # never wider than that
-    diagonal = min(step_len.max(), 2.0 * width)
+    diagonal = min(largest(step_len), 2.0 * width)
     current = 0
     while queued > 0:
         if astar:

@@ -4,10 +4,10 @@ Private; `engine.search.flow` validates everything first.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..._intrinsics import prefetch
-from ...terrain._kernels import climb, entry
+from ...terrain._kernels import climb, entry, smallest
 from .astar import push_row
 
 AHEAD = 4  # pops between asking for what a queued cell's expansion reads and reading it
@@ -19,86 +19,73 @@ NO_STEP = (1 << STEP_BITS) - 1
 PACKED_CELLS = 1 << (32 - STEP_BITS)
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
-def reverse_field(
-    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+@njit(cache=True, nogil=True, error_model="numpy")
+def field_band(
+    r, rnd, base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     nb, flat, flat_of, enter, narrow, in_row, in_cost, onward_start, onward, goals, limit,
-    bounds, dist, step, stacks,
+    reach, bounds, dist, step, stacks, post_cell, post_step, post_cost, posted, settled, listed,
 ):
-    """Cost from every cell to the nearest of ``goals``, one band of rows per thread.
+    """Round ``rnd`` (0 or 1) of a flow field's search in band ``r``: cells
+    ``bounds[r]`` to ``bounds[r + 1]`` (whole rows), ``stacks[r]`` its queue.
 
-    Band r holds cells ``bounds[r]`` to ``bounds[r + 1]`` (whole rows) and
-    ``stacks[r]`` its queue (`reverse_search`'s entries: uint32 on grids of at
-    most ``PACKED_CELLS`` cells, else uint64); each thread runs
-    `reverse_search` on its own band, from the goals in it or a step from it,
-    writing only its band's cells.  A step into a cell of another band is
-    posted instead: the next round, that band takes every posted offer that
-    beats its cell's cost as a seed and searches on from there.  On open ground
-    that second round has little to do; where the best routes cross a border
-    again and again (a corridor along it) each crossing would cost a round, so
-    whatever the second round still posts is taken on by one search over the
-    whole grid, which posts nothing.  Then no step anywhere can lower a cost
-    (the Bellman condition holds inside every band and across every border):
-    the costs are the single search's, and each cell's step is the
-    lowest-numbered of its cheapest (`reverse_search`), whatever the bands.
-    ``dist`` must come in ``inf`` and ``step`` ``-1`` (numpy's fill, in the
-    caller: filling them here, on either thread, cost a freshly allocated 2048²
-    field about 35 ms more in a process that had churned through memory);
-    returns the number of cells expanded, or -1 if a bucket outgrew its row of
-    a stack (the caller starts again with wider ones).
+    The caller (`engine.search.flow`) runs every band of a round at once, one
+    per thread, then the next round, then `field_rest`.  Round 0 runs
+    `reverse_search` from the ``goals`` (unique, ``dist`` 0 there) in the band
+    or a step (``reach`` rows) from it; a step into a cell of another band is
+    posted (``post_*[rnd, r]``, ``posted[rnd, r]`` of them, each row as wide
+    as the steps out of the cells near a band's borders) instead.  Round 1
+    takes every offer posted to the band in round 0 that beats its cell's cost
+    as a seed and searches on from there.  ``settled[r]`` adds the cells
+    expanded (-1 once a bucket outgrew its row of a stack); ``listed`` is
+    scratch, a band's cells expanded in round 1, to take the marks off those
+    alone.
     """
-    goals = np.unique(goals)
-    nreg = bounds.shape[0] - 1
-    ncell = dist.shape[0]
-    nsteps = step_dr.shape[0]
-    reach = max(np.abs(step_dr).max(), np.abs(step_dc).max())
-    cap = 2 * reach * cols * nsteps  # steps out of the cells near a band's borders
-    post_cell = np.empty((2, nreg, cap), dtype=np.int64)
-    post_step = np.empty((2, nreg, cap), dtype=np.int8)
-    post_cost = np.empty((2, nreg, cap))
-    posted = np.zeros((2, nreg), dtype=np.int64)
-    settled = np.zeros(nreg, dtype=np.int64)
-    listed = np.empty(ncell, dtype=np.int32)  # cells expanded after the first round
-    for g in goals:
-        dist[g] = 0.0
-    for rnd in range(2):
-        for r in prange(nreg):
-            lo = bounds[r]
-            hi = bounds[r + 1]
-            if rnd == 0:  # the goals in the band or a step from it
-                near = (goals >= lo - reach * cols) & (goals < hi + reach * cols)
-                seeds = goals[near]
-            else:
-                seeds = _offers(post_cell[0], post_step[0], post_cost[0], posted[0], r, lo,
-                                hi, dist, step)
-            # The first round expands most of the band, the second a few cells: it
-            # lists what it expands, to take the marks off those alone.
-            done = listed[0:0] if rnd == 0 else listed[lo:hi]
-            n, m = reverse_search(
-                base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
-                ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, flat, flat_of, enter,
-                narrow, in_row, in_cost, onward_start, onward, seeds, limit, lo, hi, dist, step,
-                stacks[r], post_cell[rnd, r], post_step[rnd, r], post_cost[rnd, r], done,
-            )
-            settled[r] = -1 if n < 0 or settled[r] < 0 else settled[r] + n
-            posted[rnd, r] = m
-            _unmark(dist, lo, hi, done, n)
-        if (settled < 0).any():
-            return -1
-        if posted[rnd].sum() == 0:
-            return settled.sum()
-    seeds = _offers(post_cell[1], post_step[1], post_cost[1], posted[1], -1, 0, ncell, dist,
-                    step)
-    done = listed
+    lo = bounds[r]
+    hi = bounds[r + 1]
+    if rnd == 0:  # the goals in the band or a step from it
+        near = (goals >= lo - reach * cols) & (goals < hi + reach * cols)
+        seeds = goals[near]
+    else:
+        seeds = _offers(post_cell[0], post_step[0], post_cost[0], posted[0], r, lo, hi,
+                        dist, step)
+    # The first round expands most of the band, the second a few cells: it lists
+    # what it expands, to take the marks off those alone.
+    done = listed[0:0] if rnd == 0 else listed[lo:hi]
+    n, m = reverse_search(
+        base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
+        ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, flat, flat_of, enter,
+        narrow, in_row, in_cost, onward_start, onward, seeds, limit, lo, hi, dist, step,
+        stacks[r], post_cell[rnd, r], post_step[rnd, r], post_cost[rnd, r], done,
+    )
+    settled[r] = -1 if n < 0 or settled[r] < 0 else settled[r] + n
+    posted[rnd, r] = m
+    _unmark(dist, lo, hi, done, n)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def field_rest(
+    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
+    nb, flat, flat_of, enter, narrow, in_row, in_cost, onward_start, onward, limit,
+    dist, step, stacks, post_cell, post_step, post_cost, posted, listed,
+):
+    """The end of a flow field's search, after `field_band`'s two rounds: what the
+    second round still posted, taken on by one search over the whole grid, which
+    posts nothing (where the best routes cross a border again and again, each
+    crossing would cost a round).  Returns the cells it expanded, or -1 if a
+    bucket outgrew its row of ``stacks[0]``."""
+    everywhere = np.int64(0)  # from cell 0; typed, as -1: a literal compiles callees again
+    seeds = _offers(post_cell[1], post_step[1], post_cost[1], posted[1], np.int64(-1),
+                    everywhere, dist.shape[0], dist, step)
     n, _ = reverse_search(
         base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
         ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, flat, flat_of, enter, narrow,
-        in_row, in_cost, onward_start, onward, seeds, limit, 0, ncell, dist, step, stacks[0],
-        post_cell[0, 0], post_step[0, 0], post_cost[0, 0], done,
+        in_row, in_cost, onward_start, onward, seeds, limit, everywhere, dist.shape[0], dist,
+        step, stacks[0], post_cell[0, 0], post_step[0, 0], post_cost[0, 0], listed,
     )
-    _unmark(dist, 0, ncell, done, n)
-    return -1 if n < 0 else settled.sum() + n
+    _unmark(dist, everywhere, dist.shape[0], listed, n)
+    return n
 
 
 @njit(cache=True)
@@ -168,7 +155,7 @@ def reverse_search(
     is its ``dist`` (``seeds`` sorted by it), except a seed outside the band,
     a goal, which costs 0 and offers only to cells in the band (its own band
     makes the rest of its offers).  An offer to a cell outside the band goes
-    to ``post_cell``, ``post_step`` and ``post_cost`` instead (`reverse_field`
+    to ``post_cell``, ``post_step`` and ``post_cost`` instead (`field_band`
     takes it on).
 
     ``flat`` holds the cost grid's marks (`_kernels.flat_cells`; not empty).
@@ -212,7 +199,7 @@ def reverse_search(
     flats = (flat, flat_of, onward_start, onward, step_off[onward], step_len[onward])
     posts = (post_cell, post_step, post_cost)
     return _reverse_search(ground, steps, pieces, flats, in_row, in_cost, cols, reach,
-                           step_len.min(), seeds, limit, lo, hi, dist, step, stack,
+                           smallest(step_len), seeds, limit, lo, hi, dist, step, stack,
                            np.zeros(nb, dtype=np.int64), posts, done)
 
 
@@ -364,7 +351,7 @@ def _prefetch_ahead(stack, slot, top, base, dist, flats, in_row, in_cost, cols, 
 @njit(inline="always", cache=True)
 def _post(posts, sent, a, k, nd):
     """Post the offer of cost ``nd`` by step ``k`` to cell ``a``, outside the band (for
-    `reverse_field` to take on); returns how many are posted."""
+    `field_band` to take on); returns how many are posted."""
     post_cell, post_step, post_cost = posts
     post_cell[sent] = a
     post_step[sent] = k

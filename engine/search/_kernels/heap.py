@@ -7,7 +7,7 @@ settled; `search_plain` marks an expanded cell with ``CLOSED`` in ``parent``.
 """
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 ASTAR_SPLIT = 2  # A* buckets are half the shortest step wide: fewer cells expanded twice
 POOL_SPLIT = 32  # the same with shared rows, whose buckets are lists in one pool
@@ -98,13 +98,14 @@ def pool_split(nb):
 
 
 @njit(cache=True)
-def stack_rows(nb, astar, split=ASTAR_SPLIT):
+def stack_rows(nb, astar, split):
     """Buckets `search_plain` needs (its ``stack``'s rows): ``nb`` for Dijkstra;
     for A*, whose keys rise by a step's cost plus at most its length (with
     landmarks, at most the step's cost both ways) in buckets ``ASTAR_SPLIT``
     times narrower, ``2 * ASTAR_SPLIT * nb``.  (With shared rows the A*'s
     buckets are lists, their heads in an array of its own, ``split`` =
-    ``POOL_SPLIT`` times narrower, and ``stack`` is only their pool.)"""
+    ``POOL_SPLIT`` times narrower, and ``stack`` is only their pool.)  Every caller
+    gives ``split``: a default would compile a second signature."""
     return 2 * nb * split if astar else nb
 
 
@@ -128,7 +129,7 @@ def trace(parent, step_off, source, target, cols, pad, rows_out, cols_out):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def reset(touched, n, dist, parent, pos, beat):
     """Return the first ``n`` touched cells of a workspace to unreached (``pos`` and
     ``beat``, `search_labels`', may be empty)."""
@@ -142,11 +143,3 @@ def reset(touched, n, dist, parent, pos, beat):
             pos[c] = -1
         if labelled:
             beat[c] = np.inf
-
-
-@njit(cache=True, parallel=True)
-def reset_both(touched, forward, backward, dist, parent):
-    """`reset` for `search_both`'s two sides at once, a thread each."""
-    for side in prange(2):
-        reset(touched[side], forward if side == 0 else backward, dist[side], parent[side],
-              np.empty(0, dtype=np.int32), np.empty(0))

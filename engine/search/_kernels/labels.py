@@ -17,7 +17,7 @@ Private; `engine.search` validates everything first.
 import numpy as np
 from numba import njit
 
-from ...terrain._kernels import RISING, TRAIL, WIDE, climb, entry, ground
+from ...terrain._kernels import RISING, TRAIL, WIDE, climb, entry, ground, largest, smallest
 from .bounds import _landmark_bound, _to_go
 from .heap import _heap_pop, _sift_up
 from .trail import advance, push
@@ -82,8 +82,8 @@ def search_labels(
     no_i = np.empty(0, dtype=np.int64)
     step_off = step_dr * cols + step_dc
     heads = np.full(1 if goal >= 0 else nb, -1, dtype=np.int64)
-    straight = step_len.min()
-    diagonal = min(step_len.max(), 2.0 * straight)
+    straight = smallest(step_len)
+    diagonal = min(largest(step_len), 2.0 * straight)
     return _search(
         base, steep, gxf, gxb, gyf, gyb, cols, plain,
         step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
@@ -119,7 +119,8 @@ def _search(
     per_width = (1.0 / straight) * (1.0 + 1e-12)
     entries = _seed(source, astar, heads, head, dist, touched, l_cost, l_cell, l_prev, l_step,
                     l_n, l_next, l_state, l_pos, l_link, hkey, hidx)
-    n_touched, used, queued, current, found = 1, 1, 1, 0, -1
+    n_touched, used, current, found = 1, 1, 0, -1
+    queued = np.int64(1)  # not a literal 1: `_heap_pop` compiles once
     while queued > 0:
         x, current = _pop_label(astar, queued, hkey, hidx, l_pos, heads, ring, current, l_link)
         queued -= 1
@@ -559,7 +560,7 @@ def _enqueue(z, key, fresh, astar, queued, entries, cap, current, ring, per_widt
             l_pos[z] = queued
             queued += 1
         hkey[l_pos[z]] = key
-        _sift_up(l_pos[z], hkey, hidx, l_pos)
+        _sift_up(np.int64(l_pos[z]), hkey, hidx, l_pos)
         return queued, entries
     if entries == cap:
         return queued, -1

@@ -5,13 +5,15 @@ One driver per search, so that a call compiles only the search it runs:
 table: the bucket search `search_plain`, falling back on `search` when a bucket
 outgrows the stack) and `many_heap` (`search`).  They take the same arguments,
 so the caller picks one by the unit and the grid and passes the same list.
+Each runs one thread's share (``t``, first): the caller runs them on its threads
+(`engine._threads`; they release the GIL).
 Private; `engine.search` validates everything first.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from .astar import search_plain
 from .dijkstra import search
@@ -61,40 +63,39 @@ def _heap(
     )
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def many_heap(
-    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    t, base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, sources, cell, budget, merging, levels,
     dist, parent, pos, touched, link, beat,
     width, stack_limit, cap, out_cells, out_cost, out_start, out_n,
 ):
-    """Dijkstra from each of ``sources`` by `search`, the threads' rows of the
-    workspace each serving every T-th source.  Unit u's cells within ``budget``
-    go to thread t's row of ``out_cells`` and ``out_cost`` (t = u mod T), at
-    ``out_start[u]``, ``out_n[u]`` of them, each thread's units one after
-    another; ``out_n[u]`` is -1 if they are more than ``cap`` (the caller makes
-    it the disc of radius ``budget``, so they are not)."""
+    """Dijkstra by `search` from thread ``t``'s share of ``sources`` (every T-th
+    from the t-th, T the workspace's rows), on its row of the workspace.  Unit
+    u's cells within ``budget`` go to row t of ``out_cells`` and ``out_cost``
+    (t = u mod T), at ``out_start[u]``, ``out_n[u]`` of them, the thread's units
+    one after another; ``out_n[u]`` is -1 if they are more than ``cap`` (the
+    caller makes it the disc of radius ``budget``, so they are not)."""
     threads = dist.shape[0]
-    for t in prange(threads):
-        at = 0
-        for u in range(t, sources.shape[0], threads):
-            n = _heap(
-                base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len, ux,
-                uy, piece_start, piece_dr, piece_dc, piece_w, depth, fp_start, fp_dr, fp_dc,
-                fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter, narrow,
-                onward_start, onward, sources[u], cell, budget, dist[t], parent[t], pos[t],
-                touched[t], link[t],
-            )
-            at = _gather(touched[t], dist[t], n, budget, cap, out_cells[t], out_cost[t], at, u,
-                         out_start, out_n)
-            reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])
+    at = np.int64(0)  # typed constants: no literal signature of a callee
+    for u in range(t, sources.shape[0], threads):
+        n = _heap(
+            base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len, ux,
+            uy, piece_start, piece_dr, piece_dc, piece_w, depth, fp_start, fp_dr, fp_dc,
+            fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter, narrow,
+            onward_start, onward, sources[u], cell, budget, dist[t], parent[t], pos[t],
+            touched[t], link[t],
+        )
+        at = _gather(touched[t], dist[t], n, budget, cap, out_cells[t], out_cost[t], at, u,
+                     out_start, out_n)
+        reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def many_plain(
-    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    t, base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, sources, cell, budget, merging, levels,
@@ -109,41 +110,40 @@ def many_plain(
     no_i = np.empty(0, dtype=np.int32)
     no_lm = np.empty((0, 0), dtype=np.float32)
     no_lm_goal = np.empty((2, 0), dtype=np.float32)
-    for t in prange(threads):
-        stack = np.empty((nb, width), dtype=np.int32)
-        at = 0
-        for u in range(t, sources.shape[0], threads):
-            n = -1
-            while n < 0:
-                n = search_plain(
-                    base, cols, step_dr, step_dc, step_len, piece_start, piece_dr,
-                    piece_dc, piece_w, nb, table_cost, no_i, flat, flat_of,
-                    onward_start, onward, sources[u], -1, cell,
-                    budget, dist[t], parent[t], touched[t], stack, False, no_lm,
-                    no_lm_goal,
-                )
-                if n < 0:  # a bucket outgrew the stack: again, with room
-                    reset(touched[t], -n, dist[t], parent[t], pos[t], no_f)
-                    if 2 * stack.size > stack_limit:
-                        break
-                    stack = np.empty((nb, 2 * stack.shape[1]), dtype=np.int32)
-            queue = n < 0  # `search` uses `pos`
-            if n < 0:
-                n = _heap(
-                    base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
-                    ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth, fp_start, fp_dr,
-                    fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter, narrow,
-                    onward_start, onward, sources[u], cell, budget, dist[t], parent[t],
-                    pos[t], touched[t], link[t],
-                )
-            at = _gather(touched[t], dist[t], n, budget, cap, out_cells[t], out_cost[t], at, u,
-                         out_start, out_n)
-            reset(touched[t], n, dist[t], parent[t], pos[t] if queue else no_i, beat[t])
+    stack = np.empty((nb, width), dtype=np.int32)
+    at = np.int64(0)  # typed constants: no literal signature of a callee
+    for u in range(t, sources.shape[0], threads):
+        n = -1
+        while n < 0:
+            n = search_plain(
+                base, cols, step_dr, step_dc, step_len, piece_start, piece_dr,
+                piece_dc, piece_w, nb, table_cost, no_i, flat, flat_of,
+                onward_start, onward, sources[u], np.int64(-1), cell,
+                budget, dist[t], parent[t], touched[t], stack, np.bool_(False), no_lm,
+                no_lm_goal,
+            )
+            if n < 0:  # a bucket outgrew the stack: again, with room
+                reset(touched[t], -n, dist[t], parent[t], pos[t], no_f)
+                if 2 * stack.size > stack_limit:
+                    break
+                stack = np.empty((nb, 2 * stack.shape[1]), dtype=np.int32)
+        queue = n < 0  # `search` uses `pos`
+        if n < 0:
+            n = _heap(
+                base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc, step_len,
+                ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth, fp_start, fp_dr,
+                fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter, narrow,
+                onward_start, onward, sources[u], cell, budget, dist[t], parent[t],
+                pos[t], touched[t], link[t],
+            )
+        at = _gather(touched[t], dist[t], n, budget, cap, out_cells[t], out_cost[t], at, u,
+                     out_start, out_n)
+        reset(touched[t], n, dist[t], parent[t], pos[t] if queue else no_i, beat[t])
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def many_labels(
-    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    t, base, steep, gxf, gxb, gyf, gyb, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, sources, cell, budget, merging, levels,
@@ -156,24 +156,23 @@ def many_labels(
     threads = dist.shape[0]
     no_lm = np.empty((0, 0), dtype=np.float32)
     no_lm_goal = np.empty((2, 0), dtype=np.float32)
-    for t in prange(threads):
-        pool = label_pool(2 * cap, levels)
-        at = 0
-        for u in range(t, sources.shape[0], threads):
-            n = -1
-            while n < 0:
-                n, _, used = search_labels(
-                    base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc,
-                    step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth,
-                    fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
-                    flat, flat_of, enter, narrow, onward_start, onward, sources[u], -1,
-                    cell, budget, merging, dist[t], pos[t], beat[t], touched[t], no_lm,
-                    no_lm_goal, *pool,
-                )
-                if used < 0:  # the pool ran out: again, with room
-                    reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])
-                    pool = label_pool(4 * pool[0].shape[0], levels)
-                    n = -1
-            at = _gather(touched[t], dist[t], n, budget, cap, out_cells[t], out_cost[t], at, u,
-                         out_start, out_n)
-            reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])
+    pool = label_pool(2 * cap, levels)
+    at = np.int64(0)  # typed constants: no literal signature of a callee
+    for u in range(t, sources.shape[0], threads):
+        n = -1
+        while n < 0:
+            n, _, used = search_labels(
+                base, steep, gxf, gxb, gyf, gyb, cols, plain, step_dr, step_dc,
+                step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth,
+                fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
+                flat, flat_of, enter, narrow, onward_start, onward, sources[u], np.int64(-1),
+                cell, budget, merging, dist[t], pos[t], beat[t], touched[t], no_lm,
+                no_lm_goal, *pool,
+            )
+            if used < 0:  # the pool ran out: again, with room
+                reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])
+                pool = label_pool(4 * pool[0].shape[0], levels)
+                n = -1
+        at = _gather(touched[t], dist[t], n, budget, cap, out_cells[t], out_cost[t], at, u,
+                     out_start, out_n)
+        reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])

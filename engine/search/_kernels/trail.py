@@ -192,6 +192,27 @@ def _line_crossings(start, delta, lo, count, tot, cross, nc):
     return nc
 
 
+@njit(cache=True, inline="always")
+def _merged(cross, n1, nc):
+    """``cross[:nc]`` in ascending order, given as two runs, ``[:n1]`` and
+    ``[n1:nc]`` (`_line_crossings`' along each axis), each in ascending or
+    descending order: merged, where ``np.sort`` would compile a sort."""
+    for lo, hi in ((0, n1), (n1, nc)):  # each run ascending
+        if hi - lo > 1 and cross[lo] > cross[hi - 1]:
+            for j in range((hi - lo) // 2):
+                cross[lo + j], cross[hi - 1 - j] = cross[hi - 1 - j], cross[lo + j]
+    out = np.empty(nc)
+    i, j = 0, n1
+    for k in range(nc):
+        if j >= nc or (i < n1 and cross[i] <= cross[j]):
+            out[k] = cross[i]
+            i += 1
+        else:
+            out[k] = cross[j]
+            j += 1
+    return out
+
+
 @njit(cache=True, error_model="numpy", inline="always")
 def _segment_breaks(cpx, cpy, dx, dy, tot):
     """Where a segment (in cells: from ``(cpx, cpy)`` by ``(dx, dy)``, ``tot`` long)
@@ -203,9 +224,9 @@ def _segment_breaks(cpx, cpy, dx, dy, tot):
     nx = max(math.ceil(hix) - math.floor(lox) - 1, 0) if dx != 0.0 else 0
     ny = max(math.ceil(hiy) - math.floor(loy) - 1, 0) if dy != 0.0 else 0
     cross = np.empty(nx + ny)
-    nc = _line_crossings(cpx, dx, lox, nx, tot, cross, 0)
-    nc = _line_crossings(cpy, dy, loy, ny, tot, cross, nc)
-    cross = np.sort(cross[:nc])
+    n1 = _line_crossings(cpx, dx, lox, nx, tot, cross, 0)
+    nc = _line_crossings(cpy, dy, loy, ny, tot, cross, n1)
+    cross = _merged(cross, n1, nc)
     breaks = np.empty(nc + 2)
     corner_at = np.empty(nc)
     breaks[0] = 0.0
