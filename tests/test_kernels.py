@@ -995,7 +995,7 @@ def test_segment_crossings_merge_into_the_sorted_order():
         n1, n2 = rng.integers(0, 6, 2)
         runs = [np.sort(rng.random(n)) * 10 for n in (n1, n2)]
         runs = [r[::-1] if rng.random() < 0.5 else r for r in runs]
-        cross = np.concatenate(runs + [np.empty(2)])  # room past the end is ignored
+        cross = np.concatenate([*runs, np.empty(2)])  # room past the end is ignored
         got = skern.trail._merged(cross.copy(), n1, n1 + n2)
         np.testing.assert_array_equal(got, np.sort(np.concatenate(runs)))
     # The walk's cuts, through it, are still the reference's for every direction.
