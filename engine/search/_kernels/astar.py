@@ -11,7 +11,6 @@ from .bounds import _landmark_bound, _to_go
 from .heap import ASTAR_SPLIT, CLOSED, REOPEN, pool_split, stack_rows
 
 
-@njit(cache=True, error_model="numpy")
 def search_plain(
     base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
     table_cost, table_row, flat, flat_of, onward_start, onward, source, goal, cell, budget,
@@ -59,12 +58,29 @@ def search_plain(
     so the loop holds no array it may replace.  Returns the number of cells
     written to ``touched``, or minus it if a bucket outgrew its row (the
     caller resets them and calls again with a wider stack).
+
+    Each case (A* or not, a table or not, ``lowest``, shared rows) is a kernel
+    of its own (`PLAIN`), so that a call compiles only the one it runs.
     """
     astar = goal >= 0
     tabled = table_cost.shape[0] > 0
-    indexed = astar and table_row.shape[0] > 0
-    # What the kernel reads, grouped (numba inlines a call of at most 30 arguments),
-    # everything it would allocate or reduce made here (`_search_plain`).
+    case = (astar, tabled, tabled and bool(lowest) and not astar,
+            astar and table_row.shape[0] > 0)
+    return PLAIN[case](
+        base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
+        table_cost, table_row, flat, flat_of, onward_start, onward, source, goal, cell, budget,
+        dist, parent, touched, stack, lm, lm_goal,
+    )
+
+
+@njit(cache=True, error_model="numpy")
+def _prepare(args, astar, indexed):
+    """What `_search_plain` reads, grouped (numba inlines a call of at most 30
+    arguments), from `search_plain`'s arguments ``args`` (but ``lowest``):
+    everything it would allocate or reduce is made here."""
+    (base, cols, step_dr, step_dc, step_len, piece_start, piece_dr, piece_dc, piece_w, nb,
+     table_cost, table_row, flat, flat_of, onward_start, onward, source, goal, cell, budget,
+     dist, parent, touched, stack, lm, lm_goal) = args
     steps = (step_dr, step_dc, step_dr * cols + step_dc, step_len)
     pieces = (base, piece_start, piece_dr * cols + piece_dc,
               _piece_lengths(piece_start, piece_w, step_len))
@@ -77,36 +93,73 @@ def search_plain(
     # The buckets' sizes, or with shared rows the heads of their lists (-1: empty).
     size = np.full(span, -1 if indexed else 0, dtype=np.int64)
     queue = (stack, stack.reshape(-1), size, span - 1)
-    if indexed:
-        return _search_plain(steps, pieces, table, to_goal, queue, cols, width, source, goal,
-                             budget, dist, parent, touched, True, True, False, True)
-    if astar and tabled:
-        return _search_plain(steps, pieces, table, to_goal, queue, cols, width, source, goal,
-                             budget, dist, parent, touched, True, True, False, False)
-    if astar:
-        return _search_plain(steps, pieces, table, to_goal, queue, cols, width, source, goal,
-                             budget, dist, parent, touched, True, False, False, False)
-    if tabled and lowest:
-        return _search_plain(steps, pieces, table, to_goal, queue, cols, width, source, goal,
-                             budget, dist, parent, touched, False, True, True, False)
-    if tabled:
-        return _search_plain(steps, pieces, table, to_goal, queue, cols, width, source, goal,
-                             budget, dist, parent, touched, False, True, False, False)
-    return _search_plain(steps, pieces, table, to_goal, queue, cols, width, source, goal,
-                         budget, dist, parent, touched, False, False, False, False)
+    return (steps, pieces, table, to_goal, queue, cols, width, source, goal, budget, dist,
+            parent, touched)
+
+
+# `search_plain`'s cases, each a kernel of its arguments but ``lowest``.  `_prepare`'s
+# flags are typed, not literal: it compiles once for all of them.
+@njit(cache=True, error_model="numpy")
+def astar_rows(*args):
+    """`search_plain` to a goal over shared table rows."""
+    return _search_plain(_prepare(args, np.bool_(True), np.bool_(True)),
+                         True, True, False, True)
+
+
+@njit(cache=True, error_model="numpy")
+def astar_table(*args):
+    """`search_plain` to a goal over a step table."""
+    return _search_plain(_prepare(args, np.bool_(True), np.bool_(False)),
+                         True, True, False, False)
+
+
+@njit(cache=True, error_model="numpy")
+def astar_pieces(*args):
+    """`search_plain` to a goal over the steps' pieces."""
+    return _search_plain(_prepare(args, np.bool_(True), np.bool_(False)),
+                         True, False, False, False)
+
+
+@njit(cache=True, error_model="numpy")
+def reach_lowest(*args):
+    """`search_plain` without a goal over a step table, keeping the lowest step."""
+    return _search_plain(_prepare(args, np.bool_(False), np.bool_(False)),
+                         False, True, True, False)
+
+
+@njit(cache=True, error_model="numpy")
+def reach_table(*args):
+    """`search_plain` without a goal over a step table."""
+    return _search_plain(_prepare(args, np.bool_(False), np.bool_(False)),
+                         False, True, False, False)
+
+
+@njit(cache=True, error_model="numpy")
+def reach_pieces(*args):
+    """`search_plain` without a goal over the steps' pieces."""
+    return _search_plain(_prepare(args, np.bool_(False), np.bool_(False)),
+                         False, False, False, False)
+
+
+# (A*, a table, lowest, shared rows): `search_plain`'s kernel.
+PLAIN = {
+    (True, True, False, True): astar_rows,
+    (True, True, False, False): astar_table,
+    (True, False, False, False): astar_pieces,
+    (False, True, True, False): reach_lowest,
+    (False, True, False, False): reach_table,
+    (False, False, False, False): reach_pieces,
+}
 
 
 # `_search_plain` runs without numba's reference counting (``_nrt=False``), so it is
 # handed every array it reads and calls no numpy function (a reduction compiled so
-# fails): `search_plain` makes them.  With the counting on, each array an inlined
+# fails): `_prepare` makes them.  With the counting on, each array an inlined
 # helper takes is a new reference, counted up and down on every call wherever numba
 # cannot pair the two (the helper's last use of it in a branch): split so, a 1024² raw
 # field took 5.6 times as long.
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _search_plain(
-    steps, pieces, table, to_goal, queue, cols, width, source, goal, budget, dist, parent,
-    touched, astar, tabled, lowest, indexed,
-):
+def _search_plain(search, astar, tabled, lowest, indexed):
     """`search_plain` compiled for each value of ``astar`` (``goal >= 0``), ``tabled``,
     ``lowest`` and ``indexed`` (a ``table_row``).
 
@@ -114,16 +167,19 @@ def _search_plain(
     only its own branches (about 15% on demo-map reaches, bench/README.md);
     the helpers are inlined, and take them as constants too.  Called from
     Python, the flags would cost a literal re-dispatch (milliseconds) every
-    time: call `search_plain`, which makes the groups: ``steps``
-    (``step_dr``, ``step_dc``, their offsets, ``step_len``), ``pieces``
-    (``base``, ``piece_start``, the pieces' offsets and lengths), ``table``
-    (``table_cost`` to ``onward``), ``to_goal`` (`_bound_at`'s) and ``queue``
-    (`_push`'s), its buckets ``width`` wide.
+    time: call a case of `search_plain`, whose `_prepare` makes ``search``:
+    the groups ``steps`` (``step_dr``, ``step_dc``, their offsets,
+    ``step_len``), ``pieces`` (``base``, ``piece_start``, the pieces' offsets
+    and lengths), ``table`` (``table_cost`` to ``onward``), ``to_goal``
+    (`_bound_at`'s) and ``queue`` (`_push`'s), its buckets ``width`` wide,
+    then ``cols`` to ``touched`` as `search_plain` takes them.
     """
     literally(astar)
     literally(tabled)
     literally(lowest)
     literally(indexed)
+    (steps, pieces, table, to_goal, queue, cols, width, source, goal, budget, dist, parent,
+     touched) = search
     flat, flat_of, onward_start = table[2], table[3], table[4]
     nsteps = steps[0].shape[0]
     per_width = (1.0 / width) * (1.0 + 1e-12)

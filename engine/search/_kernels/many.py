@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .astar import search_plain
+from .astar import reach_table
 from .dijkstra import search
 from .heap import reset
 from .labels import label_pool, search_labels
@@ -115,12 +115,11 @@ def many_plain(
     for u in range(t, sources.shape[0], threads):
         n = -1
         while n < 0:
-            n = search_plain(
+            n = reach_table(
                 base, cols, step_dr, step_dc, step_len, piece_start, piece_dr,
                 piece_dc, piece_w, nb, table_cost, no_i, flat, flat_of,
                 onward_start, onward, sources[u], np.int64(-1), cell,
-                budget, dist[t], parent[t], touched[t], stack, np.bool_(False), no_lm,
-                no_lm_goal,
+                budget, dist[t], parent[t], touched[t], stack, no_lm, no_lm_goal,
             )
             if n < 0:  # a bucket outgrew the stack: again, with room
                 reset(touched[t], -n, dist[t], parent[t], pos[t], no_f)
