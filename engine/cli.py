@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import sys
 from importlib import resources
@@ -582,7 +583,8 @@ def main(argv: list[str] | None = None) -> int:
         from ._cache import cache_folder
         from .warmup import warm_up
 
-        warm_up(progress=True)
+        cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+        warm_up(progress=True, processes=len(cores) if cores else os.cpu_count() or 1)
         print(f"kernels ready in {cache_folder()}")
         return 0
     if argv is None:  # the command line itself, not main([...]) from Python

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import sys
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 
@@ -30,18 +32,21 @@ def _hill():
     })
 
 
-def _unit_steps(depth: float | None) -> Callable[[], None]:
-    """Reach, reach of many, route, price and flow field for Fantasy Warlord humans with
-    the rules' default depth (``None``) or ``depth``."""
+def _unit(depth: float | None, task: str) -> Callable[[], None]:
+    """One task (``"reach"``: reach and reach of many; ``"route"``: route and price;
+    ``"flow"``: flow field) for Fantasy Warlord humans with the rules' default depth
+    (``None``) or ``depth``."""
     def run() -> None:
         rules = load_rules("fantasy-warlord")
         unit = rules.unit("humans") if depth is None else rules.unit("humans", depth=depth)
         g = cost_grid(_hill(), rules, unit)
-        reach(g, (0.25, 0.25), 3)
-        reach_many(g, [(0.25, 0.25)], 3)
-        r = route(g, (0.25, 0.25), (3.75, 3.75))
-        price_path(g, r.path)
-        flow_field(g, [(3.75, 3.75)])
+        if task == "reach":
+            reach(g, (0.25, 0.25), 3)
+            reach_many(g, [(0.25, 0.25)], 3)
+        elif task == "route":
+            price_path(g, route(g, (0.25, 0.25), (3.75, 3.75)).path)
+        else:
+            flow_field(g, [(3.75, 3.75)])
     return run
 
 
@@ -68,16 +73,26 @@ def _quanta() -> None:
     reach(cost_grid(woods, bs, bs.unit("infantry", depth=0)), (0.1, 0.1), 3)
 
 
+# Families of kernels, the longest to compile first (worker processes take them in order).
 STEPS: dict[str, Callable[[], None]] = {
-    "a unit in ranks": _unit_steps(None),
-    "a unit as a point": _unit_steps(0),
+    "a unit in ranks: reach": _unit(None, "reach"),
+    "a unit as a point: reach": _unit(0, "reach"),
+    "a unit in ranks: route": _unit(None, "route"),
+    "a unit as a point: route": _unit(0, "route"),
+    "a unit in ranks: flow": _unit(None, "flow"),
+    "a unit as a point: flow": _unit(0, "flow"),
     "line of sight": _sight,
     "raw cost grids": _raw_grids,
     "terrain in quanta": _quanta,
 }
 
 
-def warm_up(progress: bool = False) -> None:
+def _step(name: str) -> None:
+    """Run one of `STEPS` (in a worker process)."""
+    STEPS[name]()
+
+
+def warm_up(progress: bool = False, processes: int = 1) -> None:
     """Compile (or load from numba's disk cache) every kernel on a tiny map.
 
     Parameters
@@ -85,15 +100,27 @@ def warm_up(progress: bool = False) -> None:
     progress : bool, optional
         Show a progress bar on stderr (when it is a terminal), one step per family
         of kernels.  ``engine warm-up`` shows it.
+    processes : int, optional
+        With more than one, that many worker processes compile the families side
+        by side into numba's disk cache, and this process then loads them from
+        it.  ``engine warm-up`` uses one per core.
     """
-    if not progress:
-        for step in STEPS.values():
-            step()
-        return
     from tqdm import tqdm
 
-    with tqdm(total=len(STEPS), file=sys.stderr, disable=None, unit="step",
+    with tqdm(total=len(STEPS), file=sys.stderr, disable=None if progress else True,
+              unit="step",
               bar_format="compiling kernels: {desc} {n}/{total} {bar} {elapsed}") as bar:
+        if processes > 1:
+            ctx = multiprocessing.get_context("spawn")  # no fork of numba's threads
+            with ProcessPoolExecutor(min(processes, len(STEPS)), mp_context=ctx) as pool:
+                futures = {pool.submit(_step, name): name for name in STEPS}
+                for done in as_completed(futures):
+                    done.result()
+                    bar.set_description_str(futures[done])
+                    bar.update()
+            for step in STEPS.values():  # loaded from the cache the workers filled
+                step()
+            return
         for name, step in STEPS.items():
             bar.set_description_str(name)
             step()
