@@ -16,7 +16,61 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["flag", "instance", "listed", "point", "real", "whole"]
+__all__ = ["Huge", "flag", "instance", "listed", "parse_int", "point", "real", "tame", "whole"]
+
+# Integers with more digits than this are read as `Huge`: a float holds at most 309.
+_MAX_DIGITS = 300
+
+
+class Huge(float):
+    """An integer too large for a float, read from a file or given in a document:
+    an infinite float (so every check for a finite number refuses it) that prints
+    as what it was, "a 401-digit integer", never as its digits."""
+
+    digits: int
+
+    def __new__(cls, digits: int, negative: bool = False) -> Huge:
+        self = super().__new__(cls, -math.inf if negative else math.inf)
+        self.digits = digits
+        return self
+
+    def __repr__(self) -> str:
+        return f"{'a negative' if self < 0 else 'a'} {self.digits}-digit integer"
+
+    __str__ = __repr__
+
+
+def parse_int(text: str) -> int | Huge:
+    """An integer literal of a JSON or TOML document: an int, or a `Huge` one when it
+    has more than 300 digits (Python refuses to convert one of over 4300)."""
+    digits = len(text.lstrip("+-").replace("_", ""))
+    if digits > _MAX_DIGITS:
+        return Huge(digits, text.startswith("-"))
+    return int(text)
+
+
+def tame(value: Any) -> Any:
+    """``value`` (a parsed document: dicts, lists and scalars) with every int too large
+    for a float made `Huge`; the same object when there is none."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if abs(value) >= 10**_MAX_DIGITS:
+            return Huge(_int_digits(value), value < 0)
+        return value
+    if isinstance(value, dict):
+        tamed = {k: tame(v) for k, v in value.items()}
+        return value if all(tamed[k] is v for k, v in value.items()) else tamed
+    if isinstance(value, list | tuple):
+        items = [tame(v) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
+        return items if isinstance(value, list) else tuple(items)
+    return value
+
+
+def _int_digits(value: int) -> int:
+    """How many decimal digits ``value`` has (without converting it to a string)."""
+    digits = int(abs(value).bit_length() * math.log10(2)) + 1
+    return digits - (abs(value) < 10 ** (digits - 1))
 
 
 def real(value: Any) -> bool:

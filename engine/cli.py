@@ -22,7 +22,7 @@ from ._version import __version__
 from .errors import EngineError, InputError
 from .maps.geojson import load_map
 from .rules.load import load_rules, shipped_rulesets
-from .search.front import reach, route
+from .search.front import reach, route, turns_for
 from .search.pricing import price_path
 from .terrain.costgrid import cost_grid
 
@@ -140,6 +140,16 @@ def _enemy(text: str) -> tuple[str, tuple[float, float]]:
     return race, _point(where)
 
 
+def _picture(text: str) -> str:
+    """A ``--png`` file name: a .png, .svg or .pdf in a folder that exists."""
+    from .render import picture_path
+
+    try:
+        return picture_path(text)
+    except InputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="engine",
@@ -173,7 +183,8 @@ def _parser() -> argparse.ArgumentParser:
                        "irregular formation")
         p.add_argument("--json", action="store_true", help="print JSON")
         if png:
-            p.add_argument("--png", metavar="FILE", help="write a picture")
+            p.add_argument("--png", metavar="FILE", type=_picture,
+                           help="write a picture (.png, .svg or .pdf)")
 
     p = sub.add_parser("reach", help="everywhere a unit can get to this turn")
     unit_args(p)
@@ -232,7 +243,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--flying", action="store_true", help="the observer flies at Flight Height")
     p.add_argument("--height", type=_number, help="sight height (default: the rules')")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--png", metavar="FILE", help="write a picture of the viewshed")
+    p.add_argument("--png", metavar="FILE", type=_picture, help="write a picture of the viewshed")
 
     p = sub.add_parser("threat", help="how many enemies can reach each cell next turn")
     p.add_argument("map", help=_MAP_HELP)
@@ -247,7 +258,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--probe", action=_PointAction, append=True, default=[],
                    help="a point to report on (repeatable)")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--png", metavar="FILE", help="write a picture (threat shaded)")
+    p.add_argument("--png", metavar="FILE", type=_picture, help="write a picture (threat shaded)")
 
     p = sub.add_parser("flow", help="a field leading every cell to the goal along cheapest routes")
     unit_args(p)
@@ -267,9 +278,14 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("warm-up", help="compile every kernel ahead (first run after an install)")
 
     p = sub.add_parser("demo", help="run on the shipped battlefields and draw them")
-    p.add_argument("--png", metavar="FILE", default="engine-demo.png",
+    p.add_argument("--png", metavar="FILE", type=_picture, default="engine-demo.png",
                    help="picture to write (default: engine-demo.png; the crossings map's "
                    "network goes beside it as engine-demo-network.png)")
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an unexpected error")
+    for p in sub.choices.values():  # also after the command: engine reach ... --debug
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the traceback of an unexpected error")
     return parser
 
 
@@ -310,10 +326,10 @@ def _cmd_reach(args) -> None:
 
         render_png(args.png, g, reach=r)
     if args.json:
-        print(json.dumps({
+        _print_json({
             "allowance": r.allowance, "area": round(r.area, 6), "cells": len(r.cells),
             "cell": g.grid.cell, "probes": probes,
-        }))
+        })
         return
     print(f"{g.unit.race} at ({args.at[0]:g}, {args.at[1]:g}), allowance {r.allowance:g} {units}: "
           f"{len(r.cells)} cells, {r.area:.2f} {units}^2 reachable")
@@ -339,7 +355,7 @@ def _cmd_route(args) -> None:
 
         render_png(args.png, g, route=rt)
     if args.json:
-        print(json.dumps(_route_json(rt)))
+        _print_json(_route_json(rt))
         return
     units = g.battlefield.units
     print(f"{g.unit.race}: cost {rt.cost:.2f} {units} over {rt.length:.2f} {units}, "
@@ -351,10 +367,10 @@ def _cmd_price(args) -> None:
     g = _grid(args)
     p = price_path(g, args.path)
     if args.json:
-        print(json.dumps({
+        _print_json({
             "cost": _round(p.cost), "length": round(p.length, 6),
             "legs": [leg.as_dict() for leg in p.legs],
-        }))
+        })
         return
     units = g.battlefield.units
     cost = "impassable" if math.isinf(p.cost) else f"{p.cost:.2f} {units}"
@@ -370,8 +386,8 @@ def _cmd_manoeuvre(args) -> None:
     g = _grid(args)
     m = manoeuvre(g, args.at, args.kind, args.figures)
     if args.json:
-        print(json.dumps({"kind": m.kind, "allowed": m.allowed, "cost": _round(m.cost),
-                          "reason": m.reason}))
+        _print_json({"kind": m.kind, "allowed": m.allowed, "cost": _round(m.cost),
+                          "reason": m.reason})
         return
     print(f"{g.unit.race} at ({args.at[0]:g}, {args.at[1]:g}): {m.reason}")
 
@@ -387,8 +403,8 @@ def _cmd_charge(args) -> None:
 
         render_png(args.png, g, route=c.route)
     if args.json:
-        print(json.dumps({"allowed": c.allowed, "reasons": c.reasons, "checks": c.checks,
-                          "route": None if c.route is None else _route_json(c.route)}))
+        _print_json({"allowed": c.allowed, "reasons": c.reasons, "checks": c.checks,
+                          "route": None if c.route is None else _route_json(c.route)})
         return
     verdict = "can charge" if c.allowed else "cannot charge"
     print(f"{g.unit.race} {verdict}" + (f": {'; '.join(c.reasons)}" if c.reasons else ""))
@@ -407,7 +423,7 @@ def _cmd_network(args) -> None:
         render_png(args.png, g, network=net,
                    title=f"network and chokepoints for {g.unit.race}")
     if args.json:
-        print(json.dumps(net.as_dict()))
+        _print_json(net.as_dict())
         return
     print(_network_text(net, g))
 
@@ -441,13 +457,13 @@ def _cmd_visible(args) -> None:
         render_viewshed_png(args.png, layers(bf, rules), observer, seen, mark, title,
                             table_units=units)
     if sight is not None:
-        print(json.dumps(sight.as_dict()) if args.json else sight.reason)
+        _print_json(sight.as_dict()) if args.json else print(sight.reason)
         return
     count = int(seen.sum())
     area = count * bf.cell**2
     if args.json:
-        print(json.dumps({"observer": list(observer), "cells": count, "of": int(seen.size),
-                          "cell": bf.cell, "area": round(area, 6)}))
+        _print_json({"observer": list(observer), "cells": count, "of": int(seen.size),
+                          "cell": bf.cell, "area": round(area, 6)})
         return
     print(f"from {where}: sees {count} of {seen.size} cells ({100 * count / seen.size:.1f}%), "
           f"{area:.2f} {units}^2")
@@ -473,10 +489,10 @@ def _cmd_threat(args) -> None:
         render_ai_png(args.png, layers(bf, rules), threat=t,
                       units=[(xy, 1, u.race) for u, xy in enemies], sides=("friendly", "enemy"))
     if args.json:
-        print(json.dumps({"enemies": [{"race": u.race, "at": list(xy)} for u, xy in enemies],
+        _print_json({"enemies": [{"race": u.race, "at": list(xy)} for u, xy in enemies],
                           "charge": args.charge, "cells": cells, "cell": bf.cell,
                           "area": round(cells * bf.cell**2, 6), "most": int(t.count.max()),
-                          "probes": probes}))
+                          "probes": probes})
         return
     print(f"{len(enemies)} enem{'y' if len(enemies) == 1 else 'ies'}"
           + (" charging" if args.charge else "") + f": {cells * bf.cell**2:.2f} {units}^2 "
@@ -508,8 +524,8 @@ def _cmd_flow(args) -> None:
         render_ai_png(args.png, g.layers, flow=f, sides=("start",),
                       units=[(tuple(p["from"]), 0, "from") for p in probes])
     if args.json:
-        print(json.dumps({"goals": [list(xy) for xy in args.goal], "cells": cells,
-                          "cell": g.grid.cell, "probes": probes}))
+        _print_json({"goals": [list(xy) for xy in args.goal], "cells": cells,
+                          "cell": g.grid.cell, "probes": probes})
         return
     units = g.battlefield.units
     print(f"{g.unit.race}: {cells} cells lead to "
@@ -519,7 +535,8 @@ def _cmd_flow(args) -> None:
         if p["cost"] is None:
             print(f"  from ({x:g}, {y:g}): no goal within reach")
         else:
-            turns = (f"{math.ceil(p['cost'] / g.unit.move - 1e-9)} turn(s)" if g.unit.move
+            turns = (f"{turns_for(p['cost'], g.unit.move) if p['cost'] > 0 else 0} turn(s)"
+                     if g.unit.move
                      else "never at move 0" if p["cost"] > 0 else "0 turn(s)")
             print(f"  from ({x:g}, {y:g}): cost {p['cost']:g} {units}, {len(p['path']) - 1} "
                   f"steps, {turns}")
@@ -533,7 +550,7 @@ def _cmd_movingai(args) -> None:
     grid_map = load_grid_map(args.map or map_for(args.scen, scenarios))
     result = run_scenarios(grid_map, scenarios, args.limit)
     if args.json:
-        print(json.dumps(result.as_dict()))
+        _print_json(result.as_dict())
         return
     print(f"{grid_map.name}: {result.matched} of {result.scenarios} scenarios match the optimal "
           f"length (largest difference {result.max_error:.3g}) in {result.seconds:.2f} s")
@@ -576,33 +593,68 @@ def _cmd_demo(args) -> None:
     print(f"picture: {picture}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit status (0, or 2 on a user error)."""
-    args = _parser().parse_args(argv)
-    if args.command == "warm-up":
-        from ._cache import cache_folder
-        from .warmup import warm_up
+def _strict(value):
+    """``value`` with every non-finite float made None: strict JSON has no NaN or inf."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_strict(v) for v in value]
+    return value
 
-        cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-        warm_up(progress=True, processes=len(cores) if cores else os.cpu_count() or 1)
-        print(f"kernels ready in {cache_folder()}")
-        return 0
-    if argv is None:  # the command line itself, not main([...]) from Python
+
+def _print_json(value) -> None:
+    """Print ``value`` as one line of strict JSON (no NaN, no Infinity: null)."""
+    print(json.dumps(_strict(value), allow_nan=False))
+
+
+def _warm_up(args) -> None:
+    """``engine warm-up``: every kernel compiled, one worker process per core."""
+    from ._cache import cache_folder
+    from .warmup import warm_up
+
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    warm_up(progress=True, processes=len(cores) if cores else os.cpu_count() or 1)
+    print(f"kernels ready in {cache_folder()}")
+
+
+_COMMANDS = {
+    "reach": _cmd_reach, "route": _cmd_route, "price": _cmd_price,
+    "manoeuvre": _cmd_manoeuvre, "charge": _cmd_charge,
+    "network": _cmd_network, "visible": _cmd_visible, "threat": _cmd_threat,
+    "flow": _cmd_flow, "movingai": _cmd_movingai, "demo": _cmd_demo, "warm-up": _warm_up,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit status.
+
+    0 on success, 2 on a user error (an `EngineError`, or memory running out: one
+    line on stderr), 3 on anything else: one line naming it, and with ``--debug``
+    its traceback instead.
+    """
+    args = _parser().parse_args(argv)
+    if argv is None and args.command != "warm-up":  # the command line, not main([...])
         announce_compiles()
-    commands = {
-        "reach": _cmd_reach, "route": _cmd_route, "price": _cmd_price,
-        "manoeuvre": _cmd_manoeuvre, "charge": _cmd_charge,
-        "network": _cmd_network, "visible": _cmd_visible, "threat": _cmd_threat,
-        "flow": _cmd_flow, "movingai": _cmd_movingai,
-        "demo": _cmd_demo,
-    }
     try:
-        commands[args.command](args)
+        _COMMANDS[args.command](args)
     except EngineError as exc:
         print(f"engine: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print("engine: error: out of memory for this question (a larger cell, a smaller "
+              "map, or ENGINE_MEMORY_MB to size grids against less)", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # the last line of defence: no traceback unless asked
+        if args.debug:
+            raise
+        what = " ".join(str(exc).split())[:200]
+        print(f"engine: internal error: {type(exc).__name__}: {what} (rerun with --debug "
+              "for the traceback, and please report it)", file=sys.stderr)
+        return 3
     return 0
 
 

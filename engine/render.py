@@ -21,7 +21,7 @@ from .terrain.roads import Network
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["render_ai_png", "render_png", "render_viewshed_png"]
+__all__ = ["FORMATS", "picture_path", "render_ai_png", "render_png", "render_viewshed_png"]
 
 # Painted in this order, so later kinds (linear features last) lie on top.
 _AREAS = {
@@ -57,9 +57,19 @@ _EDGES = {"road": ("#5b3a12", "-"), "trail": ("#5b3a12", "--"), "bridge": ("#101
 _HILL = "#7a4b1e"
 
 
-def _writable(path: str | os.PathLike) -> str:
-    """``path`` as a string, if its folder exists; else an `InputError`."""
+# What a picture may be written as: the file's suffix names the format.
+FORMATS = (".png", ".svg", ".pdf")
+
+
+def picture_path(path: str | os.PathLike) -> str:
+    """``path`` as a string, if it names a picture (`FORMATS`) in a folder that exists;
+    else an `InputError`."""
     path = os.fspath(path)
+    if not path:
+        raise InputError("a picture needs a file name, got ''")
+    if os.path.splitext(path)[1].lower() not in FORMATS:
+        raise InputError(f"cannot write {path!r}: a picture's name must end in "
+                         f"{', '.join(FORMATS[:-1])} or {FORMATS[-1]} (its format)")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise InputError(f"cannot write {path!r}: folder {folder!r} does not exist")
@@ -76,7 +86,7 @@ def _save(fig, path: str) -> None:
 
     box = fig.get_tightbbox(fig.canvas.get_renderer()).padded(rcParams["savefig.pad_inches"])
     try:
-        fig.savefig(path, format="png", bbox_inches=box)
+        fig.savefig(path, format=os.path.splitext(path)[1].lower()[1:], bbox_inches=box)
     except OSError as exc:
         raise InputError(f"cannot write {path!r}: {exc.strerror or exc}") from None
 
@@ -154,7 +164,8 @@ def render_png(
     Parameters
     ----------
     path : str or path-like
-        PNG file to write (overwritten if it exists).
+        Picture to write (overwritten if it exists): PNG, or SVG or PDF when its name
+        ends in .svg or .pdf.
     grid : CostGrid
         The unit's cost grid; its battlefield supplies the terrain.
     reach : Reach, optional
@@ -176,7 +187,7 @@ def render_png(
     InputError
         The file's folder does not exist or the file cannot be written.
     """
-    path = _writable(path)
+    path = picture_path(path)
 
     from matplotlib.colors import to_rgb
     from matplotlib.lines import Line2D
@@ -330,7 +341,8 @@ def render_viewshed_png(
     Parameters
     ----------
     path : str or path-like
-        PNG file to write (overwritten if it exists).
+        Picture to write (overwritten if it exists): PNG, or SVG or PDF when its name
+        ends in .svg or .pdf.
     lay : Layers
         The battlefield's terrain layers (`engine.terrain.layers`).
     observer : (x, y)
@@ -355,7 +367,7 @@ def render_viewshed_png(
     InputError
         The file's folder does not exist or the file cannot be written.
     """
-    path = _writable(path)
+    path = picture_path(path)
 
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -415,7 +427,8 @@ def render_ai_png(
     Parameters
     ----------
     path : str or path-like
-        PNG file to write (overwritten if it exists).
+        Picture to write (overwritten if it exists): PNG, or SVG or PDF when its name
+        ends in .svg or .pdf.
     lay : Layers
         The battlefield's terrain layers (`engine.terrain.layers`).
     threat : Threat, optional
@@ -442,7 +455,7 @@ def render_ai_png(
     InputError
         The file's folder does not exist or the file cannot be written.
     """
-    path = _writable(path)
+    path = picture_path(path)
 
     if table_units is None and threat is not None:
         table_units = threat.battlefield.units

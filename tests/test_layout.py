@@ -14,7 +14,7 @@ MAX_MODULE = 900
 
 # Each module's floor: a module imports only from its own floor or lower ones.
 FLOORS = {
-    "errors": 0, "_version": 0, "_args": 0, "_memory": 0, "_intrinsics": 0, "_cache": 0,
+    "errors": 0, "_version": 0, "_args": 0, "_limits": 0, "_intrinsics": 0, "_cache": 0,
     "_threads": 0, "grid": 0,
     "rules": 1,
     "maps": 2,

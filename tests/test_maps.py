@@ -180,16 +180,16 @@ def test_bad_line_width_refused(props, problem):
                 "(id 'kings-road')", problem)
 
 
-@pytest.mark.parametrize("cost", [-1, "deep", INF, True])
+@pytest.mark.parametrize("cost", [-1, "deep", INF, True, 1e308])
 def test_bad_crossing_cost_refused(cost):
     bad_feature(feature("hedge", line((1, 1), (9, 1)), fid="h", width=1, cost=cost),
-                "(id 'h')", f"cost must be a finite number >= 0, got {cost!r}")
+                "(id 'h')", f"cost must be a finite number >= 0 and <= 1e+09, got {cost!r}")
 
 
-@pytest.mark.parametrize("climb", [0.5, "steep", INF])
+@pytest.mark.parametrize("climb", [0.5, "steep", INF, 1e308])
 def test_bad_climb_refused(climb):
     bad_feature(feature("hill", rect(1, 1, 5, 5), fid="tor", elevation=2, climb=climb),
-                "(id 'tor')", f"climb must be a number >= 1, got {climb!r}")
+                "(id 'tor')", f"climb must be a number >= 1 and <= 1e+09, got {climb!r}")
 
 
 def test_zero_length_line_refused():

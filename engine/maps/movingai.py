@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._limits import read_limited
 from ..errors import InputError
 
 __all__ = ["GridMap", "Scenario", "load_grid_map", "load_scenarios", "map_for"]
@@ -81,10 +82,10 @@ class Scenario:
 
 def _lines(path: Path, what: str) -> list[str]:
     try:
-        return path.read_text("ascii").splitlines()
+        return read_limited(path).decode("ascii").splitlines()
     except FileNotFoundError:
         raise InputError(f"no {what} file {str(path)!r}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"cannot read {what} file {path}: {exc}") from None
 
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .._args import real, whole
+from .._args import real, tame, whole
+from .._limits import read_limited
 from ..errors import RulesError
 from .ruleset import (
     _EFFECT_KEYS,
@@ -27,6 +29,12 @@ from .ruleset import (
 )
 
 __all__ = ["load_rules", "shipped_rulesets"]
+
+# The largest multiplier a layer may have (dearer ground is "impassable"), and the
+# largest of any number: past them, the sums a route's price adds up could overflow.
+_MAX_MULTIPLIER = 1e9
+# Python reads no integer of more digits than this (`sys.get_int_max_str_digits`).
+_INT_DIGITS = 4300
 
 
 def shipped_rulesets() -> list[str]:
@@ -73,17 +81,27 @@ def load_rules(name_or_path: str | Path) -> Ruleset:
             shipped = ", ".join(shipped_rulesets())
             raise RulesError(f"no rules file {name!r} (shipped rulesets: {shipped})")
         try:
-            text = path.read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = read_limited(path).decode("utf-8")
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise RulesError(f"cannot read rules file {name}: {exc}") from None
         source = str(path)
     try:
-        data = tomllib.loads(text)
+        data = tame(tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:
         raise RulesError(f"{source}: not valid TOML: {exc}") from None
     except RecursionError:
         raise RulesError(f"{source}: nested too deeply to be rules") from None
+    except ValueError:  # an integer Python will not read
+        raise RulesError(f"{source}: {_huge_integer(text)}") from None
     return _parse(data, source)
+
+
+def _huge_integer(text: str) -> str:
+    """Where ``text`` has an integer of more digits than Python reads."""
+    found = re.search(f"[0-9_]{{{_INT_DIGITS + 1},}}", text)
+    line = text.count("\n", 0, found.start()) + 1 if found else 0
+    return (f"line {line}: " if found else "") + (
+        f"an integer of more than {_INT_DIGITS} digits (no rules number needs one)")
 
 
 # Builds a `RulesError` naming the rules file: every helper below raises ``fail(msg)``.
@@ -363,12 +381,15 @@ def _check_keys(obj: dict, where: str, required: set[str], optional: set[str],
 
 
 def _number(value: Any, where: str, fail: _Fail, *, minimum: float = 0.0,
-            strict: bool = False) -> float:
-    """A finite number >= ``minimum`` (> it if ``strict``), as a float."""
+            strict: bool = False, maximum: float = _MAX_MULTIPLIER) -> float:
+    """A finite number >= ``minimum`` (> it if ``strict``), at most ``maximum`` (no
+    rules number needs more than `_MAX_MULTIPLIER`), as a float."""
     ok = real(value)
     if not ok or not math.isfinite(value) or value < minimum or (strict and value == minimum):
         sign = ">" if strict else ">="
         raise fail(f"{where} must be a finite number {sign} {minimum:g}, got {value!r}")
+    if value > maximum:
+        raise fail(f"{where} must be at most {maximum:g}, got {value:g}")
     return float(value)
 
 
@@ -393,9 +414,10 @@ def _multiplier(value: Any, where: str, fail: _Fail) -> float | Rate:
     if isinstance(value, dict):
         return _rate(value, where, fail)
     ok = real(value)
-    if not ok or math.isnan(value) or value < 1:
-        raise fail(f"{where} must be a number >= 1, \"impassable\" or a table "
-                   f"{{ multiplier, quantum }} or {{ fraction, round_to }}, got {value!r}")
+    if not ok or not 1 <= value <= _MAX_MULTIPLIER:  # NaN fails the range
+        raise fail(f"{where} must be a number from 1 to {_MAX_MULTIPLIER:g}, \"impassable\" "
+                   "or a table { multiplier, quantum } or { fraction, round_to }, "
+                   f"got {value!r}")
     return float(value)
 
 
@@ -411,8 +433,9 @@ def _rate(value: dict, where: str, fail: _Fail) -> Rate:
     _check_keys(value, where, {"multiplier", "quantum"}, set(), fail)
     m = _multiplier(value["multiplier"], f"{where} multiplier", fail)
     if not isinstance(m, float) or math.isinf(m):
-        raise fail(f"{where} multiplier must be a number >= 1")
-    quantum = _number(value["quantum"], f"{where} quantum", fail, strict=True)
+        raise fail(f"{where} multiplier must be a number from 1 to {_MAX_MULTIPLIER:g}")
+    quantum = _number(value["quantum"], f"{where} quantum", fail, strict=True,
+                      maximum=math.inf)
     if quantum > _MAX_QUANTUM:  # a graze of 1e-9 quanta is free: here, of 1e-6 units
         raise fail(f"{where} quantum must be <= {_MAX_QUANTUM:g} table units, "
                    f"got {quantum:g}")

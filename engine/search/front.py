@@ -359,6 +359,24 @@ def _join(g: CostGrid, start, goal, centres: list) -> tuple[list, Pricing, np.nd
     return best
 
 
+def turns_for(cost: float, per_turn: float) -> int:
+    """Turns a move costing ``cost`` takes at ``per_turn`` a turn (at least 1).
+
+    Raises
+    ------
+    InputError
+        ``per_turn`` is not > 0, or so small that it takes more than `MAX_TURNS`.
+    """
+    if not per_turn > 0:
+        raise InputError("allowance must be > 0 to count the turns of a route")
+    ratio = cost / per_turn  # inf for a subnormal allowance
+    turns = max(1, math.ceil(ratio - _SLACK)) if ratio <= MAX_TURNS else MAX_TURNS + 1
+    if turns > MAX_TURNS:
+        raise InputError(f"allowance {per_turn:g} is too small: the route costs {cost:g}, "
+                         f"more than {MAX_TURNS} turns")
+    return turns
+
+
 def _turns(rows: np.ndarray, cost: float, per_turn: float):
     """Turns needed and where each full turn ends (leftover is not carried over).
 
@@ -368,12 +386,7 @@ def _turns(rows: np.ndarray, cost: float, per_turn: float):
     """
     if cost <= _SLACK:
         return 0, []
-    if per_turn <= 0:
-        raise InputError("allowance must be > 0 to count the turns of a route")
-    turns = max(1, math.ceil(cost / per_turn - _SLACK))
-    if turns > MAX_TURNS:
-        raise InputError(f"allowance {per_turn:g} is too small: the route costs {cost:g}, "
-                         f"more than {MAX_TURNS} turns")
+    turns = turns_for(cost, per_turn)
     spent = list(itertools.accumulate(rows[:, 5].tolist()))  # after each piece, in order
     stops = []
     for k in range(1, turns):

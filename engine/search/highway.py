@@ -76,7 +76,7 @@ import numpy as np
 from scipy import ndimage
 
 from .._args import instance, listed, point, whole
-from .._memory import memory_bytes
+from .._limits import memory_bytes
 from .._threads import on_threads
 from ..errors import InputError
 from ..terrain.costgrid import CostGrid, cost_grid

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._args import real
-from .._memory import memory_bytes
+from .._limits import memory_bytes
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import KernelArgs, kernel_args
 from ..terrain.lattice import steps
@@ -21,6 +21,8 @@ from ._state import _SLACK, _Workspace
 __all__ = ["GridRouter", "cost_field", "grid_route"]
 # What a raw grid's search keeps a cell (its multiplier, workspace and queue), about.
 _RAW_BYTES_PER_CELL = 64
+# A raw grid's cell side: a subnormal one would round every step's length alike.
+_MIN_CELL, _MAX_CELL = 1e-9, 1e9
 
 
 # The most a raw grid's path may cost, with room to add the A*'s bound to it.
@@ -200,8 +202,9 @@ def _check_multipliers(multipliers, cell) -> np.ndarray:
     m = m.astype(np.float64, copy=False)
     if np.isnan(m).any() or (m < 1).any():
         raise InputError("multipliers must be >= 1 (inf for blocked), with no NaN")
-    if not (real(cell) and math.isfinite(cell) and cell > 0):
-        raise InputError(f"cell must be a finite number > 0, got {cell!r}")
+    if not (real(cell) and _MIN_CELL <= cell <= _MAX_CELL):  # NaN fails the range
+        raise InputError(f"cell must be a number from {_MIN_CELL:g} to {_MAX_CELL:g}, "
+                         f"got {cell!r}")
     return m
 
 

@@ -6,6 +6,7 @@ import math
 import time
 from dataclasses import dataclass
 
+from .._args import whole
 from ..errors import InputError, NoRouteError
 from ..maps.movingai import GridMap, Scenario
 from .raw import GridRouter
@@ -39,7 +40,9 @@ def run_scenarios(
     ``seconds`` is the search time alone (building each class's router once
     per map included; loading files excluded).
     """
-    todo = scenarios if limit is None else scenarios[:limit]
+    if limit is not None and (not whole(limit) or limit < 0):
+        raise InputError(f"limit must be a whole number >= 0 or None, got {limit!r}")
+    todo = scenarios if limit is None else scenarios[:int(limit)]
     routers: dict[str, GridRouter] = {}
     lengths, matched, worst = [], 0, 0.0
     started = time.perf_counter()
