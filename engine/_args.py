@@ -16,7 +16,8 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["Huge", "flag", "instance", "listed", "parse_int", "point", "real", "tame", "whole"]
+__all__ = ["Huge", "finite", "flag", "instance", "listed", "parse_int", "point", "real", "shown",
+           "tame", "whole"]
 
 # Integers with more digits than this are read as `Huge`: a float holds at most 309.
 _MAX_DIGITS = 300
@@ -78,6 +79,19 @@ def real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_)
 
 
+def finite(value: Any) -> bool:
+    """Whether ``value`` is a finite real number (`real`): an int too large for a
+    float is not, and asking never raises."""
+    return real(value) and math.isfinite(tame(value))
+
+
+def shown(value: Any) -> str:
+    """``value`` as an error message shows it: its repr, an int too large for a float
+    as "a 401-digit integer", and at most 60 characters of it."""
+    text = repr(tame(value))
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def whole(value: Any) -> bool:
     """Whether ``value`` is a whole number (int or a numpy integer; not a bool)."""
     return isinstance(value, numbers.Integral) and not isinstance(value, bool | np.bool_)
@@ -111,8 +125,7 @@ def point(xy: Any) -> tuple[float, float]:
     if not isinstance(xy, Sequence) or isinstance(xy, str) or len(xy) != 2 or not all(
         real(v) for v in xy
     ):
-        raise InputError(f"a point must be two numbers x,y, got {xy!r}")
-    x, y = float(xy[0]), float(xy[1])
-    if not (math.isfinite(x) and math.isfinite(y)):
-        raise InputError(f"point ({x}, {y}) is not finite")
-    return x, y
+        raise InputError(f"a point must be two numbers x,y, got {shown(xy)}")
+    if not (finite(xy[0]) and finite(xy[1])):
+        raise InputError(f"point ({tame(xy[0])}, {tame(xy[1])}) is not finite")
+    return float(xy[0]), float(xy[1])

@@ -52,3 +52,13 @@ def grid_for(rules, features, race="humans", width=40, height=20, cell=0.5, **un
     unit.setdefault("frontage", rules.figure_width)
     bf = engine.load_map(battlefield(features, width, height, units=rules.units, cell=cell))
     return engine.cost_grid(bf, rules, rules.unit(race, **unit))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Skip the long fuzz run unless ``-m`` names it (``pytest -m fuzz``)."""
+    if "fuzz" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="the long fuzz run: select it with pytest -m fuzz")
+    for item in items:
+        if "fuzz" in item.keywords:
+            item.add_marker(skip)

@@ -26,9 +26,11 @@ def test_demo_prints_a_summary_and_draws(tmp_path, capsys):
 
 
 def test_demo_to_a_path_it_cannot_write_stops_before_its_summary(tmp_path, capsys):
-    assert main(["demo", "--png", str(tmp_path)]) == 2  # a directory
+    folder = tmp_path / "named.png"
+    folder.mkdir()
+    assert main(["demo", "--png", str(folder)]) == 2  # a directory
     out, err = capsys.readouterr()
-    assert out == "" and err.count("\n") == 1 and str(tmp_path) in err  # printed it all first
+    assert out == "" and err.count("\n") == 1 and str(folder) in err  # printed it all first
 
 
 def test_reach_and_route_pictures(tmp_path, capsys):
@@ -101,7 +103,7 @@ def test_errors_are_one_line_exit_2(capsys, tmp_path, argv, words):
     walled.write_text(json.dumps(battlefield([feature("building", rect(10, -1, 11, 7))], 30, 6)))
     dear = tmp_path / "dear.geojson"
     dear.write_text(json.dumps(battlefield([feature("hedge", line((5, 0), (5, 20)), width=1,
-                                                    cost=1e308)])))
+                                                    cost=1e9)])))
     argv = [a.format(demo=MAPS / "demo.geojson", walled=walled, dear=dear) for a in argv]
     with pytest.raises(SystemExit) as exit_info:
         sys.exit(main(argv))

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from shapely.geometry import Point
 
-from .._args import flag, instance, point, real, whole
+from .._args import finite, flag, instance, point, shown, whole
 from ..errors import InputError, NoRouteError, RulesError
 from ..maps.battlefield import Battlefield, Feature
 from ..rules.ruleset import Ruleset
@@ -299,8 +299,8 @@ def can_charge(grid: CostGrid, start, target, *, minimum_range: float,
     if bonus is None:
         bonus = grid.unit.charge_bonus
     for name, v in (("bonus", bonus), ("minimum_range", minimum_range)):
-        if not (real(v) and math.isfinite(v) and v >= 0):
-            raise InputError(f"{name} must be a finite number >= 0, got {v!r}")
+        if not (finite(v) and v >= 0):
+            raise InputError(f"{name} must be a finite number >= 0, got {shown(v)}")
     u = grid.battlefield.units
     if point(start) == point(target):
         raise InputError(f"the target ({target[0]:g}, {target[1]:g}) is where the unit "

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._args import flag, instance, listed, point, real, whole
+from .._args import finite, flag, instance, listed, point, shown, whole
 from ..errors import InputError
 from ..maps.battlefield import Battlefield
 from ..rules.ruleset import COVERS, Ruleset
@@ -95,8 +95,8 @@ def _weights(weights: Mapping[str, float] | None) -> dict[str, float]:
     for name, w in (weights or {}).items():
         if name not in DEFAULT_WEIGHTS:
             raise InputError(f"unknown weight {name!r}; valid: {', '.join(DEFAULT_WEIGHTS)}")
-        if not real(w) or not math.isfinite(w):
-            raise InputError(f"weight {name} must be a finite number, got {w!r}")
+        if not finite(w):
+            raise InputError(f"weight {name} must be a finite number, got {shown(w)}")
         out[name] = float(w)
     return out
 
@@ -177,8 +177,8 @@ def choose_position(
     spec = grid.grid
     if spacing is None:
         spacing = max(grid.unit.frontage, spec.cell)
-    if not real(spacing) or not math.isfinite(spacing) or spacing < 0:
-        raise InputError(f"spacing must be a finite number >= 0, got {spacing!r}")
+    if not finite(spacing) or spacing < 0:
+        raise InputError(f"spacing must be a finite number >= 0, got {shown(spacing)}")
     if flow is not None:
         instance("flow", flow, FlowField, "flow_field")
     if threat is not None:

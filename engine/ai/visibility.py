@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._args import flag, instance, real
+from .._args import finite, flag, instance, shown
 from ..errors import InputError
 from ..maps.battlefield import Battlefield
 from ..rules.ruleset import Ruleset
@@ -120,8 +120,8 @@ def _free(battlefield: Battlefield, rules: Ruleset, grids: _SightGrids, height: 
 
 def _height(rules: Ruleset, height: float | None) -> float:
     h = rules.sight_height if height is None else height
-    if not real(h) or not math.isfinite(h) or h < 0:
-        raise InputError(f"sight height must be a finite number >= 0, got {h!r}")
+    if not finite(h) or h < 0:
+        raise InputError(f"sight height must be a finite number >= 0, got {shown(h)}")
     return float(h)
 
 

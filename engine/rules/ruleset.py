@@ -54,7 +54,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._args import flag, real, whole
+from .._args import finite, flag, shown, whole
 from ..errors import InputError, RulesError
 
 __all__ = [
@@ -311,12 +311,9 @@ class Ruleset:
             raise InputError(f"formation must be 'irregular' or 'regular', got {formation!r}")
         spec = self.races[race]
         if move is None:
-            move = spec["move"] * (self.march if march else 1.0)
-            if march and not math.isfinite(move):
-                raise InputError(f"{self.name}'s march multiplier {self.march:g} makes "
-                                 f"{race}'s move of {spec['move']:g} infinite")
-        if not (real(move) and math.isfinite(move) and move >= 0):
-            raise InputError(f"move must be a finite number >= 0, got {move!r}")
+            move = spec["move"] * (self.march if march else 1.0)  # each at most 1e9
+        if not (finite(move) and move >= 0):
+            raise InputError(f"move must be a finite number >= 0, got {shown(move)}")
         if depth is None:
             if ranks is None:
                 ranks = spec.get("ranks", 1)
@@ -324,15 +321,15 @@ class Ruleset:
                 raise InputError(f"ranks must be a whole number from 1 to {_MAX_RANKS}, "
                                  f"got {ranks!r:.40}")
             depth = ranks * spec.get("rank_depth", self.rank_depth)
-        if not (real(depth) and math.isfinite(depth) and depth >= 0):
-            raise InputError(f"depth must be a finite number >= 0, got {depth!r}")
+        if not (finite(depth) and depth >= 0):
+            raise InputError(f"depth must be a finite number >= 0, got {shown(depth)}")
         figure_width = spec.get("figure_width", self.figure_width)
         if frontage is None:
             frontage = spec.get("frontage", self.frontage)
-        if not (real(frontage) and math.isfinite(frontage) and frontage >= figure_width):
+        if not (finite(frontage) and frontage >= figure_width):
             raise InputError(
                 f"frontage must be a finite number >= the figure width {figure_width:g}, "
-                f"got {frontage!r}"
+                f"got {shown(frontage)}"
             )
         rates = dict(self.defaults)
         rates.update(spec.get("multipliers", {}))

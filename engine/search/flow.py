@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._args import instance, listed, real
+from .._args import instance, listed, real, shown, tame
 from .._threads import on_threads, thread_count
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import CostGrid
@@ -127,8 +127,9 @@ def flow_field(
     points = listed("goals", goals)
     if not points:
         raise InputError("a flow field needs at least one goal")
+    limit = tame(limit)  # an int too large for a float is an infinite limit
     if not real(limit) or math.isnan(limit) or limit < 0:
-        raise InputError(f"limit must be a number >= 0, got {limit!r}")
+        raise InputError(f"limit must be a number >= 0, got {shown(limit)}")
     cells = []
     for i, xy in enumerate(points):
         try:

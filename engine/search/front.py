@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._args import instance, listed, real
+from .._args import finite, instance, listed, shown
 from .._threads import on_threads, thread_count
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import CostGrid
@@ -40,8 +40,8 @@ def _start_cell(g: CostGrid, xy, what: str) -> int:
 
 def _allowance(g: CostGrid, allowance: float | None) -> float:
     a = g.unit.move if allowance is None else allowance
-    if not real(a) or not math.isfinite(a) or a < 0:
-        raise InputError(f"allowance must be a finite number >= 0, got {a!r}")
+    if not finite(a) or a < 0:
+        raise InputError(f"allowance must be a finite number >= 0, got {shown(a)}")
     return float(a)
 
 

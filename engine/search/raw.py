@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._args import real
+from .._args import finite, real, shown, tame
 from .._limits import memory_bytes
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import KernelArgs, kernel_args
@@ -21,8 +21,10 @@ from ._state import _SLACK, _Workspace
 __all__ = ["GridRouter", "cost_field", "grid_route"]
 # What a raw grid's search keeps a cell (its multiplier, workspace and queue), about.
 _RAW_BYTES_PER_CELL = 64
-# A raw grid's cell side: a subnormal one would round every step's length alike.
-_MIN_CELL, _MAX_CELL = 1e-9, 1e9
+# The least cell side of a raw grid: below it, step lengths lose their precision
+# as subnormal floats (5e-324 made every cost 0). A vast cell is refused by the
+# overflow check of `_RawGrid.build` instead.
+_MIN_CELL = 1e-300
 
 
 # The most a raw grid's path may cost, with room to add the A*'s bound to it.
@@ -79,8 +81,9 @@ def cost_field(
     np.float64(3.605551)
     """
     m = _check_multipliers(multipliers, cell)
+    allowance = tame(allowance)  # an int too large for a float is an infinite allowance
     if not (real(allowance) and allowance >= 0):
-        raise InputError(f"allowance must be a number >= 0, got {allowance!r}")
+        raise InputError(f"allowance must be a number >= 0, got {shown(allowance)}")
     raw = _RawGrid.build(m, cell, directions, **convention)
     ws = _Workspace.for_cells(raw.m.size, plain=True)
     ws.run(raw, raw.index(source), -1, float(allowance))
@@ -178,8 +181,8 @@ class GridRouter:
 
         Touches only those cells (and the next ring), like `reach`.
         """
-        if not (real(allowance) and math.isfinite(allowance) and allowance >= 0):
-            raise InputError(f"allowance must be a finite number >= 0, got {allowance!r}")
+        if not (finite(allowance) and allowance >= 0):
+            raise InputError(f"allowance must be a finite number >= 0, got {shown(allowance)}")
         idx, cost = self._ws.within(self._raw, self._raw.index(source), allowance)
         return np.stack(self._raw.rc(idx), axis=1), cost
 
@@ -202,9 +205,8 @@ def _check_multipliers(multipliers, cell) -> np.ndarray:
     m = m.astype(np.float64, copy=False)
     if np.isnan(m).any() or (m < 1).any():
         raise InputError("multipliers must be >= 1 (inf for blocked), with no NaN")
-    if not (real(cell) and _MIN_CELL <= cell <= _MAX_CELL):  # NaN fails the range
-        raise InputError(f"cell must be a number from {_MIN_CELL:g} to {_MAX_CELL:g}, "
-                         f"got {cell!r}")
+    if not (finite(cell) and cell >= _MIN_CELL):  # NaN fails too
+        raise InputError(f"cell must be a finite number >= {_MIN_CELL:g}, got {shown(cell)}")
     return m
 
 

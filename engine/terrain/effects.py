@@ -25,12 +25,11 @@ geometry.
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 
 from shapely.geometry import Point
 
-from .._args import flag, instance, listed, real, whole
+from .._args import finite, flag, instance, listed, shown, whole
 from ..errors import InputError
 from ..grid import segment_cells
 from ..maps.battlefield import Battlefield
@@ -165,8 +164,8 @@ def terrain_effects(
     stationary = flag("stationary", stationary)
     if not whole(rank) or rank < 1:
         raise InputError(f"rank must be a whole number >= 1, got {rank!r}")
-    if not real(contact) or not math.isfinite(contact) or contact < 0:
-        raise InputError(f"contact must be a finite number >= 0, got {contact!r}")
+    if not finite(contact) or contact < 0:
+        raise InputError(f"contact must be a finite number >= 0, got {shown(contact)}")
     rc = battlefield.grid.xy_to_rc(at)
     x, y = float(at[0]), float(at[1])
     kinds = [k for k in _kinds(battlefield, rules, rc)

@@ -31,7 +31,7 @@ import shapely
 from shapely.geometry import LineString, Point
 from shapely.ops import substring
 
-from .._args import instance, real
+from .._args import finite, instance, shown
 from ..errors import InputError
 from ..grid import GridSpec
 from ..maps.battlefield import Battlefield, Feature, _line_parts
@@ -89,8 +89,8 @@ def network(battlefield: Battlefield, rules: Ruleset, tolerance: float | None = 
     from scipy.spatial import cKDTree
 
     tol = battlefield.cell if tolerance is None else tolerance
-    if not (real(tol) and math.isfinite(tol) and tol >= 0):
-        raise InputError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    if not (finite(tol) and tol >= 0):
+        raise InputError(f"tolerance must be a finite number >= 0, got {shown(tolerance)}")
     key = ("network", id(rules), float(tol))
     cached = battlefield._cache.get(key)
     if cached is not None:
