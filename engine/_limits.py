@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .errors import InputError
 
-__all__ = ["BYTES_PER_CELL", "max_file_bytes", "memory_bytes", "read_limited"]
+__all__ = ["BYTES_PER_CELL", "is_file", "max_file_bytes", "memory_bytes", "read_limited"]
 
 # Bytes a cell may need across the grids of one cost model and a search
 # workspace (layers, a direction stack of 32 float64 multipliers, search state).
@@ -91,6 +91,15 @@ def max_file_bytes() -> int:
     """The most bytes read from one input file: ``ENGINE_MAX_FILE_MB`` (default 256)."""
     forced = _env_mb("ENGINE_MAX_FILE_MB")
     return _DEFAULT_FILE_MB * _MIB if forced is None else forced
+
+
+def is_file(path: str | os.PathLike) -> bool:
+    """Whether ``path`` names a regular file; false, never an error, for a name the
+    system cannot take (too long, or holding a NUL byte)."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def read_limited(path: Path) -> bytes:

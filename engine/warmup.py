@@ -9,7 +9,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 
+from ._args import flag, shown, whole
 from .ai.visibility import viewshed, visible
+from .errors import InputError
 from .maps.geojson import load_map
 from .rules.load import load_rules
 from .search.flow import flow_field
@@ -107,6 +109,9 @@ def warm_up(progress: bool = False, processes: int = 1) -> None:
     """
     from tqdm import tqdm
 
+    progress = flag("progress", progress)
+    if not whole(processes) or processes < 1:
+        raise InputError(f"processes must be a whole number >= 1, got {shown(processes)}")
     with tqdm(total=len(STEPS), file=sys.stderr, disable=None if progress else True,
               unit="step",
               bar_format="compiling kernels: {desc} {n}/{total} {bar} {elapsed}") as bar:

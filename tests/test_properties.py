@@ -1,6 +1,9 @@
 """Invariants checked with hypothesis, and the geometry of open ground."""
 
+import contextlib
+import io
 import itertools
+import json
 import math
 
 import numpy as np
@@ -9,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import engine
+from engine.cli import main
 
-from .conftest import battlefield, feature, rect
+from .conftest import MAPS, battlefield, feature, rect
 
 W, H = 40, 30
 KINDS = ["woods", "scrub", "broken ground", "bog", "swamp", "jungle", "fen", "hedge", "hill"]
@@ -134,3 +138,51 @@ def test_turns_end_where_the_allowance_runs_out(rules, bf, unit, a, b, allowance
     for i, stop in enumerate(rt.stops, start=1):
         spent = engine.price_path(g, prefix(rt.path, stop)).cost
         assert spent == pytest.approx(i * allowance, rel=1e-6)
+
+
+SHIPPED = {"humans-hill": ("fantasy-warlord", ["humans", "orcs", "wood elves"], 45, 6),
+           "uphill-woods": ("battlesystem", ["infantry", "cavalry"], 40, 20)}
+
+
+@st.composite
+def questions(draw):
+    name = draw(st.sampled_from(sorted(SHIPPED)))
+    ruleset, races, w, h = SHIPPED[name]
+    pt = st.tuples(st.floats(0.1, w - 0.1), st.floats(0.1, h - 0.1)).map(
+        lambda p: (round(p[0], 3), round(p[1], 3)))
+    path = MAPS / "examples" / f"{name}.geojson"
+    if not path.exists():
+        path = MAPS / "battlesystem" / f"{name}.geojson"
+    return path, ruleset, draw(st.sampled_from(races)), draw(pt), draw(pt)
+
+
+def cli_json(argv):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    return json.loads(out.getvalue())
+
+
+@fast
+@given(q=questions())
+def test_the_command_line_answers_as_the_api(q):
+    path, ruleset, race, a, b = q
+    rules = engine.load_rules(ruleset)
+    g = engine.cost_grid(engine.load_map(path), rules, rules.unit(race))
+    unit = [str(path), "--rules", ruleset, "--race", race, "--json"]
+    at, to = f"{a[0]},{a[1]}", f"{b[0]},{b[1]}"
+    try:
+        rt = engine.route(g, a, b)
+    except engine.NoRouteError:
+        assert main(["route", *unit, "--from", at, "--to", to]) == 2
+    else:
+        answer = cli_json(["route", *unit, "--from", at, "--to", to])
+        assert answer["cost"] == round(rt.cost, 6) and answer["turns"] == rt.turns
+        assert answer["path"] == [[round(x, 6), round(y, 6)] for x, y in rt.path]
+        priced = cli_json(["price", *unit, "--path", *(f"{x},{y}" for x, y in rt.path)])
+        assert priced["cost"] == pytest.approx(rt.cost, abs=1e-6)
+    r = engine.reach(g, a)
+    probe = cli_json(["reach", *unit, "--at", at, "--probe", to])["probes"][0]
+    cost = r.cost_at(b)
+    assert probe["cost"] == (None if math.isinf(cost) else round(cost, 6))
+    assert probe["reachable"] == r.reachable(b)

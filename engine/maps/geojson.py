@@ -23,7 +23,7 @@ import shapely
 from shapely.geometry import LineString, box, shape
 
 from .._args import parse_int, real, tame
-from .._limits import BYTES_PER_CELL, memory_bytes, read_limited
+from .._limits import BYTES_PER_CELL, is_file, memory_bytes, read_limited
 from ..errors import MapError
 from .battlefield import _DEFAULT_CELL, Battlefield, Feature
 
@@ -103,7 +103,7 @@ def load_map(source: str | Path | dict) -> Battlefield:
         raise MapError(f"a map is a path or a parsed GeoJSON dict, got {source!r:.80}")
     else:
         name = str(source)
-        path = _shipped(name) if isinstance(source, str) and not Path(source).exists() else None
+        path = _shipped(name) if isinstance(source, str) and not is_file(source) else None
         try:
             data = json.loads(read_limited(path or Path(source)).decode("utf-8"),
                               parse_int=parse_int)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._limits import read_limited
+from .._limits import is_file, read_limited
 from ..errors import InputError
 
 __all__ = ["GridMap", "Scenario", "load_grid_map", "load_scenarios", "map_for"]
@@ -173,7 +173,7 @@ def map_for(scen: str | Path, scenarios: list[Scenario]) -> Path:
     """The ``.map`` a scenario file belongs to: ``X.map`` beside ``X.map.scen``, or the
     file its lines name, looked for beside it."""
     scen = Path(scen)
-    if scen.name.endswith(".scen") and (scen.parent / scen.name[:-5]).is_file():
+    if scen.name.endswith(".scen") and is_file(scen.parent / scen.name[:-5]):
         return scen.parent / scen.name[:-5]
     if scenarios:
         return scen.parent / Path(scenarios[0].map).name

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._args import real, tame, whole
-from .._limits import read_limited
+from .._limits import is_file, read_limited
 from ..errors import RulesError
 from .ruleset import (
     _EFFECT_KEYS,
@@ -77,7 +77,7 @@ def load_rules(name_or_path: str | Path) -> Ruleset:
         source = name
     else:
         path = Path(name)
-        if not path.is_file():
+        if not is_file(path):
             shipped = ", ".join(shipped_rulesets())
             raise RulesError(f"no rules file {name!r} (shipped rulesets: {shipped})")
         try:

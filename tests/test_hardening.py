@@ -1,0 +1,244 @@
+"""Hostile inputs found by fuzzing, each now refused in one line naming the file,
+feature and value (or, where it is a real question, answered): numbers beyond a
+float, files and grids beyond what the process may hold, lines of vast numbers
+of points, and the command line's output and last line of defence."""
+
+import json
+import math
+import sys
+
+import numpy as np
+import pytest
+
+import engine
+from engine import cli
+from engine.cli import main
+from engine.maps.movingai import load_grid_map, load_scenarios
+from engine.search.scenarios import run_scenarios
+
+from .conftest import MAPS, battlefield, feature, line, rect
+
+GOBLINS = str(MAPS / "examples" / "goblins.geojson")
+ROUTE = ["route", GOBLINS, "--race", "goblins", "--from", "0,3.25", "--to", "24.5,3.25"]
+
+
+def run(argv, capsys):
+    """``engine ARGV`` in-process: (exit status, stdout, stderr)."""
+    try:
+        rc = main(argv)
+    except SystemExit as exc:  # argparse's usage errors
+        rc = exc.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def refused(argv, capsys, words):
+    rc, out, err = run(argv, capsys)
+    assert rc == 2 and out == "" and err.count("\n") == 1 and words in err, err
+    return err
+
+
+def write_map(tmp_path, text: str, name="m.geojson"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def goblins_text(**head) -> str:
+    doc = json.loads((MAPS / "examples" / "goblins.geojson").read_text())
+    doc["battlefield"].update(head)
+    return json.dumps(doc)
+
+
+@pytest.mark.parametrize(("digits", "words"), [
+    (401, "battlefield width must be a finite number > 0, got a 401-digit integer"),
+    (5000, "battlefield width must be a finite number > 0, got a 5000-digit integer"),
+])
+def test_an_integer_beyond_a_float_is_named(tmp_path, capsys, digits, words):
+    text = goblins_text(width=0).replace('"width": 0', '"width": ' + "9" * digits)
+    err = refused(["reach", write_map(tmp_path, text), "--race", "goblins", "--at", "1,1"],
+                  capsys, words)  # were OverflowError and ValueError
+    assert len(err) < 300
+
+
+def test_a_coordinate_of_5000_digits_names_its_feature(tmp_path):
+    doc = json.loads((MAPS / "examples" / "goblins.geojson").read_text())
+    doc["features"][0]["geometry"]["coordinates"][0][1] = [1, 1]
+    text = json.dumps(doc).replace("[1, 1]", "[" + "7" * 5000 + ", 1]", 1)
+    with pytest.raises(engine.MapError, match=r"m.geojson: feature 0 \(id '[^']+'\): "):
+        engine.load_map(write_map(tmp_path, text))
+
+
+def test_a_map_dict_with_a_vast_integer_is_refused():
+    bf = battlefield([feature("woods", rect(0, 0, 10**400, 5))])
+    with pytest.raises(engine.MapError, match="feature 0: has a missing, malformed or "
+                       "non-finite coordinate"):
+        engine.load_map(bf)
+
+
+def test_a_subnormal_cell_is_refused(tmp_path, capsys):
+    refused(["reach", write_map(tmp_path, goblins_text(cell=1e-310)), "--race", "goblins",
+             "--at", "1,1"], capsys, "battlefield width 40 is inf cells of 1e-310, too large "
+            "for any grid; use a larger cell")  # was OverflowError
+
+
+def test_grids_are_sized_against_the_memory_the_process_may_use(tmp_path, capsys, monkeypatch):
+    path = write_map(tmp_path, goblins_text(width=1000, height=1000))
+    monkeypatch.setenv("ENGINE_MEMORY_MB", "64")
+    refused(["reach", path, "--race", "goblins", "--at", "1,1"], capsys,
+            "a 1000 x 1000 table at cell 0.5 is a grid of 4e+06 cells, too large for memory")
+    monkeypatch.setenv("ENGINE_MEMORY_MB", "lots")
+    refused(["reach", path, "--race", "goblins", "--at", "1,1"], capsys,
+            "ENGINE_MEMORY_MB must be a number of MiB > 0, got 'lots'")
+
+
+def test_memory_running_out_is_one_line(capsys, monkeypatch):
+    def greedy(args):
+        raise MemoryError
+
+    monkeypatch.setitem(cli._COMMANDS, "route", greedy)
+    refused(ROUTE, capsys, "engine: error: out of memory for this question")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs /dev/zero")
+def test_an_endless_file_is_refused_at_the_size_limit(capsys):
+    refused(["reach", "/dev/zero", "--race", "goblins", "--at", "1,1"], capsys,
+            "cannot read map /dev/zero: larger than the 256 MiB a file may be")  # MemoryError
+
+
+def test_the_file_size_limit_is_overridable(tmp_path, capsys, monkeypatch):
+    path = write_map(tmp_path, goblins_text() + " " * 2**20)
+    monkeypatch.setenv("ENGINE_MAX_FILE_MB", "1")
+    refused(["reach", path, "--race", "goblins", "--at", "1,1"], capsys,
+            "larger than the 1 MiB a file may be (ENGINE_MAX_FILE_MB raises the limit)")
+    monkeypatch.setenv("ENGINE_MAX_FILE_MB", "2")
+    assert run(["reach", path, "--race", "goblins", "--at", "1,1"], capsys)[0] == 0
+
+
+def test_a_smooth_river_of_200000_points_is_simplified_and_answered(rules):
+    x = np.linspace(0.0, 40.0, 200_000)
+    river = feature("river", line(*zip(x, 10 + 3 * np.sin(x / 2), strict=True)), width=2)
+    bf = engine.load_map(battlefield([river]))  # did not answer in 30 s
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
+    assert engine.reach(g, (20, 2), 4).reachable((20, 5))
+    assert not engine.reach(g, (20, 2), 4).reachable((20, 18))
+
+
+def test_a_tangled_line_of_200000_points_is_refused_by_its_vertex_count():
+    steps = np.random.default_rng(5).normal(0, 0.1, (200_000, 2))
+    walk = 75 - np.abs(np.cumsum(steps, axis=0) % 150 - 75)  # kept on the table by reflection
+    with pytest.raises(engine.MapError, match=r"feature 0: LineString has \d+ vertices where "
+                       r"they are an eighth of a cell apart, more than the 50000"):
+        engine.load_map(battlefield([feature("river", line(*walk), width=1)], 200, 150))
+
+
+def test_a_line_far_longer_than_the_table_is_refused():
+    zigzag = [(0, 0), (40, 20)] * 2000
+    with pytest.raises(engine.MapError, match="more than 50 times the table's perimeter"):
+        engine.load_map(battlefield([feature("river", line(*zigzag), width=1)]))
+
+
+def test_a_tiny_move_is_refused_by_its_turn_count(capsys):
+    refused([*ROUTE, "--move", "1e-320"], capsys,
+            "the route costs 44, more than 32767 turns")  # was OverflowError
+
+
+def test_a_vast_rules_multiplier_is_refused_for_price_as_for_route(tmp_path, capsys):
+    shipped = (MAPS.parent / "engine" / "rules" / "fantasy-warlord.toml").read_text()
+    rules = tmp_path / "marsh.toml"
+    rules.write_text(shipped.replace("marsh = 2.0", "marsh = 1e308", 1))
+    for argv in (["price", GOBLINS, "--rules", str(rules), "--race", "goblins", "--path",
+                  "0,3.25", "24.5,3.25"], [*ROUTE, "--rules", str(rules)]):
+        refused(argv, capsys, "[defaults.multipliers] marsh must be a number from 1 to 1e+09, "
+                "\"impassable\"")  # price was an OverflowError in fsum
+
+
+@pytest.mark.parametrize("xy", [np.array([1.0, 3.25]), (np.float32(1), np.int64(3)), [1, 3]])
+def test_numpy_and_list_coordinates_are_points(rules, xy):
+    bf = engine.load_map(GOBLINS)
+    g = engine.cost_grid(bf, rules, rules.unit("goblins"))
+    want = engine.route(g, (float(xy[0]), float(xy[1])), (20, 3.25)).cost
+    assert engine.route(g, xy, (20, 3.25)).cost == want
+    assert engine.reach(g, xy).cost_at((20, 3.25)) == engine.reach(g, tuple(map(float, xy))
+                                                                   ).cost_at((20, 3.25))
+    assert engine.price_path(g, [xy, (20, 3.25)]).cost > 0
+
+
+@pytest.mark.parametrize("cell", [5e-324, 1e-310, 0.0, math.nan, 10**400],
+                         ids=["5e-324", "1e-310", "0", "nan", "401-digits"])
+def test_a_raw_grid_cell_that_would_zero_every_cost_is_refused(cell):
+    with pytest.raises(engine.InputError, match="cell must be a finite number >= 1e-300"):
+        engine.cost_field(np.ones((3, 3)), (0, 0), cell=cell)  # 5e-324 gave all zeros
+
+
+@pytest.mark.parametrize("value", [10**400, 10**5000, -(10**400)], ids=["401", "5001", "-401"])
+def test_api_numbers_beyond_a_float_are_named(rules, value):
+    g = engine.cost_grid(engine.load_map(GOBLINS), rules, rules.unit("goblins"))
+    for call in (lambda: engine.reach(g, (1, 1), value), lambda: rules.unit("goblins", move=value),
+                 lambda: engine.route(g, (value, 1), (2, 2))):
+        with pytest.raises(engine.InputError, match="digit integer"):
+            call()
+
+
+def test_run_scenarios_limit_must_be_whole(tmp_path):
+    (tmp_path / "s.map").write_text("type octile\nheight 2\nwidth 3\nmap\n...\n...\n")
+    (tmp_path / "s.map.scen").write_text("version 1\n0\ts.map\t3\t2\t0\t0\t2\t1\t2.41421356\n"
+                                         "0\ts.map\t3\t2\t0\t1\t2\t0\t2.41421356\n")
+    grid_map, scenarios = load_grid_map(tmp_path / "s.map"), load_scenarios(tmp_path / "s.map.scen")
+    for limit in (1.5, -1, "2", True):  # 1.5 was a TypeError, -1 ran all but one
+        with pytest.raises(engine.InputError, match="limit must be a whole number >= 0"):
+            run_scenarios(grid_map, scenarios, limit)
+    assert [run_scenarios(grid_map, scenarios, n).scenarios for n in (0, 1, None)] == [0, 1, 2]
+
+
+def test_json_output_is_strict_json(tmp_path, capsys):
+    (tmp_path / "s.map").write_text("type octile\nheight 1\nwidth 3\nmap\n.@.\n")
+    (tmp_path / "s.map.scen").write_text("version 1\n0\ts.map\t3\t1\t0\t0\t2\t0\t2\n")
+    rc, out, _ = run(["movingai", str(tmp_path / "s.map.scen"), "--json"], capsys)
+    assert rc == 0
+    answer = json.loads(out, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+    assert answer["max_error"] is None and answer["matched"] == 0  # was Infinity
+
+
+@pytest.mark.parametrize(("name", "magic"), [("r.png", b"\x89PNG"), ("r.svg", b"<?xml"),
+                                             ("r.pdf", b"%PDF")])
+def test_pictures_are_written_in_the_format_their_suffix_names(tmp_path, capsys, name, magic):
+    path = tmp_path / name
+    assert run([*ROUTE, "--png", str(path)], capsys)[0] == 0
+    assert path.read_bytes().startswith(magic)  # .svg and .pdf held PNG bytes
+
+
+@pytest.mark.parametrize(("name", "words"), [
+    ("", "a picture needs a file name, got ''"),  # wrote nothing, said nothing
+    ("r.jpg", "a picture's name must end in .png, .svg or .pdf"),
+    ("no/such/folder/r.png", "/no/such/folder' does not exist"),
+])
+def test_pictures_that_cannot_be_written_are_refused(tmp_path, capsys, monkeypatch, name, words):
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = run([*ROUTE, "--png", name], capsys)
+    assert rc == 2 and words in err and err.count("\n") == 1 and not list(tmp_path.iterdir())
+
+
+def test_an_internal_error_is_one_line_unless_debugging(capsys, monkeypatch):
+    def broken(args):
+        raise RuntimeError("the kernel fell over\nbadly")
+
+    monkeypatch.setitem(cli._COMMANDS, "route", broken)
+    rc, _, err = run(ROUTE, capsys)
+    assert rc == 3 and err.count("\n") == 1 and "Traceback" not in err
+    assert err == ("engine: internal error: RuntimeError: the kernel fell over badly (rerun with "
+                   "--debug for the traceback, and please report it)\n")
+    for argv in (["--debug", *ROUTE], [*ROUTE, "--debug"]):
+        with pytest.raises(RuntimeError, match="the kernel fell over"):
+            main(argv)
+
+
+@pytest.mark.parametrize("name", ["9" * 400, "a\x00b", "."])
+@pytest.mark.parametrize("command", [
+    ["reach", "{}", "--race", "goblins", "--at", "1,1"],
+    ["route", GOBLINS, "--rules", "{}", "--race", "goblins", "--from", "1,1", "--to", "2,2"],
+    ["movingai", "{}"], ["movingai", "{}.scen"],
+], ids=["map", "rules", "scen", "scen-map"])
+def test_a_file_name_the_system_cannot_take_is_refused(capsys, name, command):
+    rc, out, err = run([a.replace("{}", name) for a in command], capsys)
+    assert rc == 2 and out == "" and err.count("\n") == 1, err  # 400 characters: OSError
