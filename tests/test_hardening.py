@@ -242,3 +242,21 @@ def test_an_internal_error_is_one_line_unless_debugging(capsys, monkeypatch):
 def test_a_file_name_the_system_cannot_take_is_refused(capsys, name, command):
     rc, out, err = run([a.replace("{}", name) for a in command], capsys)
     assert rc == 2 and out == "" and err.count("\n") == 1, err  # 400 characters: OSError
+
+
+def test_a_polygon_of_repeated_points_is_simplified_quickly():
+    ring = [p for p in [[0, 0], [10, 0], [10, 5], [0, 5]] for _ in range(200_000)] + [[0, 0]]
+    bf = engine.load_map(battlefield([feature("woods", {"type": "Polygon",
+                                                        "coordinates": [ring]})]))
+    assert bf.features[0].area.area == pytest.approx(50)  # took 20 s at a million points
+
+
+def test_the_features_and_vertices_a_map_is_given_are_bounded():
+    woods = feature("woods", rect(1, 1, 2, 2))
+    with pytest.raises(engine.MapError, match="100001 features, more than the 100000 a map "
+                       "may have"):
+        engine.load_map(battlefield([woods] * 100_001))
+    walk = [[1 + (i % 7) / 7, 1 + (i % 5) / 5] for i in range(1_000_001)]
+    with pytest.raises(engine.MapError, match="feature 0: LineString has 1000001 vertices, more "
+                       "than the 1000000 a feature may be given"):
+        engine.load_map(battlefield([feature("river", line(*walk), width=1)]))

@@ -41,6 +41,10 @@ _PIECE = 64
 _SIMPLIFY_ABOVE = 1000
 _MAX_VERTICES = 50_000
 _MAX_LENGTH = 50
+# The most features a map, and vertices a feature, may be given (before simplifying):
+# reading them costs time in proportion.
+_MAX_FEATURES = 100_000
+_MAX_GIVEN = 1_000_000
 # A feature's properties: the engine's, then free-form ones it keeps out of the way of:
 # the simplestyle keys map editors such as geojson.io write, and any key beginning "x-".
 _PROPERTIES = ("terrain", "id", "width", "elevation", "steep", "climb", "cost")
@@ -158,6 +162,8 @@ def load_map(source: str | Path | dict) -> Battlefield:
     raw = data.get("features")
     if not isinstance(raw, list):
         raise fail('"features" must be a list')
+    if len(raw) > _MAX_FEATURES:
+        raise fail(f"{len(raw)} features, more than the {_MAX_FEATURES} a map may have")
     table = box(0.0, 0.0, width, height)
     features = tuple(_feature(i, f, table, cell, fail) for i, f in enumerate(raw))
     return Battlefield(width, height, units, cell, features, name)
@@ -221,6 +227,9 @@ def _feature(index: int, raw: Any, table, cell: float, fail) -> Feature:
         raise bad(f"malformed {gtype}: {exc}") from None
     if g.is_empty:
         raise bad(f"empty {gtype}")
+    if shapely.get_num_coordinates(g) > _MAX_GIVEN:
+        raise bad(f"{gtype} has {shapely.get_num_coordinates(g)} vertices, more than the "
+                  f"{_MAX_GIVEN} a feature may be given")
     try:
         return _shaped(index, fid, terrain, props, gtype, _bounded(g, gtype, table, cell, bad),
                        table, bad)
@@ -293,8 +302,9 @@ def _bounded(g, gtype: str, table, cell: float, bad):
     if gtype in _LINE_TYPES and g.length > _MAX_LENGTH * table.length:
         raise bad(f"{gtype} is {g.length:.6g} table units long, more than {_MAX_LENGTH} times "
                   "the table's perimeter")
-    if shapely.get_num_coordinates(g) > _SIMPLIFY_ABOVE:
-        g = g.simplify(cell / 8.0, preserve_topology=gtype not in _LINE_TYPES)
+    if shapely.get_num_coordinates(g) > _SIMPLIFY_ABOVE:  # repeats first: they slow it most
+        g = shapely.remove_repeated_points(g).simplify(
+            cell / 8.0, preserve_topology=gtype not in _LINE_TYPES)
     n = shapely.get_num_coordinates(g)
     if n > _MAX_VERTICES:
         raise bad(f"{gtype} has {n} vertices where they are an eighth of a cell apart, more "
