@@ -2,7 +2,9 @@
 ``network``, ``visible``, ``threat``, ``flow``, ``movingai`` and ``demo``.
 
 Every user mistake (a broken map, an unknown race, a point off the table)
-prints one line on stderr and exits with status 2; no traceback.
+prints one line on stderr and exits with status 2; an error of the engine
+itself prints one line too and exits with status 3 (``--debug``: its
+traceback). No traceback otherwise.
 """
 
 from __future__ import annotations
@@ -387,7 +389,7 @@ def _cmd_manoeuvre(args) -> None:
     m = manoeuvre(g, args.at, args.kind, args.figures)
     if args.json:
         _print_json({"kind": m.kind, "allowed": m.allowed, "cost": _round(m.cost),
-                          "reason": m.reason})
+                     "reason": m.reason})
         return
     print(f"{g.unit.race} at ({args.at[0]:g}, {args.at[1]:g}): {m.reason}")
 
@@ -404,7 +406,7 @@ def _cmd_charge(args) -> None:
         render_png(args.png, g, route=c.route)
     if args.json:
         _print_json({"allowed": c.allowed, "reasons": c.reasons, "checks": c.checks,
-                          "route": None if c.route is None else _route_json(c.route)})
+                     "route": None if c.route is None else _route_json(c.route)})
         return
     verdict = "can charge" if c.allowed else "cannot charge"
     print(f"{g.unit.race} {verdict}" + (f": {'; '.join(c.reasons)}" if c.reasons else ""))
@@ -457,13 +459,16 @@ def _cmd_visible(args) -> None:
         render_viewshed_png(args.png, layers(bf, rules), observer, seen, mark, title,
                             table_units=units)
     if sight is not None:
-        _print_json(sight.as_dict()) if args.json else print(sight.reason)
+        if args.json:
+            _print_json(sight.as_dict())
+        else:
+            print(sight.reason)
         return
     count = int(seen.sum())
     area = count * bf.cell**2
     if args.json:
         _print_json({"observer": list(observer), "cells": count, "of": int(seen.size),
-                          "cell": bf.cell, "area": round(area, 6)})
+                     "cell": bf.cell, "area": round(area, 6)})
         return
     print(f"from {where}: sees {count} of {seen.size} cells ({100 * count / seen.size:.1f}%), "
           f"{area:.2f} {units}^2")
@@ -490,9 +495,9 @@ def _cmd_threat(args) -> None:
                       units=[(xy, 1, u.race) for u, xy in enemies], sides=("friendly", "enemy"))
     if args.json:
         _print_json({"enemies": [{"race": u.race, "at": list(xy)} for u, xy in enemies],
-                          "charge": args.charge, "cells": cells, "cell": bf.cell,
-                          "area": round(cells * bf.cell**2, 6), "most": int(t.count.max()),
-                          "probes": probes})
+                     "charge": args.charge, "cells": cells, "cell": bf.cell,
+                     "area": round(cells * bf.cell**2, 6), "most": int(t.count.max()),
+                     "probes": probes})
         return
     print(f"{len(enemies)} enem{'y' if len(enemies) == 1 else 'ies'}"
           + (" charging" if args.charge else "") + f": {cells * bf.cell**2:.2f} {units}^2 "
@@ -525,7 +530,7 @@ def _cmd_flow(args) -> None:
                       units=[(tuple(p["from"]), 0, "from") for p in probes])
     if args.json:
         _print_json({"goals": [list(xy) for xy in args.goal], "cells": cells,
-                          "cell": g.grid.cell, "probes": probes})
+                     "cell": g.grid.cell, "probes": probes})
         return
     units = g.battlefield.units
     print(f"{g.unit.race}: {cells} cells lead to "
