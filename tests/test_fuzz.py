@@ -2,7 +2,7 @@
 arguments end in an `EngineError` (on the command line: one line, exit 2), never
 in any other exception, a traceback or a crash.
 
-Each check runs twice: a short run of a few dozen cases in every test run, and a
+Each check runs twice: a short run of 100 cases in every test run, and a
 long one (``pytest -m fuzz``; ``ENGINE_FUZZ_EXAMPLES`` cases, default 2000) that
 is skipped unless selected. The mutations are structural (a value of a document
 replaced by a hostile one, a key dropped or added, a list grown) and byte-level
@@ -40,7 +40,7 @@ MAP_FILES = sorted([*(MAPS / "battlesystem").glob("*.geojson"),
                     *(MAPS / "examples").glob("*.geojson"),
                     *(MAPS / "reglamento").glob("*.geojson")])
 RULE_FILES = sorted(RULES_DIR.glob("*.toml"))
-SHORT = settings(max_examples=25, deadline=None, derandomize=True, database=None,
+SHORT = settings(max_examples=100, deadline=None, derandomize=True, database=None,
                  suppress_health_check=list(HealthCheck))
 LONG = settings(max_examples=int(os.environ.get("ENGINE_FUZZ_EXAMPLES", "2000")),
                 deadline=None, suppress_health_check=list(HealthCheck))
@@ -184,16 +184,9 @@ def check_map_documents(case):
     _load(_python(doc), rules)
 
 
-def check_map_texts(case, scratch):
-    doc, rules = case
-    path = scratch / "mutated.geojson"
-    path.write_text(_text(doc))
-    _load(path, rules)
-
-
-def check_map_bytes(case, scratch):
+def check_map_files(case, scratch):
     data, rules = case
-    path = scratch / "mangled.geojson"
+    path = scratch / "mutated.geojson"
     path.write_bytes(data)
     _load(path, rules)
 
@@ -207,11 +200,14 @@ def _twice(check, **strategies):
 _shipped_map = st.sampled_from(MAP_FILES)
 _map_docs = _shipped_map.flatmap(
     lambda p: st.tuples(mutated(json.loads(p.read_text())), st.just(_rules_for(p))))
+_map_texts = _shipped_map.flatmap(lambda p: st.tuples(
+    mutated(json.loads(p.read_text())).map(lambda doc: _text(doc).encode()),
+    st.just(_rules_for(p))))
 _map_bytes = _shipped_map.flatmap(
     lambda p: st.tuples(mangled(p.read_bytes()), st.just(_rules_for(p))))
 test_map_documents, test_map_documents_long = _twice(check_map_documents, case=_map_docs)
-test_map_texts, test_map_texts_long = _twice(check_map_texts, case=_map_docs)
-test_map_bytes, test_map_bytes_long = _twice(check_map_bytes, case=_map_bytes)
+test_map_texts, test_map_texts_long = _twice(check_map_files, case=_map_texts)
+test_map_bytes, test_map_bytes_long = _twice(check_map_files, case=_map_bytes)
 
 
 # Rules files: a number replaced by a hostile one, a line dropped or repeated, bytes.
@@ -251,27 +247,20 @@ def _check_rules(path: Path, home: str) -> None:
     _answers(engine.load_map(_HOME_MAP[home]), rules)
 
 
-def check_rules_texts(case, scratch):
-    text, home = case
-    path = scratch / "mutated.toml"
-    path.write_text(text)
-    _check_rules(path, home)
-
-
-def check_rules_bytes(case, scratch):
+def check_rules_files(case, scratch):
     data, home = case
-    path = scratch / "mangled.toml"
+    path = scratch / "mutated.toml"
     path.write_bytes(data)
     _check_rules(path, home)
 
 
 _shipped_rules = st.sampled_from(RULE_FILES)
 _rules_texts = _shipped_rules.flatmap(
-    lambda p: st.tuples(mutated_rules(p), st.just(p.stem)))
+    lambda p: st.tuples(mutated_rules(p).map(str.encode), st.just(p.stem)))
 _rules_bytes = _shipped_rules.flatmap(
     lambda p: st.tuples(mangled(p.read_bytes()), st.just(p.stem)))
-test_rules_texts, test_rules_texts_long = _twice(check_rules_texts, case=_rules_texts)
-test_rules_bytes, test_rules_bytes_long = _twice(check_rules_bytes, case=_rules_bytes)
+test_rules_texts, test_rules_texts_long = _twice(check_rules_files, case=_rules_texts)
+test_rules_bytes, test_rules_bytes_long = _twice(check_rules_files, case=_rules_bytes)
 
 
 # Moving AI files: a small octile map and its scenarios, mutated by field and by byte.
