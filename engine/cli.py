@@ -19,6 +19,7 @@ from importlib import resources
 
 import numpy as np
 
+from . import _coldstart
 from ._cache import announce_compiles
 from ._version import __version__
 from .errors import EngineError, InputError
@@ -291,11 +292,33 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What a command compiles longest on a cold start, by whether its unit has rear ranks:
+# kernels for `_coldstart`'s helper process, and kernels to compile here meanwhile.
+_COLD: dict[tuple[str, bool], tuple[list[str], list[str]]] = {
+    ("reach", True): (["search_labels"], []),
+    ("reach", False): (["reach_table"], []),
+    ("route", True): (["search_labels"], ["walk_path", "trace_labels"]),
+    ("route", False): (["astar_table"], ["walk_path"]),
+    ("threat", True): (["search_labels"], []),
+    ("flow", True): (["field_band"], ["field_rest"]),
+    ("flow", False): (["field_band"], ["field_rest"]),
+}
+_COLD.update({("charge", ranked): _COLD["route", ranked] for ranked in (True, False)})
+_COLD["demo", True] = _COLD["route", True]
+
+
+def _expect(command: str, ranked: bool) -> None:
+    """Tell `_coldstart` what ``command`` compiles longest (`_COLD`)."""
+    helper, ahead = _COLD.get((command, ranked), ([], []))
+    _coldstart.expect(helper, ahead)
+
+
 def _grid(args):
     rules = load_rules(args.rules)
     race = args.race if args.race is not None else next(iter(rules.races))
     unit = rules.unit(race, move=args.move, ranks=args.ranks, depth=args.depth,
                       frontage=args.frontage, march=args.march, formation=args.formation)
+    _expect(args.command, unit.depth > 0)
     return cost_grid(load_map(args.map), rules, unit)
 
 
@@ -481,6 +504,7 @@ def _cmd_threat(args) -> None:
     rules = load_rules(args.rules)
     bf = load_map(args.map)
     enemies = [(rules.unit(race), xy) for race, xy in args.enemy]
+    _expect("threat", any(u.depth > 0 for u, _ in enemies))
     t = threat_map(bf, rules, enemies, charge=args.charge)
     probes = []
     for xy in args.probe:
@@ -568,6 +592,7 @@ def _cmd_demo(args) -> None:
     rules = load_rules("fantasy-warlord")
     bf = load_map(str(path))
     unit = rules.unit("humans", ranks=2)
+    _expect("demo", unit.depth > 0)
     g = cost_grid(bf, rules, unit)
     r = reach(g, DEMO_START)
     rt = route(g, DEMO_START, DEMO_GOAL)
@@ -642,6 +667,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if argv is None and args.command != "warm-up":  # the command line, not main([...])
         announce_compiles()
+        _coldstart.enable()
     try:
         _COMMANDS[args.command](args)
     except EngineError as exc:

@@ -10,6 +10,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 import numpy as np
 
 from ._args import flag, shown, whole
+from ._coldstart import compile_kernel
 from .ai.visibility import viewshed, visible
 from .errors import InputError
 from .maps.geojson import load_map
@@ -75,6 +76,10 @@ def _quanta() -> None:
     reach(cost_grid(woods, bs, bs.unit("infantry", depth=0)), (0.1, 0.1), 3)
 
 
+def _flow_rest() -> None:
+    compile_kernel("field_rest")  # a flow field's last search: no tiny map reaches it
+
+
 # Families of kernels, the longest to compile first (worker processes take them in order).
 STEPS: dict[str, Callable[[], None]] = {
     "a unit in ranks: reach": _unit(None, "reach"),
@@ -83,6 +88,7 @@ STEPS: dict[str, Callable[[], None]] = {
     "a unit as a point: route": _unit(0, "route"),
     "a unit in ranks: flow": _unit(None, "flow"),
     "a unit as a point: flow": _unit(0, "flow"),
+    "flow fields on large maps": _flow_rest,
     "line of sight": _sight,
     "raw cost grids": _raw_grids,
     "terrain in quanta": _quanta,

@@ -21,7 +21,7 @@ FLOORS = {
     "terrain": 3,
     "search": 4,
     "ai": 5,
-    "cli": 6, "render": 6, "warmup": 6, "__main__": 6, "": 6,
+    "cli": 6, "render": 6, "warmup": 6, "_coldstart": 6, "__main__": 6, "": 6,
 }
 
 
