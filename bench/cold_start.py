@@ -103,8 +103,11 @@ def section(rows: list[str], after: dict[str, float]) -> list[str]:
         "",
         f"Written by `python bench/cold_start.py` on {dt.date.today().isoformat()}, one run, "
         "2 cores (shared). Wall-clock seconds of a fresh process, start to exit. Cold: "
-        "an empty numba cache folder, so the command compiles every kernel it uses. Warm: "
-        "the median of three more runs with that cache.",
+        "an empty numba cache folder, so the command compiles every kernel it uses (its "
+        "longest in the helper process it starts, `engine/_coldstart.py`; "
+        "`examples/skirmish.py`, a Python program, compiles all in its own process). Warm: "
+        "the median of three more runs with that cache; `engine demo` answers two questions "
+        "on two maps and draws two PNG pictures with matplotlib.",
         "",
         "| command | cold (s) | warm (s) |",
         "|---|---|---|",

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 
 from numba import types
 
@@ -199,7 +200,7 @@ def enable() -> None:
     event.register("numba:compile", _FirstCompile())
 
 
-def expect(helper: list[str], ahead: list[str] = ()) -> None:
+def expect(helper: Sequence[str], ahead: Sequence[str] = ()) -> None:
     """Say which kernels (names in `KERNELS`) this run will compile longest
     (``helper``: a helper process compiles them, once a first compile shows the
     cache is cold) and which it needs after those (``ahead``: this process
