@@ -1003,3 +1003,16 @@ def test_segment_crossings_merge_into_the_sorted_order():
         breaks, _ = skern.trail._segment_breaks(0.3, 0.6, dx, dy, math.hypot(dx, dy))
         pieces, _ = segment_cells((0.3, 0.6), (0.3 + dx, 0.6 + dy))
         assert len(breaks) - 1 == len(pieces)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 64, 1000])
+def test_flow_offers_sort_by_cost_keeping_ties_in_order(n):
+    from engine.search._kernels.flow import _by_cost, _widest
+
+    rng = np.random.default_rng(n)
+    dist = rng.integers(0, 5, 2 * n + 1).astype(np.float64)  # many ties
+    cells = rng.permutation(2 * n + 1)[:n].astype(np.int64)
+    want = cells[np.argsort(dist[cells], kind="stable")]
+    assert _by_cost(cells, dist).tolist() == want.tolist()
+    dr, dc = rng.integers(-4, 5, n + 1), rng.integers(-4, 5, n + 1)
+    assert _widest(dr, dc) == max(np.abs(dr).max(), np.abs(dc).max())

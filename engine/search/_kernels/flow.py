@@ -232,10 +232,6 @@ def reverse_search(
                            np.zeros(nb, dtype=np.int64), posts, done)
 
 
-# `_reverse_search` runs without numba's reference counting (``_nrt=False``), as
-# `_kernels.astar._search_plain` does, and for the same reason: with it on, the arrays
-# its inlined helpers take would be counted up and down on every pop.  So it is handed
-# every array it reads and calls no numpy function: `reverse_search` makes them.
 @njit(cache=True)
 def _widest(step_dr, step_dc):
     """The most rows or columns any step crosses (a loop: ``np.abs(a).max()``
@@ -246,6 +242,10 @@ def _widest(step_dr, step_dc):
     return m
 
 
+# `_reverse_search` runs without numba's reference counting (``_nrt=False``), as
+# `_kernels.astar._search_plain` does, and for the same reason: with it on, the arrays
+# its inlined helpers take would be counted up and down on every pop.  So it is handed
+# every array it reads and calls no numpy function: `reverse_search` makes them.
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _reverse_search(
     ground, steps, pieces, flats, in_row, in_cost, cols, reach, width, seeds, limit, lo, hi,
