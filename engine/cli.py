@@ -300,10 +300,10 @@ _COLD: dict[tuple[str, bool], tuple[list[str], list[str]]] = {
     ("route", True): (["search_labels"], ["walk_path", "trace_labels"]),
     ("route", False): (["astar_table"], ["walk_path"]),
     ("threat", True): (["search_labels"], []),
-    ("flow", True): (["field_band"], ["field_rest"]),
-    ("flow", False): (["field_band"], ["field_rest"]),
 }
-_COLD.update({("charge", ranked): _COLD["route", ranked] for ranked in (True, False)})
+for _ranked in (True, False):  # a flow field's kernels are the same for either unit
+    _COLD["flow", _ranked] = (["field_band"], ["field_rest"])
+    _COLD["charge", _ranked] = _COLD["route", _ranked]
 _COLD["demo", True] = _COLD["route", True]
 
 
