@@ -188,6 +188,79 @@ class _Workspace:
         _kernels.reset(self.touched, n, self.dist, self.parent, self.pos, self.beat)
 
 
+@dataclass(eq=False)
+class _Nodes:
+    """`_kernels.theta_search`'s state for one grid size: a node per cell and one for a
+    goal, at rest between searches (`_kernels.reset_nodes`)."""
+
+    dist: np.ndarray
+    parent: np.ndarray
+    state: np.ndarray
+    hkey: np.ndarray
+    hidx: np.ndarray
+    pos: np.ndarray
+    touched: np.ndarray
+
+    @classmethod
+    def for_cells(cls, n: int) -> _Nodes:
+        return cls(
+            dist=np.full(n + 1, np.inf),
+            parent=np.full(n + 1, -1, dtype=np.int32),
+            state=np.zeros(n + 1, dtype=np.uint8),
+            hkey=np.empty(n + 1),
+            hidx=np.empty(n + 1, dtype=np.int32),
+            pos=np.empty(n + 1, dtype=np.int32),
+            touched=np.empty(n + 1, dtype=np.int32),
+        )
+
+    def run(self, g: CostGrid, source: int, start, goal: int = -1, end=(0.0, 0.0),
+            budget: float = np.inf) -> int:
+        """Theta* from the point ``start`` in cell ``source``, within ``budget`` or to the
+        point ``end`` in cell ``goal`` (node ``g.base.size``); returns the nodes touched."""
+        a = g.kernel_args
+        return _kernels.theta_search(
+            a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.enter, a.narrow, g.clearance,
+            a.cols, g.cell, source, float(start[0]), float(start[1]), goal, float(end[0]),
+            float(end[1]), budget, self.dist, self.parent, self.state, self.hkey, self.hidx,
+            self.pos, self.touched,
+        )
+
+    def within(self, g: CostGrid, source: int, start, budget: float):
+        """Cells within ``budget`` of the point ``start`` (in cell ``source``): flat
+        indices, costs and parents (-1 for the start's cell), cheapest first."""
+        nt = self.run(g, source, start, budget=budget + _SLACK)
+        cells = np.empty(nt, dtype=np.int64)
+        cost = np.empty(nt)
+        parent = np.empty(nt, dtype=np.int64)
+        k = _kernels.collect(self.touched, nt, self.dist, self.parent, self.state,
+                             budget + _SLACK, cells, cost, parent)
+        order = np.argsort(cost[:k], kind="stable")
+        return cells[order], cost[order], parent[order]
+
+    def path(self, g: CostGrid, nt: int) -> list[int]:
+        """The nodes of the last A* from its start to its goal node (empty if it did not
+        reach it), the workspace put to rest."""
+        goal = g.base.size
+        nodes = []
+        if self.dist[goal] < np.inf:
+            v = goal
+            while v >= 0:
+                nodes.append(int(v))
+                v = self.parent[v]
+            nodes.reverse()
+        _kernels.reset_nodes(self.touched, nt, self.dist, self.parent, self.state)
+        return nodes
+
+
+def _nodes(g: CostGrid) -> _Nodes:
+    """The any-angle workspace of a grid's battlefield."""
+    cache = g.battlefield._cache
+    ws = cache.get("nodes")
+    if ws is None:
+        ws = cache["nodes"] = _Nodes.for_cells(g.base.size)
+    return ws
+
+
 def _workspace(g: CostGrid) -> _Workspace:
     cache = g.battlefield._cache
     ws = cache.get("workspace")

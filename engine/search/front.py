@@ -1,8 +1,13 @@
 """Reach and route: the public face of the numba search.
 
-Positions are table points.  A search runs from the centre of the cell holding
-the start; `reach` answers per cell, `route` joins the exact start and goal to
-the cell-centre path and prices the whole of it as `price_path` does.
+Positions are table points.  For a unit without rear ranks the search is
+any-angle (`_kernels.theta_search`): it runs from the unit's own point, a
+cell's parent may be any earlier cell in straight sight, and `Reach.cost_at`
+prices the last straight move to the point asked about.  A unit with rear
+ranks (and a reach on ground priced per started quantum) searches the step
+lattice from the centre of the start's cell.  Either way `route` straightens
+the path it finds by its price (`_kernels.refine`, `_pull`) and prices the
+whole of it as `price_path` does.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from .._threads import on_threads, thread_count
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import CostGrid
 from . import _kernels
-from ._state import _NO_LANDMARKS, _SLACK, _many_workspace, _workspace
+from ._state import _NO_LANDMARKS, _SLACK, _many_workspace, _nodes, _workspace
 from .pricing import Leg, Pricing, _price
 
 __all__ = ["Reach", "Route", "reach", "reach_many", "route"]
@@ -45,6 +50,12 @@ def _allowance(g: CostGrid, allowance: float | None) -> float:
     return float(a)
 
 
+def _any_angle(g: CostGrid) -> bool:
+    """Whether `reach` searches ``g`` any-angle: a unit without rear ranks, on ground
+    with nothing priced per started quantum."""
+    return g.depth == 0 and not g.quantum.any()
+
+
 @dataclass(frozen=True, eq=False)
 class Reach:
     """Every cell a unit can get to this turn, and what each costs.
@@ -55,10 +66,15 @@ class Reach:
     start : (x, y)
     allowance : float
     cells : ndarray of int64
-        Flat indices (``row * cols + col``) of the reachable cells, in the
-        order the search found them.
+        Flat indices (``row * cols + col``) of the cells whose centre is within
+        reach (and the start's own cell), cheapest first.
     cost : ndarray of float64
-        Allowance spent to reach each of `cells`.
+        Allowance spent to reach the centre of each of `cells` (the start's
+        own cell: 0, at the start).
+    parent : ndarray of int64 or None
+        For an any-angle reach, the cell each of `cells` is reached from in
+        one straight move (-1: from the start); None for a reach on the step
+        lattice.
     """
 
     grid: CostGrid
@@ -66,6 +82,7 @@ class Reach:
     allowance: float
     cells: np.ndarray
     cost: np.ndarray
+    parent: np.ndarray | None = None
 
     @property
     def remaining(self) -> np.ndarray:
@@ -78,19 +95,57 @@ class Reach:
         return len(self.cells) * self.grid.grid.cell ** 2
 
     @functools.cached_property
-    def _sorted(self) -> tuple[np.ndarray, np.ndarray]:
+    def _sorted(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`cells`, `cost` and `parent` (-1 where there is none) by cell."""
         order = np.argsort(self.cells)
-        return self.cells[order], self.cost[order]
+        parent = np.full(order.size, -1) if self.parent is None else self.parent[order]
+        return self.cells[order], self.cost[order], parent
+
+    def _found(self, flat: np.ndarray) -> np.ndarray:
+        """Where each of the flat indices ``flat`` is in `_sorted`, -1 if not reached."""
+        cells = self._sorted[0]
+        i = np.minimum(np.searchsorted(cells, flat), max(len(cells) - 1, 0))
+        return np.where((len(cells) > 0) & (cells[i] == flat), i, -1)
 
     def cost_at(self, xy) -> float:
-        """Cost to reach the cell holding ``xy``; ``inf`` if it is out of reach."""
-        r, c = self.grid.grid.xy_to_rc(xy)
-        flat = r * self.grid.grid.shape[1] + c
-        cells, cost = self._sorted
-        i = np.searchsorted(cells, flat)
-        if i < len(cells) and cells[i] == flat:
-            return float(cost[i])
-        return math.inf
+        """Cost to reach the point ``xy``; ``inf`` if it is out of reach.
+
+        An any-angle reach prices the last straight move to the point itself:
+        from the reached cells around it, or the cells they are reached from,
+        whichever is cheapest (on open ground, the distance from the start).  A
+        reach on the step lattice answers the cost of the cell holding ``xy``.
+        """
+        g = self.grid
+        r, c = g.grid.xy_to_rc(xy)
+        rows, cols = g.grid.shape
+        if self.parent is None:
+            j = int(self._found(np.array([r * cols + c]))[0])
+            return math.inf if j < 0 else float(self._sorted[1][j])
+        near = np.array([rr * cols + cc for rr in range(max(r - 1, 0), min(r + 2, rows))
+                         for cc in range(max(c - 1, 0), min(c + 2, cols))])
+        j = self._found(near)
+        j = j[j >= 0]
+        if not j.size:
+            return math.inf
+        cells, cost, parent = self._sorted[0][j], self._sorted[1][j], self._sorted[2][j]
+        up = self._found(parent)
+        nodes = np.concatenate([cells, parent[up >= 0]])
+        costs = np.concatenate([cost, self._sorted[1][up[up >= 0]]])
+        xs, ys = self._where(nodes)
+        a = g.kernel_args
+        return float(_kernels.point_cost(
+            float(xy[0]), float(xy[1]), xs, ys, nodes, costs, a.base, a.steep, a.gxf, a.gxb,
+            a.gyf, a.gyb, a.enter, a.narrow, a.cols, g.cell))
+
+    def _where(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where the nodes of cells ``nodes`` stand: their centres, the start for its cell."""
+        cell, cols = self.grid.cell, self.grid.grid.shape[1]
+        xs = (nodes % cols + 0.5) * cell
+        ys = (nodes // cols + 0.5) * cell
+        r, c = self.grid.grid.xy_to_rc(self.start)
+        home = nodes == r * cols + c
+        xs[home], ys[home] = self.start
+        return xs, ys
 
     def reachable(self, xy) -> bool:
         """True if the unit can get to ``xy`` this turn."""
@@ -139,8 +194,12 @@ def reach(grid: CostGrid, at, allowance: float | None = None) -> Reach:
     """
     instance("grid", grid, CostGrid, "cost_grid")
     budget = _allowance(grid, allowance)
-    idx, cost = _workspace(grid).within(grid, _start_cell(grid, at, "start"), budget)
-    return Reach(grid, (float(at[0]), float(at[1])), budget, idx, cost)
+    source = _start_cell(grid, at, "start")
+    xy = (float(at[0]), float(at[1]))
+    if _any_angle(grid):
+        return Reach(grid, xy, budget, *_nodes(grid).within(grid, source, xy, budget))
+    idx, cost = _workspace(grid).within(grid, source, budget)
+    return Reach(grid, xy, budget, idx, cost)
 
 
 def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[Reach]:
@@ -300,13 +359,86 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
     per_turn = _allowance(grid, allowance)
     source = _start_cell(grid, start, "start")
     target = _start_cell(grid, goal, "goal")
-    cells = (find or functools.partial(_find, grid))(source, target)[0]
-    if cells is None:
+    start = (float(start[0]), float(start[1]))
+    goal = (float(goal[0]), float(goal[1]))
+    if find is None and grid.depth == 0:
+        points = _theta(grid, source, start, target, goal)
+    else:
+        cells = (find or functools.partial(_find, grid))(source, target)[0]
+        points = None if cells is None else _join(grid, start, goal, _polyline(grid, cells))
+    if points is None:
         raise NoRouteError(f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, "
                            f"{goal[1]:g}) for {grid.unit.race}")
-    path, priced, rows = _join(grid, start, goal, _polyline(grid, cells))
+    path, priced, rows = _straighten(grid, points)
     turns, stops = _turns(rows, priced.cost, per_turn)
     return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
+
+
+def _theta(g: CostGrid, source: int, start: tuple, target: int, goal: tuple) -> list | None:
+    """The points of the cheapest any-angle path from ``start`` (in cell ``source``) to
+    ``goal`` (in cell ``target``) by `_kernels.theta_search`, None if there is none."""
+    ws = _nodes(g)
+    nodes = ws.path(g, ws.run(g, source, start, target, goal))
+    if not nodes:
+        return None
+    cols, cell = g.grid.shape[1], g.cell
+    return [start, *(((v % cols + 0.5) * cell, (v // cols + 0.5) * cell) for v in nodes[1:-1]),
+            goal]
+
+
+def _straighten(g: CostGrid, points: list) -> tuple[list, Pricing, np.ndarray]:
+    """A path through ``points`` no dearer, its bends moved to where they cost least,
+    priced (`engine.search.pricing._price`, with the rows of its pieces).
+
+    Without rear ranks a move's price does not depend on the moves before it
+    but through the cell the front is in, so `_kernels.refine` straightens the
+    path in one call; with rear ranks `_pull` drops the bends it can, pricing
+    the whole path each time.  The straightened path is kept only if its
+    price is no higher.
+    """
+    priced, rows = _price(g, points, pieces=False, checked=True)
+    if len(points) <= 2 or priced.cost == math.inf:
+        return points, priced, rows
+    if g.depth > 0 or g.quantum.any():
+        straight = _pull(g, points, priced.cost)
+    else:
+        a = g.kernel_args
+        xs, ys = (np.zeros(2 * len(points)) for _ in range(2))  # room for `refine`
+        xs[:len(points)], ys[:len(points)] = zip(*points, strict=True)
+        r, c = g.grid.xy_to_rc(points[0])
+        n = _kernels.refine(xs, ys, len(points), r * a.cols + c, a.base, a.steep, a.gxf,
+                            a.gxb, a.gyf, a.gyb, a.enter, a.narrow, a.cols, g.cell, _SWEEPS)
+        straight = [(float(x), float(y)) for x, y in zip(xs[:n], ys[:n], strict=True)]
+        straight[0], straight[-1] = points[0], points[-1]
+    if straight != points:
+        better, rows2 = _price(g, straight, pieces=False, checked=True)
+        if better.cost <= priced.cost:
+            return straight, better, rows2
+    return points, priced, rows
+
+
+# Most times `_kernels.refine` moves a route's bends (it stops once none moves).
+_SWEEPS = 8
+
+
+def _pull(g: CostGrid, points: list, cost: float) -> list:
+    """``points`` without the bends a straight move over them makes no dearer, the
+    farthest first, each try priced whole (rear ranks: a move's price depends on the
+    path before it)."""
+    out = [points[0]]
+    i = 0
+    while i < len(points) - 1:
+        j = len(points) - 1
+        while j > i + 1:
+            trial = [*out, *points[j:]]
+            priced = _price(g, trial, pieces=False, checked=True)[0].cost
+            if priced <= cost * (1.0 + 1e-12):
+                cost = priced
+                break
+            j -= 1
+        out.append(points[j])
+        i = j
+    return out
 
 
 def _find(grid: CostGrid, source: int, target: int, bounds: tuple = _NO_LANDMARKS
@@ -334,15 +466,12 @@ def _polyline(g: CostGrid, cells: list[int]) -> list[tuple[float, float]]:
     return [g.grid.rc_to_xy(divmod(c, cols)) for c in keep]
 
 
-def _join(g: CostGrid, start, goal, centres: list) -> tuple[list, Pricing, np.ndarray]:
-    """The exact start and goal joined to the cell-centre path, priced (and the rows
-    of its pieces, `engine.search.pricing._price`).
+def _join(g: CostGrid, start: tuple, goal: tuple, centres: list) -> list:
+    """The exact start and goal joined to the cell-centre path.
 
     The end centres are dropped where going straight to the exact point is
     still passable, so a route does not overshoot into the middle of a cell.
     """
-    start = (float(start[0]), float(start[1]))
-    goal = (float(goal[0]), float(goal[1]))
     options = [[start, *centres[1:-1], goal], [start, *centres, goal]]
     best = None
     for points in options:
@@ -352,10 +481,9 @@ def _join(g: CostGrid, start, goal, centres: list) -> tuple[list, Pricing, np.nd
                 path.append(p)
         if len(path) == 1:
             path.append(path[0])
-        priced, rows = _price(g, path, pieces=False, checked=True)
-        if priced.cost < math.inf:
-            return path, priced, rows
-        best = best or (path, priced, rows)
+        if _price(g, path, pieces=False, checked=True)[0].cost < math.inf:
+            return path
+        best = best or path
     return best
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from scipy.ndimage import distance_transform_cdt
 
 from .._args import instance
 from .._threads import on_threads, thread_count
@@ -128,6 +129,32 @@ class CostGrid:
         """What the search kernels take (built once, step table included)."""
         return kernel_args(self.base, self.steps, self.steep, self.slope, self.unit.depth,
                            self.footprint, enter=self.enter, narrow=self.narrow)
+
+    @functools.cached_property
+    def clearance(self) -> np.ndarray:
+        """Per cell (flat, int32): how many cells each way the ground around it is
+        alike, so that a straight move inside that square box costs the cell's
+        multiplier times its length (the any-angle search prices it so, unwalked).
+
+        Ground is alike where the multipliers are equal and finite, with no
+        steep multiplier (uphill depends on the direction) and no flat entry
+        cost; any other cell is alike to none.  The box reaches as far as the
+        nearest cell with a neighbour unlike itself (a chessboard distance
+        transform).
+        """
+        kind = np.where(np.isfinite(self.base) & (self.steep == 1.0) & (self.enter == 0.0)
+                        & (self.narrow == 0.0), self.base, np.nan)
+        edge = np.isnan(kind)
+        h, w = kind.shape
+        for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):  # each pair of neighbours once
+            a = (slice(0, h - dr), slice(max(-dc, 0), w - max(dc, 0)))
+            b = (slice(dr, h), slice(max(dc, 0), w + min(dc, 0)))
+            unlike = kind[a] != kind[b]
+            edge[a] |= unlike
+            edge[b] |= unlike
+        if not edge.any():  # alike everywhere (the transform would answer -1)
+            return np.full(kind.size, max(h, w), dtype=np.int32)
+        return distance_transform_cdt(~edge, metric="chessboard").astype(np.int32).ravel()
 
     @functools.cached_property
     def levels(self) -> int:

@@ -7,6 +7,8 @@ each other across these modules and `engine.terrain._kernels`; numba's disk
 cache does not notice an edit to a callee in another file, so the cache folder
 is keyed by the package's sources (`engine._cache`).
 
+- `anyangle`: `theta_search` (any-angle, a unit without rear ranks), `refine`
+  (a route's bends to their continuous optimum), `point_cost`;
 - `heap`: queue primitives, path tracing, resets;
 - `trail`: the rear-rank trail and the walk that prices a path;
 - `bounds`: lower bounds of the cost to go (landmarks, blocks);
@@ -19,6 +21,7 @@ is keyed by the package's sources (`engine._cache`).
 - `flow`: `field_band`, `field_rest` (flow fields).
 """
 
+from .anyangle import collect, point_cost, refine, reset_nodes, theta_search
 from .astar import search_plain
 from .both import block_labels, block_rims, search_both
 from .dijkstra import search, settle_quanta
@@ -50,15 +53,19 @@ __all__ = [
     "STACK_LIMIT",
     "block_labels",
     "block_rims",
+    "collect",
     "field_band",
     "field_rest",
     "label_pool",
     "many_heap",
     "many_labels",
     "many_plain",
+    "point_cost",
     "pool_split",
     "push",
+    "refine",
     "reset",
+    "reset_nodes",
     "search",
     "search_both",
     "search_labels",
@@ -66,6 +73,7 @@ __all__ = [
     "settle_quanta",
     "stack_rows",
     "stack_width",
+    "theta_search",
     "trace",
     "trace_labels",
     "walk_path",

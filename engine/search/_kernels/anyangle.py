@@ -1,0 +1,438 @@
+"""numba kernels: any-angle search (Theta*) for a unit without rear ranks.
+
+Nodes are cell centres, but for the start's own cell, whose node is the unit's
+exact point, and an optional goal node (index ``ncell``) at the exact goal.
+Relaxing neighbour v of an expanded cell u tries two parents: u itself, and
+u's own parent p, if the straight segment from p to v is passable (Theta*);
+the cheaper wins, so a path over open ground is one straight segment from the
+start, and it bends only where terrain or an obstacle makes a bend pay.  Every
+candidate is priced by `segment_cost`, the pricing walk of `walk_path` for a
+unit without rear ranks: the multiplier of each cell the segment crosses
+(uphill-only slopes for its direction) times the length in it, plus the flat
+costs of entering obstacles and passages, ``inf`` if it crosses or touches at
+a corner an impassable cell.  `refine` then moves a route's bends to the
+continuous optimum (a bend on a terrain edge, or at an obstacle's corner).
+
+Sentinels: unreached cost ``inf``; ``parent`` -1 for the start (and unreached);
+``state`` 0 never queued, 1 queued, 2 settled.
+
+Private; `engine.search` validates everything first.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
+from ...terrain._kernels import ground
+from .heap import _heap_pop, _sift_up
+
+# A candidate parent farther back is taken on a tie within rounding: fewer bends.
+_TIE = 1e-12
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _next_crossing(start, delta, lo, count, i, tot):
+    """The distance along a segment of its i-th crossing of grid lines along one axis
+    (`walk_path`'s `_line_crossings`, in ascending order of distance)."""
+    g = math.floor(lo) + 1 + i if delta > 0.0 else math.floor(lo) + count - i
+    return (g - start) * (tot / delta)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _crossings(lo, hi, delta):
+    """How many grid lines a segment spanning ``lo .. hi`` along one axis may cross."""
+    if delta == 0.0:
+        return 0
+    return max(math.ceil(hi) - math.floor(lo) - 1, 0)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, gxf, gxb, gyf, gyb,
+                 enter, narrow):
+    """The price of the straight move from ``(px, py)`` to ``(qx, qy)`` (table units),
+    the front starting in cell ``at``: `walk_path`'s for a unit without rear ranks,
+    piece for piece, without writing rows or allocating.
+
+    The segment is cut where it crosses grid lines, crossings within
+    `_SEGMENT_EPS` of one another being one (a corner) and those that close to
+    its ends none, exactly as `walk_path` cuts it.  ``enter`` and ``narrow`` may
+    be empty (no flat costs).  Returns ``(cost, cell)``: ``inf`` if it crosses
+    an impassable cell or touches one at a corner it passes, and the cell its
+    last piece is in.
+    """
+    cpx, cpy = px / cell, py / cell
+    dx, dy = qx / cell - cpx, qy / cell - cpy
+    tot = math.hypot(dx, dy)
+    if tot == 0.0:
+        return 0.0, at
+    u, w = dx / tot, dy / tot
+    lox, hix = min(cpx, cpx + dx), max(cpx, cpx + dx)
+    loy, hiy = min(cpy, cpy + dy), max(cpy, cpy + dy)
+    nx, ny = _crossings(lox, hix, dx), _crossings(loy, hiy, dy)
+    entering = enter.shape[0] > 0
+    close = _SEGMENT_EPS * max(1.0, tot)
+    cost = 0.0
+    ix, iy = 0, 0
+    last = 0.0  # the last break
+    first = True
+    while True:
+        # The next crossing (x's first on a tie, as walk_path merges them), or the end.
+        s = tot
+        sx = tot
+        sy = tot
+        while ix < nx:
+            sx = _next_crossing(cpx, dx, lox, nx, ix, tot)
+            if _SEGMENT_EPS < sx < tot - _SEGMENT_EPS:
+                break
+            ix += 1
+            sx = tot
+        while iy < ny:
+            sy = _next_crossing(cpy, dy, loy, ny, iy, tot)
+            if _SEGMENT_EPS < sy < tot - _SEGMENT_EPS:
+                break
+            iy += 1
+            sy = tot
+        end = ix >= nx and iy >= ny
+        if not end:
+            if sx <= sy:
+                s = sx
+                ix += 1
+            else:
+                s = sy
+                iy += 1
+            if s - last <= close:
+                if not first:  # a corner: no impassable cell may touch it
+                    cx, cy = round(cpx + last / tot * dx), round(cpy + last / tot * dy)
+                    for r in range(cy - 1, cy + 1):
+                        for c in range(cx - 1, cx + 1):
+                            if 0 <= r < height and 0 <= c < cols and base[r * cols + c] == np.inf:
+                                return np.inf, at
+                continue
+        # The piece from `last` to `s`, in the cell holding its middle.
+        sm = 0.5 * (last + s) / tot
+        r = min(max(math.floor(cpy + sm * dy), 0), height - 1)
+        c = min(max(math.floor(cpx + sm * dx), 0), cols - 1)
+        i = r * cols + c
+        m = ground(base, steep, gxf, gxb, gyf, gyb, i, u, w)
+        if m == np.inf:
+            return np.inf, at
+        if entering:
+            if enter[i] > 0.0 and enter[i] != enter[at]:
+                cost += enter[i]
+            if narrow[i] > 0.0 and narrow[at] == 0.0:
+                cost += narrow[i]
+        at = i
+        cost += (s - last) * cell * m
+        last = s
+        first = False
+        if end:
+            return cost, at
+
+
+@njit(cache=True, inline="always")
+def _node_xy(v, source, sx, sy, ncell, gx, gy, cols, cell):
+    """Where node v stands: the start, the goal or a cell's centre."""
+    if v == source:
+        return sx, sy
+    if v == ncell:
+        return gx, gy
+    r = v // cols
+    return (v - r * cols + 0.5) * cell, (r + 0.5) * cell
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _offer(v, cost, via, key, n, dist, parent, state, hkey, hidx, pos, touched, nt):
+    """Give node v cost ``cost`` through parent ``via`` if that is cheaper, queued on
+    ``key``; returns the heap's size and the touched count."""
+    if cost >= dist[v]:
+        return n, nt
+    if state[v] == 0:
+        touched[nt] = v
+        nt += 1
+        state[v] = 1
+        hkey[n] = key
+        hidx[n] = v
+        n += 1
+        dist[v] = cost
+        parent[v] = via
+        _sift_up(n - 1, hkey, hidx, pos)
+        return n, nt
+    dist[v] = cost
+    parent[v] = via
+    hkey[pos[v]] = key
+    _sift_up(pos[v], hkey, hidx, pos)
+    return n, nt
+
+
+@njit(cache=True, inline="always")
+def _boxed(r, c, ar, ac, br, bc, clear, cols):
+    """Whether cells ``(ar, ac)`` and ``(br, bc)`` both lie in the box of alike ground
+    around cell ``(r, c)``."""
+    k = clear[r * cols + c]
+    return (abs(ar - r) <= k and abs(ac - c) <= k and abs(br - r) <= k
+            and abs(bc - c) <= k)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _move_cost(ax, ay, a, bx, by, clear, cell, cols, height, base, steep, gxf, gxb, gyf,
+               gyb, enter, narrow):
+    """`segment_cost` from node a at ``(ax, ay)`` to the point ``(bx, by)`` (a cell's
+    centre, or the goal), at once where both ends lie in one box of alike
+    ground (`CostGrid.clearance`: around a's cell, b's or the middle's), which
+    is convex, so the segment crosses only that ground."""
+    ar = a // cols
+    ac = a - ar * cols
+    br = min(max(math.floor(by / cell), 0), height - 1)
+    bc = min(max(math.floor(bx / cell), 0), cols - 1)
+    if (_boxed(ar, ac, ar, ac, br, bc, clear, cols)
+            or _boxed(br, bc, ar, ac, br, bc, clear, cols)
+            or _boxed((ar + br) // 2, (ac + bc) // 2, ar, ac, br, bc, clear, cols)):
+        return base[a] * math.hypot(bx - ax, by - ay)
+    cost, _ = segment_cost(ax, ay, bx, by, a, cell, cols, height, base, steep, gxf, gxb,
+                           gyf, gyb, enter, narrow)
+    return cost
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def theta_search(base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, cols, cell,
+                 source, sx, sy, goal_cell, gx, gy, budget,
+                 dist, parent, state, hkey, hidx, pos, touched):
+    """Theta* from the point ``(sx, sy)`` in cell ``source``: Dijkstra within
+    ``budget`` (``goal_cell < 0``), or A* to the point ``(gx, gy)`` in cell
+    ``goal_cell``, node ``ncell`` (the arrays hold ``ncell + 1`` nodes).
+
+    ``clear`` (`CostGrid.clearance`) is how far around each cell the ground is
+    alike: a move within that box is priced without walking it.  The A*
+    bound is the straight-line distance (no multiplier is below 1).  A node is
+    settled once and never reopened.  ``dist``, ``parent`` and ``state`` must be
+    at rest (``inf``, -1, 0); `reset_nodes` returns the ``touched`` ones there.
+    Returns the number of nodes touched.
+    """
+    ncell = base.shape[0]
+    height = ncell // cols
+    astar = goal_cell >= 0
+    gr = goal_cell // cols if astar else -9
+    gc = goal_cell - gr * cols if astar else -9
+    nt = 0
+    n = 0
+    n, nt = _offer(source, 0.0, -1, 0.0, n, dist, parent, state, hkey, hidx, pos, touched, nt)
+    while n > 0:
+        key = hkey[0]
+        u = _heap_pop(n, hkey, hidx, pos)
+        n -= 1
+        state[u] = 2
+        if u == ncell or (not astar and key > budget):
+            break
+        ux, uy = _node_xy(u, source, sx, sy, ncell, gx, gy, cols, cell)
+        p = parent[u]
+        px, py = 0.0, 0.0
+        if p >= 0:
+            px, py = _node_xy(p, source, sx, sy, ncell, gx, gy, cols, cell)
+        ur = u // cols
+        uc = u - ur * cols
+        near_goal = astar and abs(ur - gr) <= 1 and abs(uc - gc) <= 1
+        for j in range(10 if near_goal else 9):
+            if j == 9:  # the goal node
+                v, vx, vy = ncell, gx, gy
+            else:
+                vr, vc = ur + j // 3 - 1, uc + j % 3 - 1
+                if j == 4 or vr < 0 or vr >= height or vc < 0 or vc >= cols:
+                    continue
+                v = vr * cols + vc
+                if state[v] == 2 or base[v] == np.inf:
+                    continue
+                vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
+            cost = dist[u] + _move_cost(ux, uy, u, vx, vy, clear, cell, cols, height, base,
+                                        steep, gxf, gxb, gyf, gyb, enter, narrow)
+            via = u
+            if p >= 0 and parent[v] != p:  # Theta*: straight from u's parent, if no dearer
+                through = dist[p] + _move_cost(px, py, p, vx, vy, clear, cell, cols, height,
+                                               base, steep, gxf, gxb, gyf, gyb, enter, narrow)
+                if through <= cost * (1.0 + _TIE):
+                    cost, via = through, p
+            if cost == np.inf:
+                continue
+            key = cost + math.hypot(gx - vx, gy - vy) * (1.0 - _TIE) if astar else cost
+            n, nt = _offer(v, cost, via, key, n, dist, parent, state, hkey, hidx, pos,
+                           touched, nt)
+    return nt
+
+
+@njit(cache=True, nogil=True)
+def reset_nodes(touched, nt, dist, parent, state):
+    """Return the first ``nt`` touched nodes of a workspace to rest."""
+    for j in range(nt):
+        v = touched[j]
+        dist[v] = np.inf
+        parent[v] = -1
+        state[v] = 0
+
+
+@njit(cache=True, error_model="numpy")
+def point_cost(qx, qy, xs, ys, ats, costs, base, steep, gxf, gxb, gyf, gyb, enter, narrow,
+               cols, cell):
+    """The cheapest of ``costs[j]`` plus a straight move from ``(xs[j], ys[j])`` (the
+    front in cell ``ats[j]``) to the point ``(qx, qy)``: a reach's cost at a point."""
+    height = base.shape[0] // cols
+    best = np.inf
+    for j in range(xs.shape[0]):
+        if costs[j] >= best:
+            continue
+        c, _ = segment_cost(xs[j], ys[j], qx, qy, ats[j], cell, cols, height, base, steep,
+                            gxf, gxb, gyf, gyb, enter, narrow)
+        best = min(best, costs[j] + c)
+    return best
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, gxf, gxb, gyf, gyb,
+             enter, narrow):
+    """The price of the polyline's points ``lo .. hi``, the front starting in cell
+    ``at``; returns it and the cell the front ends in."""
+    total = 0.0
+    for k in range(lo, hi):
+        c, at = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], at, cell, cols, height,
+                             base, steep, gxf, gxb, gyf, gyb, enter, narrow)
+        total += c
+        if total == np.inf:
+            break
+    return total, at
+
+
+@njit(cache=True, error_model="numpy")
+def _fronts(xs, ys, n, at0, cell, cols, height, base, steep, gxf, gxb, gyf, gyb, enter,
+            narrow, ats):
+    """``ats[k]``: the cell the front is in on reaching point k of the polyline."""
+    ats[0] = at0
+    for k in range(n - 1):
+        _, ats[k + 1] = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], ats[k], cell, cols,
+                                     height, base, steep, gxf, gxb, gyf, gyb, enter, narrow)
+
+
+@njit(cache=True, error_model="numpy")
+def _pull(xs, ys, n, ats, cell, cols, height, base, steep, gxf, gxb, gyf, gyb, enter,
+          narrow):
+    """Drop the points a straight move over them makes no dearer (string pulling),
+    the farthest first; returns the new number of points."""
+    out = 1
+    i = 0
+    while i < n - 1:
+        j = n - 1
+        while j > i + 1:
+            along, _ = _stretch(xs, ys, i, j, ats[i], cell, cols, height, base, steep, gxf,
+                                gxb, gyf, gyb, enter, narrow)
+            direct, _ = segment_cost(xs[i], ys[i], xs[j], ys[j], ats[i], cell, cols, height,
+                                     base, steep, gxf, gxb, gyf, gyb, enter, narrow)
+            if direct <= along * (1.0 + _TIE):
+                break
+            j -= 1
+        xs[out], ys[out] = xs[j], ys[j]
+        out += 1
+        i = j
+    return out
+
+
+@njit(cache=True, error_model="numpy")
+def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, gxf, gxb, gyf,
+                 gyb, enter, narrow):
+    """Move points ``k .. k + span - 1`` of the polyline together (one bend, or a
+    move between two bends slid sideways) where the stretch from point ``k - 1``
+    to point ``k + span + 1`` costs least: a compass search in 8 directions,
+    from half a cell down to a millionth of one.  Returns True if they moved."""
+    hi = min(k + span + 1, n - 1)
+    best, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep, gxf,
+                       gxb, gyf, gyb, enter, narrow)
+    width, tall = cols * cell, height * cell
+    h = 0.5 * cell
+    moved = False
+    while h > 1e-6 * cell:
+        found = False
+        for d in range(8):
+            ox = (1.0, -1.0, 0.0, 0.0, 1.0, 1.0, -1.0, -1.0)[d] * h
+            oy = (0.0, 0.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0)[d] * h
+            inside = True
+            for j in range(k, k + span):
+                inside = inside and 0.0 <= xs[j] + ox < width and 0.0 <= ys[j] + oy < tall
+            if not inside:
+                continue
+            for j in range(k, k + span):
+                xs[j] += ox
+                ys[j] += oy
+            c, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep,
+                            gxf, gxb, gyf, gyb, enter, narrow)
+            if c < best * (1.0 - _TIE):
+                best, found, moved = c, True, True
+                break
+            for j in range(k, k + span):
+                xs[j] -= ox
+                ys[j] -= oy
+        if not found:
+            h *= 0.5
+    return moved
+
+
+@njit(cache=True)
+def _halve(xs, ys, n):
+    """Put a point halfway along every move of the polyline (``xs`` has room for
+    ``2 n - 1``); returns the new number of points."""
+    for k in range(n - 1, 0, -1):
+        xs[2 * k], ys[2 * k] = xs[k], ys[k]
+    for k in range(1, 2 * n - 1, 2):
+        xs[k], ys[k] = 0.5 * (xs[k - 1] + xs[k + 1]), 0.5 * (ys[k - 1] + ys[k + 1])
+    return 2 * n - 1
+
+
+@njit(cache=True, error_model="numpy")
+def refine(xs, ys, n, at0, base, steep, gxf, gxb, gyf, gyb, enter, narrow, cols, cell,
+           sweeps):
+    """Straighten a polyline of ``n`` points (the first and last fixed) by its price:
+    drop points a straight move makes no dearer (`_pull`), then move each bend,
+    and each pair of bends together, to where they cost least (`_settle_bend`),
+    up to ``sweeps`` times while any moves; after the first, with a point put
+    halfway along every move (a path round a many-sided obstacle may need more
+    bends than the search gave it), where ``xs`` has room.  The front starts in
+    cell ``at0``.  Returns the number of points left in ``xs``, ``ys``; the price
+    does not rise (the caller keeps the path it gave if it does, by rounding)."""
+    height = base.shape[0] // cols
+    ats = np.empty(xs.shape[0], dtype=np.int64)
+    grid = (base, steep, gxf, gxb, gyf, gyb, enter, narrow)
+    n = _pulled(xs, ys, n, at0, ats, cell, cols, height, grid)
+    for sweep in range(sweeps):
+        if sweep == 1 and 2 * n - 1 <= xs.shape[0]:  # a bend halfway along every move
+            n = _halve(xs, ys, n)
+        moved = False
+        for span in (1, 2):
+            for k in range(1, n - span):
+                _fronts(xs, ys, n, at0, cell, cols, height, *grid, ats)
+                if _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, *grid):
+                    moved = True
+        if not moved and sweep > 0:
+            break
+    return _pulled(xs, ys, n, at0, ats, cell, cols, height, grid)
+
+
+@njit(cache=True, error_model="numpy")
+def _pulled(xs, ys, n, at0, ats, cell, cols, height, grid):
+    """`_pull` after `_fronts`: the polyline's points a straight move makes no dearer
+    dropped; returns how many are left."""
+    _fronts(xs, ys, n, at0, cell, cols, height, *grid, ats)
+    return _pull(xs, ys, n, ats, cell, cols, height, *grid)
+
+
+@njit(cache=True, nogil=True)
+def collect(touched, nt, dist, parent, state, budget, cells, cost, parents):
+    """Write the nodes within ``budget`` of the last `theta_search` (cell, cost, parent
+    cell) to the outputs in the order they were touched, and return the workspace
+    to rest (`reset_nodes`); returns how many were written."""
+    k = 0
+    for j in range(nt):
+        v = touched[j]
+        if dist[v] <= budget:
+            cells[k] = v
+            cost[k] = dist[v]
+            parents[k] = parent[v]
+            k += 1
+    reset_nodes(touched, nt, dist, parent, state)
+    return k

@@ -1,0 +1,214 @@
+"""Any-angle reach and routes: tape-measure answers against exact continuous optima.
+
+The expected values are computed here without the engine's search: the
+straight line on open ground, a one-dimensional minimisation over the crossing
+point of one straight terrain edge, and the shortest path around a convex
+impassable polygon by its corners (a visibility graph over them).
+"""
+
+import itertools
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import minimize_scalar
+from shapely.geometry import LineString, Polygon, box
+from shapely.ops import unary_union
+
+import engine
+from engine.search import _kernels
+
+FW = engine.load_rules("fantasy-warlord")
+
+
+def _map(features, width=200, height=100, cell=0.5):
+    return engine.load_map({
+        "type": "FeatureCollection",
+        "battlefield": {"width": width, "height": height, "units": "cm", "cell": cell},
+        "features": [{"type": "Feature", "id": f"f{i}", "properties": {"terrain": kind},
+                      "geometry": {"type": "Polygon", "coordinates": [[*ring, ring[0]]]}}
+                     for i, (kind, ring) in enumerate(features)],
+    })
+
+
+def _grid(features=(), cell=0.5, race="humans", **size):
+    return engine.cost_grid(_map(features, cell=cell, **size), FW, FW.unit(race, depth=0))
+
+
+OPEN_PAIRS = [((10, 10), (190, 47)), ((3.3, 91.7), (177.1, 4.2)), ((50, 50), (51.3, 98.9)),
+              ((0.1, 0.1), (199.9, 99.9)), ((120.37, 20.11), (20.5, 80.25)),
+              ((100, 50), (100, 50.3))]
+
+
+@pytest.mark.parametrize("cell", [0.5, 1.25])
+@pytest.mark.parametrize(("a", "b"), OPEN_PAIRS)
+def test_open_ground_route_is_the_straight_line(a, b, cell):
+    g = _grid(cell=cell)
+    rt = engine.route(g, a, b)
+    line = math.dist(a, b)
+    assert rt.path == [a, b]  # one straight move, no zigzag
+    assert abs(rt.cost - line) <= 1e-4 * line  # within 0.01% (it is the line itself)
+    assert engine.price_path(g, rt.path).cost == rt.cost
+
+
+def test_open_ground_reach_is_the_circle_from_the_units_own_point():
+    g = _grid()
+    at = (100.25, 50.25)  # on a cell corner: the old field measured from a centre 0.35 away
+    r = engine.reach(g, at, 40)
+    worst = 0.0
+    for angle in np.linspace(0, 2 * math.pi, 360, endpoint=False):
+        q = (at[0] + 30 * math.cos(angle), at[1] + 30 * math.sin(angle))
+        worst = max(worst, abs(r.cost_at(q) - 30.0) / 30.0)
+    assert worst <= 1e-3  # within 0.1% of the distance
+    assert r.cost_at(at) == 0.0
+    # A unit 23.5 cm from its goal with a 24 cm move gets there; at 24.5 it does not.
+    r24 = engine.reach(g, at, 24)
+    assert r24.reachable((at[0] + 23.5, at[1] + 3e-3))
+    assert not r24.reachable((at[0] + 24.5, at[1]))
+    assert abs(r.area / (math.pi * 40 * 40) - 1) < 0.01
+
+
+def _refraction(start, goal, edge_a, edge_b, m_in):
+    """The least cost from ``start`` (open ground) to ``goal`` (ground of multiplier
+    ``m_in``) across the straight edge from ``edge_a`` to ``edge_b``."""
+    def cost(t):
+        x = (edge_a[0] + t * (edge_b[0] - edge_a[0]), edge_a[1] + t * (edge_b[1] - edge_a[1]))
+        return math.dist(start, x) + m_in * math.dist(x, goal)
+    best = minimize_scalar(cost, bounds=(0, 1), method="bounded", options={"xatol": 1e-12})
+    return best.fun
+
+
+WOODS_EDGES = [
+    # An edge along cell boundaries, on the default grid and a coarse one; a slanted
+    # edge, rasterised as a staircase of cells whose centres lie inside, on a fine grid
+    # (on the default grid the staircase alone moves the optimum by about 0.15%).
+    ([(100, -5), (205, -5), (205, 105), (100, 105)], ((100, -5), (100, 105)), 0.5),
+    ([(100, -5), (205, -5), (205, 105), (100, 105)], ((100, -5), (100, 105)), 2.0),
+    ([(80, -5), (205, -5), (205, 105), (120, 105)], ((80, -5), (120, 105)), 0.25),
+]
+
+
+@pytest.mark.parametrize(("ring", "edge", "cell"), WOODS_EDGES)
+@pytest.mark.parametrize(("start", "goal"), [((20, 20), (150, 80)), ((10, 90), (140, 15)),
+                                             ((60, 50), (180, 52))])
+def test_route_into_woods_refracts_at_the_exact_optimum(ring, edge, cell, start, goal):
+    g = _grid([("woods", ring)], cell=cell)
+    m = FW.unit("humans").multipliers["woods"]
+    best = _refraction(start, goal, *edge, m)
+    rt = engine.route(g, start, goal)
+    assert abs(rt.cost - best) <= 1e-3 * best, (rt.cost, best)
+    assert engine.price_path(g, rt.path).cost == rt.cost
+    assert abs(engine.reach(g, start, 1.01 * best).cost_at(goal) - best) <= 1e-3 * best
+
+
+def _around(poly, start, goal):
+    """The shortest path from ``start`` to ``goal`` around the convex polygon ``poly``
+    (a visibility graph over its corners)."""
+    inside = Polygon(poly).buffer(-1e-7)  # moving along a side is allowed
+    points = [start, goal, *poly]
+    graph = nx.Graph()
+    for p, q in itertools.combinations(points, 2):
+        if not LineString([p, q]).intersects(inside):
+            graph.add_edge(p, q, weight=math.dist(p, q))
+    return nx.shortest_path_length(graph, start, goal, weight="weight")
+
+
+BUILDINGS = [
+    [(80, 30), (120, 30), (120, 70), (80, 70)],  # its raster is the polygon itself
+    [(90, 25), (115, 35), (120, 60), (100, 75), (82, 55)],  # slanted sides: a staircase
+]
+
+
+def _raster_hull(g):
+    """The convex hull of the impassable cells: what the engine's grid holds of a
+    building (the cells whose centres lie inside it)."""
+    rows, cols = np.nonzero(np.isinf(g.base))
+    boxes = [box(c * g.cell, r * g.cell, (c + 1) * g.cell, (r + 1) * g.cell)
+             for r, c in zip(rows.tolist(), cols.tolist(), strict=True)]
+    return list(unary_union(boxes).convex_hull.exterior.coords)[:-1]
+
+
+@pytest.mark.parametrize("poly", BUILDINGS)
+@pytest.mark.parametrize(("start", "goal"), [((40, 50), (160, 50)), ((60, 20), (150, 80)),
+                                             ((100, 5), (100, 95))])
+def test_route_round_a_building_by_its_corners(poly, start, goal):
+    """Within 0.1% of the shortest path round the building as the grid holds it, and,
+    for a building whose sides lie on grid lines, round the polygon itself."""
+    g = _grid([("building", poly)])
+    rt = engine.route(g, start, goal)
+    best = _around(_raster_hull(g), start, goal)
+    assert abs(rt.cost - best) <= 1e-3 * best, (rt.cost, best)
+    assert engine.price_path(g, rt.path).cost == rt.cost
+    if poly is BUILDINGS[0]:
+        assert abs(rt.cost - _around(poly, start, goal)) <= 1e-3 * best
+
+
+def test_reach_tree_prices_what_it_claims():
+    """Every reached cell's cost is the price of its chain of straight moves back to
+    the start (the slow reference: `price_path`'s walk)."""
+    bf = engine.load_map("demo")
+    g = engine.cost_grid(bf, FW, FW.unit("humans", depth=0))
+    at = (30.2, 40.1)
+    r = engine.reach(g, at, 20)
+    cols = g.grid.shape[1]
+    index = {int(c): k for k, c in enumerate(r.cells)}
+    rng = np.random.default_rng(7)
+    for k in rng.choice(len(r.cells), 200, replace=False):
+        chain = [int(r.cells[k])]
+        while r.parent[index[chain[-1]]] >= 0:
+            chain.append(int(r.parent[index[chain[-1]]]))
+        points = [at] + [((c % cols + 0.5) * g.cell, (c // cols + 0.5) * g.cell)
+                         for c in reversed(chain[:-1])]
+        if len(points) == 1:
+            continue
+        priced = engine.price_path(g, points).cost
+        assert abs(priced - r.cost[k]) <= 1e-9 * max(1.0, priced)
+
+
+@pytest.mark.parametrize("race", ["humans", "goblins", "hill trolls", "giant eagles"])
+def test_segment_cost_is_the_pricers_walk(race):
+    """`_kernels.segment_cost` against `price_path` on random moves over the demo map."""
+    bf = engine.load_map("demo")
+    g = engine.cost_grid(bf, FW, FW.unit(race, depth=0))
+    a = g.kernel_args
+    rng = np.random.default_rng(3)
+    for _ in range(400):
+        p = rng.uniform(0, [bf.width, bf.height])
+        q = np.clip(p + rng.normal(0, 15, 2), 0, [bf.width - 1e-9, bf.height - 1e-9])
+        if rng.random() < 0.3:  # on grid lines and corners
+            p, q = np.round(p * 2) / 2, np.round(q * 4) / 4
+        p, q = (float(p[0]), float(p[1])), (float(q[0]), float(q[1]))
+        r, c = g.grid.xy_to_rc(p)
+        cost, _ = _kernels.anyangle.segment_cost(
+            *p, *q, r * a.cols + c, g.cell, a.cols, g.base.shape[0], a.base, a.steep, a.gxf,
+            a.gxb, a.gyf, a.gyb, a.enter, a.narrow)
+        ref = engine.price_path(g, [p, q]).cost
+        assert cost == ref or abs(cost - ref) <= 1e-9 * max(1.0, ref)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.tuples(st.floats(1, 39), st.floats(1, 29)), st.tuples(st.floats(1, 39), st.floats(1, 29)),
+       st.lists(st.tuples(st.sampled_from(["woods", "bog", "building"]),
+                          st.integers(0, 30), st.integers(0, 20), st.integers(3, 12),
+                          st.integers(3, 12)), max_size=4))
+def test_any_angle_invariants(a, b, blocks):
+    """On random maps: a route costs its price, at least its length, and no more
+    than the reach says it costs to its goal's point; reach never claims less than
+    the distance."""
+    feats = [(kind, [(x, y), (x + w, y), (x + w, y + h), (x, y + h)])
+             for kind, x, y, w, h in blocks]
+    g = _grid(feats, width=40, height=30)
+    try:
+        rt = engine.route(g, a, b)
+    except engine.InputError:
+        return  # a point on a building
+    except engine.NoRouteError:
+        return
+    assert engine.price_path(g, rt.path).cost == rt.cost
+    assert rt.cost >= math.dist(a, b) * (1 - 1e-12)
+    r = engine.reach(g, a, rt.cost + 1)
+    assert r.cost_at(b) >= math.dist(a, b) * (1 - 1e-12)
+    assert rt.cost <= r.cost_at(b) * (1 + 1e-9)
