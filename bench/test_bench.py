@@ -30,6 +30,26 @@ def test_reach_24cm_demo(benchmark, rules, demo, ranks):
     benchmark(engine.reach, g, START)
 
 
+@pytest.mark.parametrize("any_angle", [False, True], ids=["lattice", "any-angle"])
+def test_reach_24cm_demo_point(benchmark, rules, demo, any_angle):
+    """A unit as a point on the lattice and any-angle, side by side."""
+    g = engine.cost_grid(demo, rules, rules.unit("humans", move=24, depth=0))
+    r = engine.reach(g, START, any_angle=any_angle)
+    assert r.cost_at(START) == (0.0 if any_angle else r.cost.min())
+    assert r.area > 0.5 * math.pi * 24**2
+    benchmark.extra_info["cells"] = len(r.cells)
+    benchmark(engine.reach, g, START, any_angle=any_angle)
+
+
+@pytest.mark.parametrize("any_angle", [False, True], ids=["lattice", "any-angle"])
+def test_route_across_demo_point(benchmark, rules, demo, any_angle):
+    g = engine.cost_grid(demo, rules, rules.unit("humans", depth=0))
+    rt = engine.route(g, START, (170.0, 60.0), any_angle=any_angle)
+    assert engine.price_path(g, rt.path).cost == rt.cost
+    benchmark.extra_info["cost"] = rt.cost
+    benchmark(engine.route, g, START, (170.0, 60.0), any_angle=any_angle)
+
+
 def test_route_across_demo(benchmark, rules, demo):
     g = engine.cost_grid(demo, rules, rules.unit("humans", ranks=2))
     rt = engine.route(g, START, (170.0, 60.0))

@@ -53,6 +53,13 @@ def _unit(depth: float | None, task: str) -> Callable[[], None]:
     return run
 
 
+def _any_angle() -> None:
+    rules = load_rules("fantasy-warlord")
+    g = cost_grid(_hill(), rules, rules.unit("humans", depth=0))
+    reach(g, (0.25, 0.25), 3, any_angle=True).cost_at((1.1, 1.3))
+    route(g, (0.25, 0.25), (3.75, 3.75), any_angle=True)
+
+
 def _sight() -> None:
     rules = load_rules("fantasy-warlord")
     viewshed(_hill(), rules, (0.25, 0.25))
@@ -89,6 +96,7 @@ STEPS: dict[str, Callable[[], None]] = {
     "a unit in ranks: flow": _unit(None, "flow"),
     "a unit as a point: flow": _unit(0, "flow"),
     "flow fields on large maps": _flow_rest,
+    "any-angle reach and route": _any_angle,
     "line of sight": _sight,
     "raw cost grids": _raw_grids,
     "terrain in quanta": _quanta,

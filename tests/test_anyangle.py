@@ -47,17 +47,25 @@ OPEN_PAIRS = [((10, 10), (190, 47)), ((3.3, 91.7), (177.1, 4.2)), ((50, 50), (51
 @pytest.mark.parametrize(("a", "b"), OPEN_PAIRS)
 def test_open_ground_route_is_the_straight_line(a, b, cell):
     g = _grid(cell=cell)
-    rt = engine.route(g, a, b)
+    rt = engine.route(g, a, b, any_angle=True)
     line = math.dist(a, b)
     assert rt.path == [a, b]  # one straight move, no zigzag
     assert abs(rt.cost - line) <= 1e-4 * line  # within 0.01% (it is the line itself)
     assert engine.price_path(g, rt.path).cost == rt.cost
 
 
+def test_lattice_remains_the_default():
+    g = _grid()
+    assert engine.reach(g, (100.25, 50.25), 10).parent is None
+    assert len(engine.route(g, (10, 10), (190, 47)).path) > 2  # the lattice's zigzag
+    with pytest.raises(engine.InputError, match="any_angle must be true or false"):
+        engine.reach(g, (1, 1), 1, any_angle="yes")
+
+
 def test_open_ground_reach_is_the_circle_from_the_units_own_point():
     g = _grid()
     at = (100.25, 50.25)  # on a cell corner: the old field measured from a centre 0.35 away
-    r = engine.reach(g, at, 40)
+    r = engine.reach(g, at, 40, any_angle=True)
     worst = 0.0
     for angle in np.linspace(0, 2 * math.pi, 360, endpoint=False):
         q = (at[0] + 30 * math.cos(angle), at[1] + 30 * math.sin(angle))
@@ -65,7 +73,7 @@ def test_open_ground_reach_is_the_circle_from_the_units_own_point():
     assert worst <= 1e-3  # within 0.1% of the distance
     assert r.cost_at(at) == 0.0
     # A unit 23.5 cm from its goal with a 24 cm move gets there; at 24.5 it does not.
-    r24 = engine.reach(g, at, 24)
+    r24 = engine.reach(g, at, 24, any_angle=True)
     assert r24.reachable((at[0] + 23.5, at[1] + 3e-3))
     assert not r24.reachable((at[0] + 24.5, at[1]))
     assert abs(r.area / (math.pi * 40 * 40) - 1) < 0.01
@@ -98,10 +106,11 @@ def test_route_into_woods_refracts_at_the_exact_optimum(ring, edge, cell, start,
     g = _grid([("woods", ring)], cell=cell)
     m = FW.unit("humans").multipliers["woods"]
     best = _refraction(start, goal, *edge, m)
-    rt = engine.route(g, start, goal)
+    rt = engine.route(g, start, goal, any_angle=True)
     assert abs(rt.cost - best) <= 1e-3 * best, (rt.cost, best)
     assert engine.price_path(g, rt.path).cost == rt.cost
-    assert abs(engine.reach(g, start, 1.01 * best).cost_at(goal) - best) <= 1e-3 * best
+    r = engine.reach(g, start, 1.01 * best, any_angle=True)
+    assert abs(r.cost_at(goal) - best) <= 1e-3 * best
 
 
 def _around(poly, start, goal):
@@ -138,7 +147,7 @@ def test_route_round_a_building_by_its_corners(poly, start, goal):
     """Within 0.1% of the shortest path round the building as the grid holds it, and,
     for a building whose sides lie on grid lines, round the polygon itself."""
     g = _grid([("building", poly)])
-    rt = engine.route(g, start, goal)
+    rt = engine.route(g, start, goal, any_angle=True)
     best = _around(_raster_hull(g), start, goal)
     assert abs(rt.cost - best) <= 1e-3 * best, (rt.cost, best)
     assert engine.price_path(g, rt.path).cost == rt.cost
@@ -152,7 +161,7 @@ def test_reach_tree_prices_what_it_claims():
     bf = engine.load_map("demo")
     g = engine.cost_grid(bf, FW, FW.unit("humans", depth=0))
     at = (30.2, 40.1)
-    r = engine.reach(g, at, 20)
+    r = engine.reach(g, at, 20, any_angle=True)
     cols = g.grid.shape[1]
     index = {int(c): k for k, c in enumerate(r.cells)}
     rng = np.random.default_rng(7)
@@ -202,13 +211,13 @@ def test_any_angle_invariants(a, b, blocks):
              for kind, x, y, w, h in blocks]
     g = _grid(feats, width=40, height=30)
     try:
-        rt = engine.route(g, a, b)
+        rt = engine.route(g, a, b, any_angle=True)
     except engine.InputError:
         return  # a point on a building
     except engine.NoRouteError:
         return
     assert engine.price_path(g, rt.path).cost == rt.cost
     assert rt.cost >= math.dist(a, b) * (1 - 1e-12)
-    r = engine.reach(g, a, rt.cost + 1)
+    r = engine.reach(g, a, rt.cost + 1, any_angle=True)
     assert r.cost_at(b) >= math.dist(a, b) * (1 - 1e-12)
     assert rt.cost <= r.cost_at(b) * (1 + 1e-9)

@@ -1,13 +1,14 @@
 """Reach and route: the public face of the numba search.
 
-Positions are table points.  For a unit without rear ranks the search is
-any-angle (`_kernels.theta_search`): it runs from the unit's own point, a
-cell's parent may be any earlier cell in straight sight, and `Reach.cost_at`
-prices the last straight move to the point asked about.  A unit with rear
-ranks (and a reach on ground priced per started quantum) searches the step
-lattice from the centre of the start's cell.  Either way `route` straightens
-the path it finds by its price (`_kernels.refine`, `_pull`) and prices the
-whole of it as `price_path` does.
+Positions are table points.  By default a search runs on the step lattice
+from the centre of the cell holding the start; `reach` answers per cell, and
+`route` joins the exact start and goal to the cell-centre path.  With
+``any_angle`` a unit without rear ranks searches any-angle
+(`_kernels.theta_search`): from its own point, a cell's parent may be any
+earlier cell in straight sight, and `Reach.cost_at` prices the last straight
+move to the point asked about; `route` then straightens the path it found by
+its price (`_kernels.refine`, `_pull`).  Either way a route is priced whole
+as `price_path` prices it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._args import finite, instance, listed, shown
+from .._args import finite, flag, instance, listed, shown
 from .._threads import on_threads, thread_count
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import CostGrid
@@ -158,7 +159,8 @@ class Reach:
         return out
 
 
-def reach(grid: CostGrid, at, allowance: float | None = None) -> Reach:
+def reach(grid: CostGrid, at, allowance: float | None = None, *,
+          any_angle: bool = False) -> Reach:
     """Every cell within the allowance of ``at``, with its cost.
 
     The search touches only cells within the allowance and reuses its
@@ -172,6 +174,12 @@ def reach(grid: CostGrid, at, allowance: float | None = None) -> Reach:
         The unit's position (middle of its front rank), table units.
     allowance : float, optional
         Defaults to the unit's move.
+    any_angle : bool
+        Measure as a tape measure does (`_kernels.theta_search`): from the
+        unit's own point, in straight moves from any earlier cell in sight,
+        with `Reach.cost_at` exact to the point.  For a unit without rear ranks
+        on ground with nothing priced per started quantum; others search the
+        step lattice either way.
 
     Returns
     -------
@@ -196,7 +204,7 @@ def reach(grid: CostGrid, at, allowance: float | None = None) -> Reach:
     budget = _allowance(grid, allowance)
     source = _start_cell(grid, at, "start")
     xy = (float(at[0]), float(at[1]))
-    if _any_angle(grid):
+    if flag("any_angle", any_angle) and _any_angle(grid):
         return Reach(grid, xy, budget, *_nodes(grid).within(grid, source, xy, budget))
     idx, cost = _workspace(grid).within(grid, source, budget)
     return Reach(grid, xy, budget, idx, cost)
@@ -315,7 +323,8 @@ class Route:
     legs: list[Leg] = field(default_factory=list)
 
 
-def route(grid: CostGrid, start, goal, allowance: float | None = None) -> Route:
+def route(grid: CostGrid, start, goal, allowance: float | None = None, *,
+          any_angle: bool = False) -> Route:
     """The cheapest route between two points (A* over the step neighbourhood).
 
     Parameters
@@ -325,6 +334,12 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None) -> Route:
         Table points.
     allowance : float, optional
         Per turn, for counting turns; defaults to the unit's move.
+    any_angle : bool
+        Measure as a tape measure does: without rear ranks, an any-angle
+        search from the exact start (`_kernels.theta_search`); with them, the
+        lattice search.  Either way the route found is then straightened by
+        its price (`_straighten`): a straight move over open ground, bends on
+        terrain edges and at obstacles' corners.
 
     Returns
     -------
@@ -348,20 +363,21 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None) -> Route:
     (44.0, 2, [(13.5, 3.25)])
     """
     instance("grid", grid, CostGrid, "cost_grid")
-    return _route(grid, start, goal, allowance)
+    return _route(grid, start, goal, allowance, any_angle=flag("any_angle", any_angle))
 
 
 def _route(grid: CostGrid, start, goal, allowance: float | None,
-           find: Callable[[int, int], tuple[list[int] | None, int]] | None = None) -> Route:
+           find: Callable[[int, int], tuple[list[int] | None, int]] | None = None,
+           any_angle: bool = False) -> Route:
     """`route`, its cells found by ``find`` (a function of the start and goal cells that
     gives the path's cells, None for no route, and the cells it touched; `_find`
-    without landmarks unless given)."""
+    without landmarks unless given); ``any_angle``: `route`'s."""
     per_turn = _allowance(grid, allowance)
     source = _start_cell(grid, start, "start")
     target = _start_cell(grid, goal, "goal")
     start = (float(start[0]), float(start[1]))
     goal = (float(goal[0]), float(goal[1]))
-    if find is None and grid.depth == 0:
+    if any_angle and find is None and grid.depth == 0:
         points = _theta(grid, source, start, target, goal)
     else:
         cells = (find or functools.partial(_find, grid))(source, target)[0]
@@ -369,7 +385,11 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
     if points is None:
         raise NoRouteError(f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, "
                            f"{goal[1]:g}) for {grid.unit.race}")
-    path, priced, rows = _straighten(grid, points)
+    if any_angle:
+        path, priced, rows = _straighten(grid, points)
+    else:
+        path = points
+        priced, rows = _price(grid, path, pieces=False, checked=True)
     turns, stops = _turns(rows, priced.cost, per_turn)
     return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
 
