@@ -254,18 +254,19 @@ class _Nodes:
 
 def _nodes(g: CostGrid) -> _Nodes:
     """The any-angle workspace of a grid's battlefield."""
-    cache = g.battlefield._cache
-    ws = cache.get("nodes")
-    if ws is None:
-        ws = cache["nodes"] = _Nodes.for_cells(g.base.size)
-    return ws
+    return _kept(g, "nodes", _Nodes.for_cells)
 
 
 def _workspace(g: CostGrid) -> _Workspace:
+    return _kept(g, "workspace", _Workspace.for_cells)
+
+
+def _kept(g: CostGrid, key: str, make):
+    """The battlefield's ``key`` workspace, made by ``make(cells)`` the first time."""
     cache = g.battlefield._cache
-    ws = cache.get("workspace")
+    ws = cache.get(key)
     if ws is None:
-        ws = cache["workspace"] = _Workspace.for_cells(g.base.size)
+        ws = cache[key] = make(g.base.size)
     return ws
 
 

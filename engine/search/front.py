@@ -377,19 +377,19 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
     target = _start_cell(grid, goal, "goal")
     start = (float(start[0]), float(start[1]))
     goal = (float(goal[0]), float(goal[1]))
+    found = None
     if any_angle and find is None and grid.depth == 0:
         points = _theta(grid, source, start, target, goal)
+        if points is not None:
+            found = (points, *_price(grid, points, pieces=False, checked=True))
     else:
         cells = (find or functools.partial(_find, grid))(source, target)[0]
-        points = None if cells is None else _join(grid, start, goal, _polyline(grid, cells))
-    if points is None:
+        if cells is not None:
+            found = _join(grid, start, goal, _polyline(grid, cells))
+    if found is None:
         raise NoRouteError(f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, "
                            f"{goal[1]:g}) for {grid.unit.race}")
-    if any_angle:
-        path, priced, rows = _straighten(grid, points)
-    else:
-        path = points
-        priced, rows = _price(grid, path, pieces=False, checked=True)
+    path, priced, rows = _straighten(grid, *found) if any_angle else found
     turns, stops = _turns(rows, priced.cost, per_turn)
     return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
 
@@ -406,9 +406,11 @@ def _theta(g: CostGrid, source: int, start: tuple, target: int, goal: tuple) -> 
             goal]
 
 
-def _straighten(g: CostGrid, points: list) -> tuple[list, Pricing, np.ndarray]:
-    """A path through ``points`` no dearer, its bends moved to where they cost least,
-    priced (`engine.search.pricing._price`, with the rows of its pieces).
+def _straighten(g: CostGrid, points: list, priced: Pricing,
+                rows: np.ndarray) -> tuple[list, Pricing, np.ndarray]:
+    """A path through ``points`` (priced ``priced``, with its ``rows``) no dearer,
+    its bends moved to where they cost least, priced (`engine.search.pricing._price`,
+    with the rows of its pieces).
 
     Without rear ranks a move's price does not depend on the moves before it
     but through the cell the front is in, so `_kernels.refine` straightens the
@@ -416,7 +418,6 @@ def _straighten(g: CostGrid, points: list) -> tuple[list, Pricing, np.ndarray]:
     the whole path each time.  The straightened path is kept only if its
     price is no higher.
     """
-    priced, rows = _price(g, points, pieces=False, checked=True)
     if len(points) <= 2 or priced.cost == math.inf:
         return points, priced, rows
     if g.depth > 0 or g.quantum.any():
@@ -486,8 +487,10 @@ def _polyline(g: CostGrid, cells: list[int]) -> list[tuple[float, float]]:
     return [g.grid.rc_to_xy(divmod(c, cols)) for c in keep]
 
 
-def _join(g: CostGrid, start: tuple, goal: tuple, centres: list) -> list:
-    """The exact start and goal joined to the cell-centre path.
+def _join(g: CostGrid, start: tuple, goal: tuple, centres: list
+          ) -> tuple[list, Pricing, np.ndarray]:
+    """The exact start and goal joined to the cell-centre path, priced (and the rows
+    of its pieces, `engine.search.pricing._price`).
 
     The end centres are dropped where going straight to the exact point is
     still passable, so a route does not overshoot into the middle of a cell.
@@ -501,9 +504,10 @@ def _join(g: CostGrid, start: tuple, goal: tuple, centres: list) -> list:
                 path.append(p)
         if len(path) == 1:
             path.append(path[0])
-        if _price(g, path, pieces=False, checked=True)[0].cost < math.inf:
-            return path
-        best = best or path
+        priced, rows = _price(g, path, pieces=False, checked=True)
+        if priced.cost < math.inf:
+            return path, priced, rows
+        best = best or (path, priced, rows)
     return best
 
 

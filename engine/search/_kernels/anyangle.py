@@ -41,6 +41,19 @@ def _next_crossing(start, delta, lo, count, i, tot):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def _inner_crossing(start, delta, lo, count, i, tot):
+    """The first of the crossings ``i ..`` along one axis (`_next_crossing`) that is
+    not within `_SEGMENT_EPS` of the segment's ends, as walk_path keeps them:
+    ``(i, distance)``, or ``(count, tot)`` if none is."""
+    while i < count:
+        s = _next_crossing(start, delta, lo, count, i, tot)
+        if _SEGMENT_EPS < s < tot - _SEGMENT_EPS:
+            return i, s
+        i += 1
+    return count, tot
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def _crossings(lo, hi, delta):
     """How many grid lines a segment spanning ``lo .. hi`` along one axis may cross."""
     if delta == 0.0:
@@ -80,20 +93,8 @@ def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, gxf, gxb, 
     while True:
         # The next crossing (x's first on a tie, as walk_path merges them), or the end.
         s = tot
-        sx = tot
-        sy = tot
-        while ix < nx:
-            sx = _next_crossing(cpx, dx, lox, nx, ix, tot)
-            if _SEGMENT_EPS < sx < tot - _SEGMENT_EPS:
-                break
-            ix += 1
-            sx = tot
-        while iy < ny:
-            sy = _next_crossing(cpy, dy, loy, ny, iy, tot)
-            if _SEGMENT_EPS < sy < tot - _SEGMENT_EPS:
-                break
-            iy += 1
-            sy = tot
+        ix, sx = _inner_crossing(cpx, dx, lox, nx, ix, tot)
+        iy, sy = _inner_crossing(cpy, dy, loy, ny, iy, tot)
         end = ix >= nx and iy >= ny
         if not end:
             if sx <= sy:
