@@ -184,18 +184,22 @@ def test_segment_cost_is_the_pricers_walk(race):
     g = engine.cost_grid(bf, FW, FW.unit(race, depth=0))
     a = g.kernel_args
     rng = np.random.default_rng(3)
-    for _ in range(400):
+    walked = np.zeros_like(g.clearance)  # no box of alike ground: every piece walked
+    for k in range(600):
         p = rng.uniform(0, [bf.width, bf.height])
-        q = np.clip(p + rng.normal(0, 15, 2), 0, [bf.width - 1e-9, bf.height - 1e-9])
+        spread = 15 if k % 2 else 80  # long moves cross boxes of alike ground unwalked
+        q = np.clip(p + rng.normal(0, spread, 2), 0, [bf.width - 1e-9, bf.height - 1e-9])
         if rng.random() < 0.3:  # on grid lines and corners
             p, q = np.round(p * 2) / 2, np.round(q * 4) / 4
         p, q = (float(p[0]), float(p[1])), (float(q[0]), float(q[1]))
         r, c = g.grid.xy_to_rc(p)
-        cost, _ = _kernels.anyangle.segment_cost(
-            *p, *q, r * a.cols + c, g.cell, a.cols, g.base.shape[0], a.base, a.steep, a.gxf,
-            a.gxb, a.gyf, a.gyb, a.enter, a.narrow)
+        args = (*p, *q, r * a.cols + c, g.cell, a.cols, g.base.shape[0], a.base, a.steep,
+                a.gxf, a.gxb, a.gyf, a.gyb, a.enter, a.narrow)
+        cost, end = _kernels.anyangle.segment_cost(*args, g.clearance)
         ref = engine.price_path(g, [p, q]).cost
         assert cost == ref or abs(cost - ref) <= 1e-9 * max(1.0, ref)
+        assert (cost, end) == pytest.approx(_kernels.anyangle.segment_cost(*args, walked),
+                                            rel=1e-12)
 
 
 @settings(max_examples=30, deadline=None)

@@ -136,7 +136,7 @@ class Reach:
         a = g.kernel_args
         return float(_kernels.point_cost(
             float(xy[0]), float(xy[1]), xs, ys, nodes, costs, a.base, a.steep, a.gxf, a.gxb,
-            a.gyf, a.gyb, a.enter, a.narrow, a.cols, g.cell))
+            a.gyf, a.gyb, a.enter, a.narrow, g.clearance, a.cols, g.cell))
 
     def _where(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where the nodes of cells ``nodes`` stand: their centres, the start for its cell."""
@@ -428,7 +428,8 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
         xs[:len(points)], ys[:len(points)] = zip(*points, strict=True)
         r, c = g.grid.xy_to_rc(points[0])
         n = _kernels.refine(xs, ys, len(points), r * a.cols + c, a.base, a.steep, a.gxf,
-                            a.gxb, a.gyf, a.gyb, a.enter, a.narrow, a.cols, g.cell, _SWEEPS)
+                            a.gxb, a.gyf, a.gyb, a.enter, a.narrow, g.clearance, a.cols, g.cell,
+                            _SWEEPS)
         straight = [(float(x), float(y)) for x, y in zip(xs[:n], ys[:n], strict=True)]
         straight[0], straight[-1] = points[0], points[-1]
     if straight != points:

@@ -54,6 +54,52 @@ def _inner_crossing(start, delta, lo, count, i, tot):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
+def _before(start, delta, lo, count, i, tot, limit):
+    """The first of the crossings ``i ..`` along one axis (`_next_crossing`) at or
+    beyond the distance ``limit``, and the distance of the one before it (-1 if
+    that is not past crossing ``i``)."""
+    j = i
+    if delta > 0.0:  # the crossing of grid line g lies at (g - start) * tot / delta
+        j = math.ceil(start + limit * delta / tot - math.floor(lo) - 1.0)
+    elif delta < 0.0:
+        j = math.ceil(math.floor(lo) + count - start - limit * delta / tot)
+    j = min(max(j, i), count)
+    while j > i and _next_crossing(start, delta, lo, count, j - 1, tot) >= limit:
+        j -= 1
+    while j < count and _next_crossing(start, delta, lo, count, j, tot) < limit:
+        j += 1
+    return j, (_next_crossing(start, delta, lo, count, j - 1, tot) if j > i else -1.0)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _leave_box(cpx, cpy, dx, dy, lox, loy, nx, ny, ix, iy, tot, close, x0, x1, y0, y1,
+               last):
+    """Skip the crossings a segment makes inside the box ``x0 .. x1, y0 .. y1`` (cell
+    units) of alike ground it is in at the distance ``last``: those short of
+    where it leaves the box (or its end), by more than ``close``, at whose
+    corners only cells of the box meet.  Returns the next crossing indices
+    along x and y and the distance of the last crossing skipped, as
+    `segment_cost` would have cut there (of two crossings within ``close``,
+    the first), or ``last`` if none is."""
+    out = tot
+    if dx != 0.0:
+        out = min(out, ((x1 if dx > 0.0 else x0) - cpx) * tot / dx)
+    if dy != 0.0:
+        out = min(out, ((y1 if dy > 0.0 else y0) - cpy) * tot / dy)
+    limit = out - 2.0 * close
+    if limit <= last:
+        return ix, iy, last
+    ix, sx = _before(cpx, dx, lox, nx, ix, tot, limit)
+    iy, sy = _before(cpy, dy, loy, ny, iy, tot, limit)
+    s = max(sx, sy)
+    if min(sx, sy) > last and s - min(sx, sy) <= close:
+        s = min(sx, sy)  # two crossings that make a corner: cut at the first
+    if s <= _SEGMENT_EPS:
+        return ix, iy, last
+    return ix, iy, max(s, last)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
 def _crossings(lo, hi, delta):
     """How many grid lines a segment spanning ``lo .. hi`` along one axis may cross."""
     if delta == 0.0:
@@ -63,7 +109,7 @@ def _crossings(lo, hi, delta):
 
 @njit(cache=True, error_model="numpy", inline="always")
 def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, gxf, gxb, gyf, gyb,
-                 enter, narrow):
+                 enter, narrow, clear):
     """The price of the straight move from ``(px, py)`` to ``(qx, qy)`` (table units),
     the front starting in cell ``at``: `walk_path`'s for a unit without rear ranks,
     piece for piece, without writing rows or allocating.
@@ -130,6 +176,12 @@ def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, gxf, gxb, 
         first = False
         if end:
             return cost, at
+        k = clear[i]
+        if k >= 2:  # across the box of alike ground around cell i in one piece
+            ix, iy, s = _leave_box(cpx, cpy, dx, dy, lox, loy, nx, ny, ix, iy, tot, close,
+                                   c - k, c + k + 1, r - k, r + k + 1, last)
+            cost += (s - last) * cell * m
+            last = s
 
 
 @njit(cache=True, inline="always")
@@ -177,8 +229,8 @@ def _boxed(r, c, ar, ac, br, bc, clear, cols):
 
 
 @njit(cache=True, error_model="numpy", inline="always")
-def _move_cost(ax, ay, a, bx, by, clear, cell, cols, height, base, steep, gxf, gxb, gyf,
-               gyb, enter, narrow):
+def _move_cost(ax, ay, a, bx, by, cell, cols, height, base, steep, gxf, gxb, gyf,
+               gyb, enter, narrow, clear):
     """`segment_cost` from node a at ``(ax, ay)`` to the point ``(bx, by)`` (a cell's
     centre, or the goal), at once where both ends lie in one box of alike
     ground (`CostGrid.clearance`: around a's cell, b's or the middle's), which
@@ -192,7 +244,7 @@ def _move_cost(ax, ay, a, bx, by, clear, cell, cols, height, base, steep, gxf, g
             or _boxed((ar + br) // 2, (ac + bc) // 2, ar, ac, br, bc, clear, cols)):
         return base[a] * math.hypot(bx - ax, by - ay)
     cost, _ = segment_cost(ax, ay, bx, by, a, cell, cols, height, base, steep, gxf, gxb,
-                           gyf, gyb, enter, narrow)
+                           gyf, gyb, enter, narrow, clear)
     return cost
 
 
@@ -245,14 +297,17 @@ def theta_search(base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, cols, ce
                 if state[v] == 2 or base[v] == np.inf:
                     continue
                 vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
-            cost = dist[u] + _move_cost(ux, uy, u, vx, vy, clear, cell, cols, height, base,
-                                        steep, gxf, gxb, gyf, gyb, enter, narrow)
-            via = u
-            if p >= 0 and parent[v] != p:  # Theta*: straight from u's parent, if no dearer
-                through = dist[p] + _move_cost(px, py, p, vx, vy, clear, cell, cols, height,
-                                               base, steep, gxf, gxb, gyf, gyb, enter, narrow)
-                if through <= cost * (1.0 + _TIE):
-                    cost, via = through, p
+            # Theta*: straight from u's parent, else the step from u, if either may be
+            # cheaper than v's cost so far (no move costs less than its length).
+            cost, via = np.inf, p
+            if p >= 0 and dist[v] > dist[p] + math.hypot(vx - px, vy - py):
+                cost = dist[p] + _move_cost(px, py, p, vx, vy, cell, cols, height, base,
+                                            steep, gxf, gxb, gyf, gyb, enter, narrow, clear)
+            if min(cost, dist[v]) > dist[u] + math.hypot(vx - ux, vy - uy):
+                step = dist[u] + _move_cost(ux, uy, u, vx, vy, cell, cols, height, base,
+                                            steep, gxf, gxb, gyf, gyb, enter, narrow, clear)
+                if cost > step * (1.0 + _TIE):  # on a tie, the parent farther back
+                    cost, via = step, u
             if cost == np.inf:
                 continue
             key = cost + math.hypot(gx - vx, gy - vy) * (1.0 - _TIE) if astar else cost
@@ -273,7 +328,7 @@ def reset_nodes(touched, nt, dist, parent, state):
 
 @njit(cache=True, error_model="numpy")
 def point_cost(qx, qy, xs, ys, ats, costs, base, steep, gxf, gxb, gyf, gyb, enter, narrow,
-               cols, cell):
+               clear, cols, cell):
     """The cheapest of ``costs[j]`` plus a straight move from ``(xs[j], ys[j])`` (the
     front in cell ``ats[j]``) to the point ``(qx, qy)``: a reach's cost at a point."""
     height = base.shape[0] // cols
@@ -282,20 +337,20 @@ def point_cost(qx, qy, xs, ys, ats, costs, base, steep, gxf, gxb, gyf, gyb, ente
         if costs[j] >= best:
             continue
         c, _ = segment_cost(xs[j], ys[j], qx, qy, ats[j], cell, cols, height, base, steep,
-                            gxf, gxb, gyf, gyb, enter, narrow)
+                            gxf, gxb, gyf, gyb, enter, narrow, clear)
         best = min(best, costs[j] + c)
     return best
 
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, gxf, gxb, gyf, gyb,
-             enter, narrow):
+             enter, narrow, clear):
     """The price of the polyline's points ``lo .. hi``, the front starting in cell
     ``at``; returns it and the cell the front ends in."""
     total = 0.0
     for k in range(lo, hi):
         c, at = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], at, cell, cols, height,
-                             base, steep, gxf, gxb, gyf, gyb, enter, narrow)
+                             base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear)
         total += c
         if total == np.inf:
             break
@@ -304,17 +359,17 @@ def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, gxf, gxb, gyf,
 
 @njit(cache=True, error_model="numpy")
 def _fronts(xs, ys, n, at0, cell, cols, height, base, steep, gxf, gxb, gyf, gyb, enter,
-            narrow, ats):
+            narrow, clear, ats):
     """``ats[k]``: the cell the front is in on reaching point k of the polyline."""
     ats[0] = at0
     for k in range(n - 1):
         _, ats[k + 1] = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], ats[k], cell, cols,
-                                     height, base, steep, gxf, gxb, gyf, gyb, enter, narrow)
+                                     height, base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear)
 
 
 @njit(cache=True, error_model="numpy")
 def _pull(xs, ys, n, ats, cell, cols, height, base, steep, gxf, gxb, gyf, gyb, enter,
-          narrow):
+          narrow, clear):
     """Drop the points a straight move over them makes no dearer (string pulling),
     the farthest first; returns the new number of points."""
     out = 1
@@ -323,9 +378,9 @@ def _pull(xs, ys, n, ats, cell, cols, height, base, steep, gxf, gxb, gyf, gyb, e
         j = n - 1
         while j > i + 1:
             along, _ = _stretch(xs, ys, i, j, ats[i], cell, cols, height, base, steep, gxf,
-                                gxb, gyf, gyb, enter, narrow)
+                                gxb, gyf, gyb, enter, narrow, clear)
             direct, _ = segment_cost(xs[i], ys[i], xs[j], ys[j], ats[i], cell, cols, height,
-                                     base, steep, gxf, gxb, gyf, gyb, enter, narrow)
+                                     base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear)
             if direct <= along * (1.0 + _TIE):
                 break
             j -= 1
@@ -337,14 +392,14 @@ def _pull(xs, ys, n, ats, cell, cols, height, base, steep, gxf, gxb, gyf, gyb, e
 
 @njit(cache=True, error_model="numpy")
 def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, gxf, gxb, gyf,
-                 gyb, enter, narrow):
+                 gyb, enter, narrow, clear):
     """Move points ``k .. k + span - 1`` of the polyline together (one bend, or a
     move between two bends slid sideways) where the stretch from point ``k - 1``
     to point ``k + span + 1`` costs least: a compass search in 8 directions,
     from half a cell down to a millionth of one.  Returns True if they moved."""
     hi = min(k + span + 1, n - 1)
     best, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep, gxf,
-                       gxb, gyf, gyb, enter, narrow)
+                       gxb, gyf, gyb, enter, narrow, clear)
     width, tall = cols * cell, height * cell
     h = 0.5 * cell
     moved = False
@@ -362,7 +417,7 @@ def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, gxf, 
                 xs[j] += ox
                 ys[j] += oy
             c, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep,
-                            gxf, gxb, gyf, gyb, enter, narrow)
+                            gxf, gxb, gyf, gyb, enter, narrow, clear)
             if c < best * (1.0 - _TIE):
                 best, found, moved = c, True, True
                 break
@@ -386,8 +441,8 @@ def _halve(xs, ys, n):
 
 
 @njit(cache=True, error_model="numpy")
-def refine(xs, ys, n, at0, base, steep, gxf, gxb, gyf, gyb, enter, narrow, cols, cell,
-           sweeps):
+def refine(xs, ys, n, at0, base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, cols,
+           cell, sweeps):
     """Straighten a polyline of ``n`` points (the first and last fixed) by its price:
     drop points a straight move makes no dearer (`_pull`), then move each bend,
     and each pair of bends together, to where they cost least (`_settle_bend`),
@@ -398,7 +453,7 @@ def refine(xs, ys, n, at0, base, steep, gxf, gxb, gyf, gyb, enter, narrow, cols,
     does not rise (the caller keeps the path it gave if it does, by rounding)."""
     height = base.shape[0] // cols
     ats = np.empty(xs.shape[0], dtype=np.int64)
-    grid = (base, steep, gxf, gxb, gyf, gyb, enter, narrow)
+    grid = (base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear)
     n = _pulled(xs, ys, n, at0, ats, cell, cols, height, grid)
     for sweep in range(sweeps):
         if sweep == 1 and 2 * n - 1 <= xs.shape[0]:  # a bend halfway along every move
