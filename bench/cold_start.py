@@ -136,11 +136,11 @@ def section_of(text: str, title: str) -> list[str]:
     return lines[span[0]:span[1]] if span else []
 
 
-def replace_section(text: str, lines: list[str]) -> str:
-    """``text`` (a markdown file) with the section titled `SECTION` replaced by ``lines``,
-    or ``lines`` appended if it has none."""
+def replace_section(text: str, lines: list[str], title: str = SECTION) -> str:
+    """``text`` (a markdown file) with the section ``title`` replaced by ``lines``, or
+    ``lines`` appended if it has none."""
     old = text.splitlines()
-    span = _bounds(old, SECTION)
+    span = _bounds(old, title)
     new = [*old, "", *lines] if span is None else [*old[:span[0]], *lines, *old[span[1]:]]
     return "\n".join(new).rstrip("\n") + "\n"
 

@@ -47,6 +47,13 @@ KERNELS: dict[str, tuple[str, str, str]] = {
         "(f8[:] i8 i8[:] i8[:] f8[:] i8[:] i8[:] i8[:] f8[:] i8 f8[:] i4[:] u1[:] f8[:] i8[:] "
         "i8[:] i8 i8 f8 f8 f8[:] i1[:] i4[:] i4[:,:] f4[:,:] f4[:,:])",
     ) for name in ("astar_table", "reach_table")},
+    "theta_search": (
+        "engine.search._kernels.anyangle", "theta_search",
+        "f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] i4[:] i8 f8 i8 f8 f8 i8 f8 f8 f8 f8[:] "
+        "i4[:] u1[:] f8[:] i4[:] i4[:] i4[:]"),
+    "refine": (
+        "engine.search._kernels.anyangle", "refine",
+        "f8[:] f8[:] i8 i8 f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] i4[:] i8 f8 i8"),
     "field_band": (
         "engine.search._kernels.flow", "field_band",
         "i8 i8 f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] i8 b1 i8[:] i8[:] f8[:] f8[:] f8[:] i8[:] "

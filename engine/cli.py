@@ -38,6 +38,8 @@ CROSSINGS_GOAL = (190.0, 130.0)
 
 
 _MAP_HELP = "a GeoJSON battlefield: a path, or the name of a shipped map (demo, crossings)"
+_LATTICE_HELP = ("search the step lattice from cell centres (the grid's directions) instead "
+                 "of measuring any-angle from the unit's own point")
 
 
 class _Help(argparse.HelpFormatter):
@@ -194,6 +196,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--at", action=_PointAction, required=True, help="the unit's position")
     p.add_argument("--probe", action=_PointAction, append=True, default=[],
                    help="a point to report on (repeatable)")
+    p.add_argument("--lattice", action="store_true", help=_LATTICE_HELP)
 
     p = sub.add_parser("route", help="the cheapest route between two points")
     unit_args(p)
@@ -201,6 +204,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="where the unit stands (X,Y or X Y, as every point here)")
     p.add_argument("--to", dest="goal", action=_PointAction, required=True,
                    help="where it goes")
+    p.add_argument("--lattice", action="store_true", help=_LATTICE_HELP)
 
     p = sub.add_parser("price", help="what a given path costs, leg by leg")
     unit_args(p, png=False)
@@ -294,22 +298,32 @@ def _parser() -> argparse.ArgumentParser:
 
 # What a command compiles longest on a cold start, by whether its unit has rear ranks:
 # kernels for `_coldstart`'s helper process, and kernels to compile here meanwhile.
-_COLD: dict[tuple[str, bool], tuple[list[str], list[str]]] = {
-    ("reach", True): (["search_labels"], []),
-    ("reach", False): (["reach_table"], []),
-    ("route", True): (["search_labels"], ["walk_path", "trace_labels"]),
-    ("route", False): (["astar_table"], ["walk_path"]),
-    ("threat", True): (["search_labels"], []),
+_COLD: dict[tuple[str, str], tuple[list[str], list[str]]] = {
+    ("reach", "ranks"): (["search_labels"], []),
+    ("reach", "lattice"): (["reach_table"], []),
+    ("reach", "point"): (["theta_search"], []),
+    ("route", "ranks"): (["search_labels"], ["walk_path", "trace_labels"]),
+    ("route", "lattice"): (["astar_table"], ["walk_path"]),
+    ("route", "point"): (["refine"], ["theta_search", "walk_path"]),
+    ("threat", "ranks"): (["search_labels"], []),
+    ("threat", "point"): (["theta_search"], []),
 }
-for _ranked in (True, False):  # a flow field's kernels are the same for either unit
-    _COLD["flow", _ranked] = (["field_band"], ["field_rest"])
-    _COLD["charge", _ranked] = _COLD["route", _ranked]
-_COLD["demo", True] = _COLD["route", True]
+for _kind in ("ranks", "lattice", "point"):  # a flow field's kernels are the same for any
+    _COLD["flow", _kind] = (["field_band"], ["field_rest"])
+    _COLD["charge", _kind] = _COLD["route", _kind]
+_COLD["demo", "ranks"] = _COLD["route", "ranks"]
 
 
-def _expect(command: str, ranked: bool) -> None:
-    """Tell `_coldstart` what ``command`` compiles longest (`_COLD`)."""
-    helper, ahead = _COLD.get((command, ranked), ([], []))
+def _searched(unit, lattice: bool = False) -> str:
+    """How ``unit`` is searched, as `_COLD` keys it: with rear ranks, on the step
+    lattice, or any-angle as a point."""
+    return "ranks" if unit.depth > 0 else "lattice" if lattice else "point"
+
+
+def _expect(command: str, kind: str) -> None:
+    """Tell `_coldstart` what ``command`` compiles longest (`_COLD`) for units searched
+    as ``kind`` (`_searched`)."""
+    helper, ahead = _COLD.get((command, kind), ([], []))
     _coldstart.expect(helper, ahead)
 
 
@@ -318,7 +332,7 @@ def _grid(args):
     race = args.race if args.race is not None else next(iter(rules.races))
     unit = rules.unit(race, move=args.move, ranks=args.ranks, depth=args.depth,
                       frontage=args.frontage, march=args.march, formation=args.formation)
-    _expect(args.command, unit.depth > 0)
+    _expect(args.command, _searched(unit, getattr(args, "lattice", False)))
     return cost_grid(load_map(args.map), rules, unit)
 
 
@@ -340,7 +354,7 @@ def _legs_text(legs) -> list[str]:
 
 def _cmd_reach(args) -> None:
     g = _grid(args)
-    r = reach(g, args.at)
+    r = reach(g, args.at, any_angle=not args.lattice)
     units = g.battlefield.units
     probes = []
     for xy in args.probe:
@@ -374,7 +388,7 @@ def _route_json(rt) -> dict:
 
 def _cmd_route(args) -> None:
     g = _grid(args)
-    rt = route(g, args.start, args.goal)
+    rt = route(g, args.start, args.goal, any_angle=not args.lattice)
     if args.png:
         from .render import render_png
 
@@ -504,7 +518,7 @@ def _cmd_threat(args) -> None:
     rules = load_rules(args.rules)
     bf = load_map(args.map)
     enemies = [(rules.unit(race), xy) for race, xy in args.enemy]
-    _expect("threat", any(u.depth > 0 for u, _ in enemies))
+    _expect("threat", "ranks" if any(u.depth > 0 for u, _ in enemies) else "point")
     t = threat_map(bf, rules, enemies, charge=args.charge)
     probes = []
     for xy in args.probe:
@@ -592,7 +606,7 @@ def _cmd_demo(args) -> None:
     rules = load_rules("fantasy-warlord")
     bf = load_map(str(path))
     unit = rules.unit("humans", ranks=2)
-    _expect("demo", unit.depth > 0)
+    _expect("demo", _searched(unit))
     g = cost_grid(bf, rules, unit)
     r = reach(g, DEMO_START)
     rt = route(g, DEMO_START, DEMO_GOAL)

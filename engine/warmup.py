@@ -43,11 +43,11 @@ def _unit(depth: float | None, task: str) -> Callable[[], None]:
         rules = load_rules("fantasy-warlord")
         unit = rules.unit("humans") if depth is None else rules.unit("humans", depth=depth)
         g = cost_grid(_hill(), rules, unit)
-        if task == "reach":
-            reach(g, (0.25, 0.25), 3)
-            reach_many(g, [(0.25, 0.25)], 3)
+        if task == "reach":  # the lattice's kernels (a unit without ranks: `_any_angle`'s)
+            reach(g, (0.25, 0.25), 3, any_angle=False)
+            reach_many(g, [(0.25, 0.25)], 3, any_angle=False)
         elif task == "route":
-            price_path(g, route(g, (0.25, 0.25), (3.75, 3.75)).path)
+            price_path(g, route(g, (0.25, 0.25), (3.75, 3.75), any_angle=False).path)
         else:
             flow_field(g, [(3.75, 3.75)])
     return run
@@ -56,8 +56,9 @@ def _unit(depth: float | None, task: str) -> Callable[[], None]:
 def _any_angle() -> None:
     rules = load_rules("fantasy-warlord")
     g = cost_grid(_hill(), rules, rules.unit("humans", depth=0))
-    reach(g, (0.25, 0.25), 3, any_angle=True).cost_at((1.1, 1.3))
-    route(g, (0.25, 0.25), (3.75, 3.75), any_angle=True)
+    reach(g, (0.25, 0.25), 3).cost_at((1.1, 1.3))
+    reach_many(g, [(0.25, 0.25)], 3)
+    route(g, (0.25, 0.25), (3.75, 3.75))
 
 
 def _sight() -> None:

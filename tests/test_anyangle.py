@@ -54,10 +54,15 @@ def test_open_ground_route_is_the_straight_line(a, b, cell):
     assert engine.price_path(g, rt.path).cost == rt.cost
 
 
-def test_lattice_remains_the_default():
+def test_any_angle_is_the_default_and_the_lattice_an_option():
     g = _grid()
-    assert engine.reach(g, (100.25, 50.25), 10).parent is None
-    assert len(engine.route(g, (10, 10), (190, 47)).path) > 2  # the lattice's zigzag
+    assert engine.reach(g, (100.25, 50.25), 10).parent is not None
+    assert engine.route(g, (10, 10), (190, 47)).path == [(10, 10), (190, 47)]
+    assert engine.reach(g, (100.25, 50.25), 10, any_angle=False).parent is None
+    assert len(engine.route(g, (10, 10), (190, 47), any_angle=False).path) > 2  # a zigzag
+    (many,) = engine.reach_many(g, [(100.25, 50.25)], 10)
+    assert many.parent is not None
+    assert engine.reach_many(g, [(100.25, 50.25)], 10, any_angle=False)[0].parent is None
     with pytest.raises(engine.InputError, match="any_angle must be true or false"):
         engine.reach(g, (1, 1), 1, any_angle="yes")
 

@@ -393,9 +393,10 @@ def test_steps_paying_several_flat_costs_stay_in_the_bucket_ring(rules, depth):
     bf = load_map(battlefield(feats, 40, 200, cell=1.0))
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth, frontage=2))
     start = (5.5, 100.5)
-    r = engine.reach(g, start, 10000)
+    r = engine.reach(g, start, 10000, any_angle=False)
     for goal in [(12.5, 100.5), (20.5, 100.5)]:
-        assert r.cost_at(goal) == pytest.approx(engine.route(g, start, goal).cost)
+        assert r.cost_at(goal) == pytest.approx(engine.route(g, start, goal,
+                                                             any_angle=False).cost)
 
 
 def test_charge_at_a_target_on_ground_the_charger_cannot_enter(bs):

@@ -38,7 +38,10 @@ def test_every_planned_kernel_is_listed():
 _CALLERS = [
     ["route", "demo", "--race", "humans", "--from", "30,40", "--to", "150,60"],
     ["route", "demo", "--race", "humans", "--depth", "0", "--from", "30,40", "--to", "150,60"],
+    ["route", "demo", "--race", "humans", "--depth", "0", "--from", "30,40", "--to", "150,60",
+     "--lattice"],
     ["reach", "demo", "--race", "humans", "--depth", "0", "--at", "30,40"],
+    ["reach", "demo", "--race", "humans", "--depth", "0", "--at", "30,40", "--lattice"],
     ["flow", "demo", "--race", "humans", "--goal", "90.25,75.25", "--from", "20,60"],
 ]
 
@@ -106,6 +109,6 @@ def test_a_cold_route_leaves_the_search_to_the_helper(tmp_path, capsys):
 def test_a_failing_helper_costs_only_the_compile(tmp_path, capsys):
     argv = ["reach", "demo", "--race", "humans", "--depth", "0", "--at", "30,40", "--json"]
     answer, compiled = _cold(tmp_path, "broken", argv)
-    assert "reach_table" in compiled, compiled
+    assert "theta_search" in compiled, compiled
     assert main(argv) == 0
     assert answer == json.loads(capsys.readouterr().out)

@@ -23,6 +23,11 @@ from .conftest import MAPS, battlefield, feature, line, rect
 _HIGHWAYS = {}  # (map, depth) -> Highway, built once for the hypothesis examples
 
 
+def lattice(g, a, b) -> float:
+    """The cost of the route on the step lattice, as the highway finds it."""
+    return engine.route(g, a, b, any_angle=False).cost
+
+
 def wild(seed, n=120):
     """Scrub, woods and bog blobs, a river with a bridge, and bent roads: n x n cm, 1 cm cells."""
     rng = np.random.default_rng(seed)
@@ -68,7 +73,7 @@ def test_highway_cost_equals_the_full_grid_search(rules, seed):
         fast, fast_n = cell_cost(g, pa, pb, hw._bounds)
         assert fast == pytest.approx(full, rel=1e-12, abs=1e-9)  # cell to cell: exact
         assert fast_n <= full_n * 1.05
-        assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell
+        assert abs(hw.route(pa, pb).cost - lattice(g, pa, pb)) <= g.cell
 
 
 @pytest.mark.parametrize("race, depth", [("humans", 4.0), ("goblins", 2.0)])
@@ -78,7 +83,7 @@ def test_highway_with_rear_ranks_and_slopes_within_a_cell(rules, race, depth):
     hw = Highway(g, landmarks=4)
     assert not hw.symmetric  # steep hills, rear ranks and a narrow bridge
     for a, b in [((30, 40), (170, 95)), ((5, 60), (175, 60)), ((120, 110), (20, 20))]:
-        assert abs(hw.route(a, b).cost - engine.route(g, a, b).cost) <= g.cell
+        assert abs(hw.route(a, b).cost - lattice(g, a, b)) <= g.cell
 
 
 def test_highway_lower_bound_never_overestimates(rules):
@@ -86,7 +91,8 @@ def test_highway_lower_bound_never_overestimates(rules):
     g = engine.cost_grid(wild(5, n=60), rules, rules.unit("humans", depth=0, frontage=2))
     hw = Highway(g, landmarks=5)
     goal = _start_cell(g, (50.5, 10.5), "goal")
-    to_goal = engine.reach(g, (50.5, 10.5), 1e9).to_array().ravel()  # symmetric costs
+    # symmetric costs
+    to_goal = engine.reach(g, (50.5, 10.5), 1e9, any_angle=False).to_array().ravel()
     fields, bounds = hw._bounds(goal)
     ok = np.isfinite(to_goal)
     for f, fwd, back in zip(fields.T, bounds[0], bounds[1], strict=True):
@@ -214,7 +220,7 @@ def test_highway_with_rear_ranks_within_a_cell_on_wild_maps(rules, seed, depth):
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     for a, b in rng.choice(open_cells, (15, 2)):
         pa, pb = _point(g, a), _point(g, b)
-        assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell
+        assert abs(hw.route(pa, pb).cost - lattice(g, pa, pb)) <= g.cell
 
 
 @settings(max_examples=60, deadline=None)
@@ -238,7 +244,7 @@ def test_highway_on_random_pairs_of_the_small_maps(which, depth, pick):
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     pa, pb = (_point(g, open_cells[int(p * open_cells.size)]) for p in pick)
     try:
-        full = engine.route(g, pa, pb)
+        full = engine.route(g, pa, pb, any_angle=False)
     except engine.NoRouteError:
         with pytest.raises(engine.NoRouteError):
             hw.route(pa, pb)
@@ -281,7 +287,7 @@ def test_routes_to_and_from_places_cost_what_the_full_search_finds(rules, seed):
                 full = cell_cost(g, a, b, None)[0]
                 fast, fast_n = plan_cost(g, a, b, hw._plan)
                 assert fast == pytest.approx(full, rel=1e-12, abs=1e-9)  # cell to cell: exact
-                assert abs(hw.route(a, b).cost - engine.route(g, a, b).cost) <= g.cell
+                assert abs(hw.route(a, b).cost - lattice(g, a, b)) <= g.cell
                 ours += fast_n
                 theirs += cell_cost(g, a, b, alt._bounds)[1]
     assert ours < 0.7 * theirs  # the place's own field bounds more tightly than landmarks
@@ -315,8 +321,8 @@ def test_a_route_from_a_place_is_not_searched_backwards_where_direction_matters(
     source, target = _start_cell(g, a, "a"), _start_cell(g, b, "b")
     s, t, (fields, _) = hw._plan(source, target)
     assert (s, t) == (source, target) and fields is hw.fields
-    assert abs(hw.route(a, b).cost - engine.route(g, a, b).cost) <= g.cell
-    assert abs(hw.route(b, a).cost - engine.route(g, b, a).cost) <= g.cell  # to the place
+    assert abs(hw.route(a, b).cost - lattice(g, a, b)) <= g.cell
+    assert abs(hw.route(b, a).cost - lattice(g, b, a)) <= g.cell  # to the place
 
 
 def test_a_place_added_later_serves_as_one_given_at_first(rules, monkeypatch):
@@ -360,7 +366,7 @@ def test_routes_searched_from_both_ends_cost_what_the_full_search_finds(rules, s
         cells, _ = hw._find(int(a), int(b))
         assert cells[0] == a and cells[-1] == b
         assert path_cost(g, cells) == pytest.approx(full, rel=1e-9, abs=1e-9)
-        assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell
+        assert abs(hw.route(pa, pb).cost - lattice(g, pa, pb)) <= g.cell
     assert hw._work.pool.shape[1] > 2 * 16 and hw._work.touched.shape[1] > 16
     assert np.isinf(hw._work.dist).all() and (hw._work.parent == -1).all()  # all reset
 
@@ -478,7 +484,7 @@ def test_blocks_with_no_rim_at_all(rules, monkeypatch):
     assert np.isinf(hw._blocks.cells[:, 1][hw._blocks.cells[:, 0] == 0]).all()
     assert hw._find(island, _start_cell(g, (2.5, 2.5), "b")) == (None, 2)
     assert hw.route((20.5, 20.5), (23.5, 19.5)).cost == pytest.approx(
-        engine.route(g, (20.5, 20.5), (23.5, 19.5)).cost)
+        engine.route(g, (20.5, 20.5), (23.5, 19.5), any_angle=False).cost)
 
 
 def test_a_field_to_many_cells_is_built_in_halves_where_its_queue_would_overflow(
@@ -592,7 +598,7 @@ def test_both_ends_with_no_route_between_them_or_one_cell(rules):
     here = _start_cell(g, (5.1, 10.1), "a")
     assert hw._find(here, here)[0] == [here]
     assert hw.route((5.1, 10.1), (5.2, 10.2)).cost == pytest.approx(
-        engine.route(g, (5.1, 10.1), (5.2, 10.2)).cost)
+        engine.route(g, (5.1, 10.1), (5.2, 10.2), any_angle=False).cost)
 
 
 @pytest.mark.parametrize(("feats", "unit"), [
@@ -609,7 +615,7 @@ def test_entry_costs_and_narrow_passages_keep_routes_from_places_forwards(rules,
     assert not hw.symmetric and not hw._reversible
     cells = _start_cell(g, town, "a"), _start_cell(g, far, "b")
     assert hw._plan(*cells)[:2] == cells
-    assert abs(hw.route(town, far).cost - engine.route(g, town, far).cost) <= g.cell
+    assert abs(hw.route(town, far).cost - lattice(g, town, far)) <= g.cell
 
 
 @pytest.mark.parametrize(("places", "words"), [
@@ -646,7 +652,7 @@ def test_highway_on_a_campaign_map(rules, monkeypatch):
         fast, fast_n = cell_cost(g, pa, pb, hw._bounds)
         assert fast == pytest.approx(full, rel=1e-12, abs=1e-9)
         assert fast_n <= full_n
-        assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell
+        assert abs(hw.route(pa, pb).cost - lattice(g, pa, pb)) <= g.cell
     for pa, pb in pairs[:3]:  # from both ends: the same cost, far fewer cells
         a, b = _start_cell(g, pa, "a"), _start_cell(g, pb, "b")
         cells, both_n = hw._both(a, b)  # (SE is a place: `route` would use its field)
@@ -678,4 +684,4 @@ def test_highway_on_a_campaign_map(rules, monkeypatch):
         fast, fast_n = plan_cost(g, pa, pb, hw._plan)
         assert fast == pytest.approx(full, rel=1e-12, abs=1e-9)
         assert fast_n < cell_cost(g, pa, pb, hw._bounds)[1] / 3
-        assert abs(hw.route(pa, pb).cost - engine.route(g, pa, pb).cost) <= g.cell
+        assert abs(hw.route(pa, pb).cost - lattice(g, pa, pb)) <= g.cell

@@ -77,7 +77,7 @@ def by_cell(r):
 def assert_reach_is_reference(g, source):
     """`reach` from flat cell ``source`` costs every cell as networkx does (`reference_costs`)."""
     expected = reference_costs(g, source)
-    got = by_cell(engine.reach(g, centre(g, source), 1e9))
+    got = by_cell(engine.reach(g, centre(g, source), 1e9, any_angle=False))
     assert got.keys() == expected.keys()
     for cell, cost in expected.items():
         assert got[cell] == pytest.approx(cost, rel=1e-12, abs=1e-9)
@@ -135,7 +135,7 @@ def test_step_table_marks_uniform_and_rising_steps(rules):
     assert flag[outside, east] == tkern.RISING and flag[outside, west] == tkern.UNIFORM
     assert flag[inside, east] == flag[inside, west] == 0 and flag[inside, north] == tkern.UNIFORM
     for source in (7 * cols + 1, 3 * cols + 4, inside):
-        got = by_cell(engine.reach(g, centre(g, source), 1e9))
+        got = by_cell(engine.reach(g, centre(g, source), 1e9, any_angle=False))
         assert got == pytest.approx(state_search(g, source, 1e9 + _state._SLACK), rel=1e-9)
 
 
@@ -344,9 +344,9 @@ def test_pruning_near_other_ground_changes_no_cost(rules, seed, depth):
     assert 0.2 < (g.kernel_args.flat > 0).mean() < 0.8
     rng = np.random.default_rng(seed)
     starts = [centre(g, c) for c in rng.choice(np.flatnonzero(np.isfinite(g.base.ravel())), 40)]
-    pruned = [by_cell(r) for r in engine.reach_many(g, starts, 8.0)]
+    pruned = [by_cell(r) for r in engine.reach_many(g, starts, 8.0, any_angle=False)]
     without_pruning(g)
-    assert [by_cell(r) for r in engine.reach_many(g, starts, 8.0)] == pruned
+    assert [by_cell(r) for r in engine.reach_many(g, starts, 8.0, any_angle=False)] == pruned
 
 
 def kept_steps(g, source, budget):
@@ -373,10 +373,10 @@ def test_pruning_keeps_the_parents_and_quantised_costs(directions):
     assert g.quantum.any()
     starts = [(2.875, 0.125), (10.125, 2.375), (20.625, 3.875)]
     sources = [first_open(g, seed) for seed in range(6)]
-    pruned = [by_cell(engine.reach(g, s)) for s in starts]
+    pruned = [by_cell(engine.reach(g, s, any_angle=False)) for s in starts]
     kept = [kept_steps(g, s, 12.0) for s in sources]
     without_pruning(g)
-    assert [by_cell(engine.reach(g, s)) for s in starts] == pruned
+    assert [by_cell(engine.reach(g, s, any_angle=False)) for s in starts] == pruned
     assert [kept_steps(g, s, 12.0) for s in sources] == kept
 
 
@@ -390,9 +390,9 @@ def test_pruning_behind_rear_ranks_changes_no_cost(rules, demo, depth):
     rng = np.random.default_rng(1)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     starts = [centre(g, c) for c in rng.choice(open_cells, 60)]
-    pruned = [by_cell(r) for r in engine.reach_many(g, starts)]
+    pruned = [by_cell(r) for r in engine.reach_many(g, starts, any_angle=False)]
     without_pruning(g)
-    assert [by_cell(r) for r in engine.reach_many(g, starts)] == pruned
+    assert [by_cell(r) for r in engine.reach_many(g, starts, any_angle=False)] == pruned
 
 
 @pytest.mark.parametrize("depth", [2.0, 4.0, 7.0])
@@ -406,9 +406,9 @@ def test_pruning_near_a_footprint_over_other_ground_changes_no_cost(rules, depth
     wide = (g.kernel_args.flat >= tkern.WIDE).reshape(g.grid.shape)
     assert wide[:, 100:].any()  # open ground that prunes, beyond the trail's reach
     starts = [(20.0 + dx, y) for dx in (0.125, 0.375, 0.625, 1.125) for y in (5.1, 15.3, 24.9)]
-    pruned = [by_cell(r) for r in engine.reach_many(g, starts, 10.0)]
+    pruned = [by_cell(r) for r in engine.reach_many(g, starts, 10.0, any_angle=False)]
     without_pruning(g)
-    assert [by_cell(r) for r in engine.reach_many(g, starts, 10.0)] == pruned
+    assert [by_cell(r) for r in engine.reach_many(g, starts, 10.0, any_angle=False)] == pruned
 
 
 @pytest.mark.parametrize("table", [True, False], ids=["table", "no-table"])
@@ -431,9 +431,10 @@ def test_pruned_searches_equal_the_searches_of_every_step(rules, depth, directio
     ends = [centre(g, c) for c in rng.choice(open_cells, 4)]
 
     def answers():
-        many = [by_cell(r) for r in engine.reach_many(g, starts, 15.0)]
-        one = [by_cell(engine.reach(g, s, 15.0)) for s in starts[:4]]
-        routes = [engine.route(g, s, e).cost for s, e in zip(starts[:4], ends, strict=True)]
+        many = [by_cell(r) for r in engine.reach_many(g, starts, 15.0, any_angle=False)]
+        one = [by_cell(engine.reach(g, s, 15.0, any_angle=False)) for s in starts[:4]]
+        routes = [engine.route(g, s, e, any_angle=False).cost
+                  for s, e in zip(starts[:4], ends, strict=True)]
         return many, one, routes
 
     pruned = answers()
@@ -452,12 +453,12 @@ def test_flat_cells_without_a_table_price_as_the_table_does(rules, seed, depth):
     bf = engine.load_map(battlefield(feats, 18, 14, cell=0.5))
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth))
     source = first_open(g, seed)
-    tabled = engine.reach(g, centre(g, source), 12.0)
+    tabled = engine.reach(g, centre(g, source), 12.0, any_angle=False)
     a = g.kernel_args
     assert (a.flat > 0).any() and a.table_cost.size
     g.__dict__["kernel_args"] = kernel_args(  # the cached property, replaced
         g.base, g.steps, g.steep, g.slope, depth, g.footprint, table=False)
-    untabled = engine.reach(g, centre(g, source), 12.0)
+    untabled = engine.reach(g, centre(g, source), 12.0, any_angle=False)
     got = by_cell(untabled)
     assert got == pytest.approx(by_cell(tabled), rel=1e-12, abs=1e-12)
 
@@ -470,7 +471,7 @@ def test_route_is_optimal(rules, seed):
     expected = reference_costs(g, source)
     rng = np.random.default_rng(seed)
     for goal in rng.choice(list(expected), size=8):
-        rt = engine.route(g, centre(g, source), centre(g, goal))
+        rt = engine.route(g, centre(g, source), centre(g, goal), any_angle=False)
         assert rt.cost == pytest.approx(expected[int(goal)], rel=1e-12, abs=1e-9)
 
 
@@ -509,9 +510,9 @@ def test_costs_are_the_price_of_the_traced_path(rules, seed, depth, hills):
 def test_workspace_is_clean_after_each_query(rules):
     g = engine.cost_grid(random_map(5), rules, rules.unit("humans", depth=2))
     ws = _state._workspace(g)
-    a = engine.reach(g, centre(g, first_open(g, 5)), 6)
+    a = engine.reach(g, centre(g, first_open(g, 5)), 6, any_angle=False)
     assert np.isinf(ws.dist).all() and (ws.pos == -1).all() and (ws.parent == -1).all()
-    b = engine.reach(g, centre(g, first_open(g, 5)), 6)
+    b = engine.reach(g, centre(g, first_open(g, 5)), 6, any_angle=False)
     assert np.array_equal(a.cells, b.cells) and np.array_equal(a.cost, b.cost)
 
 
@@ -600,12 +601,13 @@ def test_stacks_past_their_limit_take_the_linked_buckets(rules, monkeypatch):
     g = engine.cost_grid(engine.load_map("maps/demo.geojson"), rules,
                          rules.unit("humans", move=24, depth=0))
     starts = [(20.25, 60.25), (90.25, 30.25), (150.25, 100.25)]
-    expected = [engine.reach(g, xy) for xy in starts]
+    expected = [engine.reach(g, xy, any_angle=False) for xy in starts]
     monkeypatch.setattr(engine.search._kernels, "stack_width", lambda n, rows: 1)
     monkeypatch.setattr(engine.search._kernels, "STACK_LIMIT", 1)
     _state._workspace(g).stack = np.empty((0, 0), dtype=np.int32)
-    for xy, one, many in zip(starts, expected, engine.reach_many(g, starts), strict=True):
-        got = engine.reach(g, xy)
+    answers = engine.reach_many(g, starts, any_angle=False)
+    for xy, one, many in zip(starts, expected, answers, strict=True):
+        got = engine.reach(g, xy, any_angle=False)
         for r in (got, many):
             assert by_cell(r) == pytest.approx(
                 by_cell(one), rel=1e-12)
@@ -619,12 +621,12 @@ def test_a_table_without_flat_cells_is_priced_piece_by_piece(rules, depth):
     """``kernel_args(flat=False)`` leaves ``flat`` empty; no kernel may read it then."""
     bf = engine.load_map(battlefield([feature("woods", rect(3, 2, 15, 12))], 18, 14, cell=1.0))
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth))
-    expected = engine.reach(g, (1.5, 1.5), 10.0)
+    expected = engine.reach(g, (1.5, 1.5), 10.0, any_angle=False)
     g.__dict__["kernel_args"] = kernel_args(  # the cached property, replaced
         g.base, g.steps, g.steep, g.slope, depth, g.footprint, enter=g.enter, narrow=g.narrow,
         flat=False)
     assert g.kernel_args.flat.size == 0 and g.kernel_args.table_cost.size
-    got = engine.reach(g, (1.5, 1.5), 10.0)
+    got = engine.reach(g, (1.5, 1.5), 10.0, any_angle=False)
     assert by_cell(got) == pytest.approx(
         by_cell(expected), rel=1e-12)
 
@@ -642,7 +644,8 @@ def test_price_path_names_a_bad_point(rules, path, words):
 def test_route_with_an_absurdly_small_allowance_is_refused(rules):
     g = engine.cost_grid(engine.load_map(battlefield([], 40, 20)), rules, rules.unit("humans"))
     with pytest.raises(engine.InputError, match="allowance 1e-10 is too small"):
-        engine.route(g, (1, 1), (30, 1), 1e-10)  # was a MemoryError building 3e11 stops
+        # was a MemoryError building 3e11 stops
+        engine.route(g, (1, 1), (30, 1), 1e-10, any_angle=False)
 
 
 def test_reach_many_takes_a_huge_allowance(rules):
@@ -655,34 +658,40 @@ def test_cost_field_matches_reach_on_open_ground(rules):
     bf = engine.load_map(battlefield([], 20, 10, cell=0.5))
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
     field = engine.cost_field(np.ones(g.grid.shape), (10, 20), cell=0.5, allowance=6)
-    r = engine.reach(g, g.grid.rc_to_xy((10, 20)), 6)
+    r = engine.reach(g, g.grid.rc_to_xy((10, 20)), 6, any_angle=False)
     assert np.array_equal(np.isfinite(field), np.isfinite(r.to_array()))
     assert np.allclose(field[np.isfinite(field)], r.to_array()[np.isfinite(field)])
 
 
+@pytest.mark.parametrize("any_angle", [True, False], ids=["any-angle", "lattice"])
 @pytest.mark.parametrize("depth", [0.0, 3.0])
-def test_reach_many_equals_one_reach_per_start(rules, depth):
+def test_reach_many_equals_one_reach_per_start(rules, depth, any_angle):
     bf = random_map(7, hills=True)
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth))
     rng = np.random.default_rng(7)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     starts = [centre(g, c) for c in rng.choice(open_cells, 9)]
-    many = engine.reach_many(g, starts, 7)
+    many = engine.reach_many(g, starts, 7, any_angle=any_angle)
     assert len(many) == len(starts)
     for start, got in zip(starts, many, strict=True):
-        one = engine.reach(g, start, 7)
+        one = engine.reach(g, start, 7, any_angle=any_angle)
         assert got.start == one.start
-        assert by_cell(got) == pytest.approx(
-            by_cell(one))
-    assert engine.reach_many(g, []) == []
-    ws = g.battlefield._cache[("workspace_many", numba.get_num_threads(), depth > 0)]
-    assert np.isinf(ws[0]).all() and (ws[2] == -1).all()  # every thread's workspace reset
+        assert by_cell(got) == pytest.approx(by_cell(one))
+        assert got.cost_at(start) == one.cost_at(start)
+    assert engine.reach_many(g, [], any_angle=any_angle) == []
+    if any_angle and depth == 0:  # every thread's workspace at rest
+        for t in range(min(numba.get_num_threads(), len(starts))):
+            ws = g.battlefield._cache[("nodes_many", t)]
+            assert np.isinf(ws.dist).all() and (ws.parent == -1).all() and not ws.state.any()
+    else:
+        ws = g.battlefield._cache[("workspace_many", numba.get_num_threads(), depth > 0)]
+        assert np.isinf(ws[0]).all() and (ws[2] == -1).all()
 
 
 def test_reach_many_names_a_bad_start(rules):
     g = engine.cost_grid(random_map(1), rules, rules.unit("humans"))
     with pytest.raises(engine.InputError, match="start 1: point"):
-        engine.reach_many(g, [centre(g, first_open(g, 1)), (-5, 0)])
+        engine.reach_many(g, [centre(g, first_open(g, 1)), (-5, 0)], any_angle=False)
 
 
 def test_raw_grids_take_the_plain_kernel_without_a_table():
@@ -764,10 +773,10 @@ def test_labels_on_the_demo_map(rules):
     rng = np.random.default_rng(3)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
     sources = rng.choice(open_cells, 6)
-    many = engine.reach_many(g, [centre(g, c) for c in sources])
+    many = engine.reach_many(g, [centre(g, c) for c in sources], any_angle=False)
     ws = _state._workspace(g)
     for source, got in zip(sources, many, strict=True):
-        one = engine.reach(g, centre(g, source))
+        one = engine.reach(g, centre(g, source), any_angle=False)
         assert np.array_equal(got.cells, one.cells) and np.array_equal(got.cost, one.cost)
         for goal in rng.choice(one.cells, 5):
             n = ws.run(g, int(source), int(goal), math.inf)

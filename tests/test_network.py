@@ -176,7 +176,7 @@ def test_formation_change_costs_in_the_search_match_the_reference(rules):
                                           table=False, enter=g.enter, narrow=g.narrow)
     assert untabled.table_cost.size == 0
     g.__dict__["kernel_args"] = untabled  # the cached property, replaced
-    r2 = engine.reach(g, centre(g, source), 1e9)
+    r2 = engine.reach(g, centre(g, source), 1e9, any_angle=False)
     assert by_cell(r2) == pytest.approx(expected)
 
 

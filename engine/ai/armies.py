@@ -27,8 +27,16 @@ from .._args import flag, instance, listed, point, whole
 from ..errors import InputError
 from ..maps.battlefield import Battlefield
 from ..rules.ruleset import Ruleset, Unit
-from ..search._state import _workspace
-from ..search.front import _SLACK, MAX_TURNS, Reach, _allowance, _start_cell, reach_many
+from ..search._state import _nodes, _workspace
+from ..search.front import (
+    _SLACK,
+    MAX_TURNS,
+    Reach,
+    _allowance,
+    _any_angle,
+    _start_cell,
+    reach_many,
+)
 from ..terrain.costgrid import CostGrid, cost_grid
 
 __all__ = ["reach_army", "reach_turns"]
@@ -126,13 +134,15 @@ def reach_army(
 
 
 def reach_turns(
-    grid: CostGrid, at: tuple[float, float], horizon: int, allowance: float | None = None
+    grid: CostGrid, at: tuple[float, float], horizon: int, allowance: float | None = None,
+    *, any_angle: bool = True,
 ) -> np.ndarray:
     """For each cell, the turns a unit at ``at`` needs to get there.
 
     0 is the unit's own cell, 1 within this turn's allowance, ``t`` where the
     cheapest route costs more than ``t - 1`` allowances and at most ``t``:
-    `route`'s ``turns`` from the cell centre of ``at`` to that cell's centre.
+    `route`'s ``turns`` from ``at`` to that cell's centre (on the step
+    lattice, from the centre of the cell of ``at``).
 
     Parameters
     ----------
@@ -142,6 +152,8 @@ def reach_turns(
         Count turns up to this many (0 to 32767); cells farther are -1.
     allowance : float, optional
         Per turn, > 0; defaults to the unit's move.
+    any_angle : bool
+        As `engine.search.reach`'s.
 
     Returns
     -------
@@ -171,7 +183,12 @@ def reach_turns(
     if per_turn <= 0:
         raise InputError(f"allowance must be > 0 to count turns, got {per_turn:g}")
     source = _start_cell(grid, at, "start")
-    idx, cost = _workspace(grid).within(grid, source, per_turn * int(horizon))
+    budget = per_turn * int(horizon)
+    if flag("any_angle", any_angle) and _any_angle(grid):
+        xy = (float(at[0]), float(at[1]))
+        idx, cost, _ = _nodes(grid).within(grid, source, xy, budget)
+    else:
+        idx, cost = _workspace(grid).within(grid, source, budget)
     out = np.full(grid.grid.shape, -1, dtype=np.int16)
     out.flat[idx] = np.maximum(np.ceil(cost / per_turn - _SLACK), 1).astype(np.int16)
     out.flat[source] = 0

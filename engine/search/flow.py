@@ -79,11 +79,13 @@ def flow_field(
     Built backwards from the goals over reversed steps, each priced in the
     direction of travel toward the goal (uphill on steep ground, flat entry
     costs), so following it from a cell spends the field's cost there (to the
-    last bits of rounding), which is `route`'s cost to the goal, for a unit
-    without rear ranks.  Of equally cheap steps a cell's is the lowest-numbered.
-    Each thread (numba's count) searches a band of rows; the bands then mend each
-    other's costs across their borders (a second round, then one search over
-    the whole grid for whatever is left), giving one search's costs.  A band
+    last bits of rounding), which is the lattice route's cost to the goal
+    (``route(..., any_angle=False)``), for a unit without rear ranks; an
+    any-angle route, free of the lattice's steps, may cost a little less.  Of
+    equally cheap steps a cell's is the lowest-numbered.  Each thread (numba's
+    count) searches a band of rows; the bands then mend each other's costs
+    across their borders (a second round, then one search over the whole grid
+    for whatever is left), giving one search's costs.  A band
     with no goal in it or a step from it waits for the others' offers: on two
     threads the two bands meet at a goal's row instead, so both start at once,
     and they share the work evenly when that row is near the middle.

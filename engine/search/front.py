@@ -1,14 +1,15 @@
 """Reach and route: the public face of the numba search.
 
-Positions are table points.  By default a search runs on the step lattice
-from the centre of the cell holding the start; `reach` answers per cell, and
-`route` joins the exact start and goal to the cell-centre path.  With
-``any_angle`` a unit without rear ranks searches any-angle
-(`_kernels.theta_search`): from its own point, a cell's parent may be any
-earlier cell in straight sight, and `Reach.cost_at` prices the last straight
-move to the point asked about; `route` then straightens the path it found by
-its price (`_kernels.refine`, `_pull`).  Either way a route is priced whole
-as `price_path` prices it.
+Positions are table points.  By default (``any_angle=True``) a unit without
+rear ranks, on ground with nothing priced per started quantum, is measured as
+a tape measure measures (`_kernels.theta_search`): from its own point, a
+cell's parent may be any earlier cell in straight sight, and `Reach.cost_at`
+prices the last straight move to the point asked about.  Other units, and any
+unit with ``any_angle=False``, search the step lattice from the centre of the
+cell holding the start: `reach` answers per cell, and `route` joins the exact
+start and goal to the cell-centre path.  With ``any_angle``, `route` then
+straightens the path it found by its price (`_kernels.refine`, `_pull`).
+Either way a route is priced whole as `price_path` prices it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .._threads import on_threads, thread_count
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import CostGrid
 from . import _kernels
-from ._state import _NO_LANDMARKS, _SLACK, _many_workspace, _nodes, _workspace
+from ._state import _NO_LANDMARKS, _SLACK, _kept, _many_workspace, _Nodes, _nodes, _workspace
 from .pricing import Leg, Pricing, _price
 
 __all__ = ["Reach", "Route", "reach", "reach_many", "route"]
@@ -134,9 +135,10 @@ class Reach:
         costs = np.concatenate([cost, self._sorted[1][up[up >= 0]]])
         xs, ys = self._where(nodes)
         a = g.kernel_args
-        return float(_kernels.point_cost(
+        cost = float(_kernels.point_cost(
             float(xy[0]), float(xy[1]), xs, ys, nodes, costs, a.base, a.steep, a.gxf, a.gxb,
             a.gyf, a.gyb, a.enter, a.narrow, g.clearance, a.cols, g.cell))
+        return cost if cost <= self.allowance + _SLACK else math.inf
 
     def _where(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where the nodes of cells ``nodes`` stand: their centres, the start for its cell."""
@@ -150,7 +152,7 @@ class Reach:
 
     def reachable(self, xy) -> bool:
         """True if the unit can get to ``xy`` this turn."""
-        return self.cost_at(xy) <= self.allowance + _SLACK
+        return self.cost_at(xy) < math.inf
 
     def to_array(self) -> np.ndarray:
         """Dense ``(rows, cols)`` cost grid, ``inf`` where out of reach."""
@@ -160,7 +162,7 @@ class Reach:
 
 
 def reach(grid: CostGrid, at, allowance: float | None = None, *,
-          any_angle: bool = False) -> Reach:
+          any_angle: bool = True) -> Reach:
     """Every cell within the allowance of ``at``, with its cost.
 
     The search touches only cells within the allowance and reuses its
@@ -174,12 +176,13 @@ def reach(grid: CostGrid, at, allowance: float | None = None, *,
         The unit's position (middle of its front rank), table units.
     allowance : float, optional
         Defaults to the unit's move.
-    any_angle : bool
+    any_angle : bool, default True
         Measure as a tape measure does (`_kernels.theta_search`): from the
         unit's own point, in straight moves from any earlier cell in sight,
         with `Reach.cost_at` exact to the point.  For a unit without rear ranks
         on ground with nothing priced per started quantum; others search the
-        step lattice either way.
+        step lattice either way.  False: the step lattice (the grid's
+        ``directions``) from the centre of the start's cell.
 
     Returns
     -------
@@ -210,7 +213,8 @@ def reach(grid: CostGrid, at, allowance: float | None = None, *,
     return Reach(grid, xy, budget, idx, cost)
 
 
-def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[Reach]:
+def reach_many(grid: CostGrid, starts, allowance: float | None = None, *,
+               any_angle: bool = True) -> list[Reach]:
     """`reach` from many starting points in one call, on every core.
 
     Each thread keeps its own workspace (cached on the battlefield); the
@@ -224,6 +228,8 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
     starts : sequence of (x, y)
     allowance : float, optional
         The same for every start; defaults to the unit's move.
+    any_angle : bool
+        As `reach`'s.
 
     Returns
     -------
@@ -254,6 +260,8 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
             raise InputError(f"start {i}: {exc}") from None
     if not sources:
         return []
+    if flag("any_angle", any_angle) and _any_angle(grid):
+        return _any_angle_many(grid, points, sources, budget)
     if grid.quantum.any():  # rounded along each kept path: one reach at a time
         return [reach(grid, xy, budget) for xy in points]
     threads = thread_count()
@@ -292,6 +300,23 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None) -> list[R
     ]
 
 
+def _any_angle_many(grid: CostGrid, points: list, sources: list[int],
+                    budget: float) -> list[Reach]:
+    """`reach_many` any-angle: thread t answers every threads-th start from t, in a
+    workspace of its own (`_kernels.theta_search` releases the GIL)."""
+    threads = min(thread_count(), len(sources))
+    spaces = [_kept(grid, ("nodes_many", t), _Nodes.for_cells) for t in range(threads)]
+    out: list[Reach | None] = [None] * len(sources)
+
+    def work(t: int) -> None:
+        for u in range(t, len(sources), threads):
+            xy = (float(points[u][0]), float(points[u][1]))
+            out[u] = Reach(grid, xy, budget, *spaces[t].within(grid, sources[u], xy, budget))
+
+    on_threads(work, threads)
+    return out  # type: ignore[return-value]
+
+
 @dataclass(frozen=True, eq=False)
 class Route:
     """The cheapest way from one point to another.
@@ -324,8 +349,8 @@ class Route:
 
 
 def route(grid: CostGrid, start, goal, allowance: float | None = None, *,
-          any_angle: bool = False) -> Route:
-    """The cheapest route between two points (A* over the step neighbourhood).
+          any_angle: bool = True) -> Route:
+    """The cheapest route between two points (A*, any-angle or over the step lattice).
 
     Parameters
     ----------
@@ -334,12 +359,13 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None, *,
         Table points.
     allowance : float, optional
         Per turn, for counting turns; defaults to the unit's move.
-    any_angle : bool
+    any_angle : bool, default True
         Measure as a tape measure does: without rear ranks, an any-angle
         search from the exact start (`_kernels.theta_search`); with them, the
         lattice search.  Either way the route found is then straightened by
         its price (`_straighten`): a straight move over open ground, bends on
-        terrain edges and at obstacles' corners.
+        terrain edges and at obstacles' corners.  False: the lattice route
+        between cell centres, joined to the exact start and goal.
 
     Returns
     -------

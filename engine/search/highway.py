@@ -143,10 +143,10 @@ class Highway:
     >>> grid = cost_grid(load_map("maps/crossings.geojson"), rules, rules.unit("humans"))
     >>> hw = Highway(grid, landmarks=4)
     >>> a, b = (2, 29), (198, 111)
-    >>> abs(hw.route(a, b).cost - route(grid, a, b).cost) < grid.cell
+    >>> abs(hw.route(a, b).cost - route(grid, a, b, any_angle=False).cost) < grid.cell
     True
     >>> town = Highway(grid, landmarks=4, places=[b])
-    >>> abs(town.route(a, b).cost - route(grid, a, b).cost) < grid.cell
+    >>> abs(town.route(a, b).cost - route(grid, a, b, any_angle=False).cost) < grid.cell
     True
     """
 
@@ -238,7 +238,8 @@ class Highway:
         return [self.grid.grid.rc_to_xy(divmod(int(c), cols)) for c in self.cells]
 
     def route(self, start, goal, allowance: float | None = None) -> Route:
-        """The cheapest route, exactly as `engine.route` finds it, guided by the landmarks.
+        """The cheapest route on the step lattice, exactly as ``engine.route(...,
+        any_angle=False)`` finds it, guided by the landmarks.
 
         Parameters and the result are those of `engine.route`.
 

@@ -53,7 +53,7 @@ def _inner_crossing(start, delta, lo, count, i, tot):
     return count, tot
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def _before(start, delta, lo, count, i, tot, limit):
     """The first of the crossings ``i ..`` along one axis (`_next_crossing`) at or
     beyond the distance ``limit``, and the distance of the one before it (-1 if
@@ -71,7 +71,7 @@ def _before(start, delta, lo, count, i, tot, limit):
     return j, (_next_crossing(start, delta, lo, count, j - 1, tot) if j > i else -1.0)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def _leave_box(cpx, cpy, dx, dy, lox, loy, nx, ny, ix, iy, tot, close, x0, x1, y0, y1,
                last):
     """Skip the crossings a segment makes inside the box ``x0 .. x1, y0 .. y1`` (cell
@@ -107,7 +107,7 @@ def _crossings(lo, hi, delta):
     return max(math.ceil(hi) - math.floor(lo) - 1, 0)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, gxf, gxb, gyf, gyb,
                  enter, narrow, clear):
     """The price of the straight move from ``(px, py)`` to ``(qx, qy)`` (table units),
@@ -133,22 +133,22 @@ def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, gxf, gxb, 
     entering = enter.shape[0] > 0
     close = _SEGMENT_EPS * max(1.0, tot)
     cost = 0.0
-    ix, iy = 0, 0
+    # The next crossing along each axis (index, distance; ``(count, tot)`` past the last).
+    ix, sx = _inner_crossing(cpx, dx, lox, nx, 0, tot)
+    iy, sy = _inner_crossing(cpy, dy, loy, ny, 0, tot)
     last = 0.0  # the last break
     first = True
     while True:
         # The next crossing (x's first on a tie, as walk_path merges them), or the end.
         s = tot
-        ix, sx = _inner_crossing(cpx, dx, lox, nx, ix, tot)
-        iy, sy = _inner_crossing(cpy, dy, loy, ny, iy, tot)
         end = ix >= nx and iy >= ny
         if not end:
             if sx <= sy:
                 s = sx
-                ix += 1
+                ix, sx = _inner_crossing(cpx, dx, lox, nx, ix + 1, tot)
             else:
                 s = sy
-                iy += 1
+                iy, sy = _inner_crossing(cpy, dy, loy, ny, iy + 1, tot)
             if s - last <= close:
                 if not first:  # a corner: no impassable cell may touch it
                     cx, cy = round(cpx + last / tot * dx), round(cpy + last / tot * dy)
@@ -178,8 +178,12 @@ def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, gxf, gxb, 
             return cost, at
         k = clear[i]
         if k >= 2:  # across the box of alike ground around cell i in one piece
-            ix, iy, s = _leave_box(cpx, cpy, dx, dy, lox, loy, nx, ny, ix, iy, tot, close,
+            jx, jy, s = _leave_box(cpx, cpy, dx, dy, lox, loy, nx, ny, ix, iy, tot, close,
                                    c - k, c + k + 1, r - k, r + k + 1, last)
+            if jx > ix:
+                ix, sx = _inner_crossing(cpx, dx, lox, nx, jx, tot)
+            if jy > iy:
+                iy, sy = _inner_crossing(cpy, dy, loy, ny, jy, tot)
             cost += (s - last) * cell * m
             last = s
 
@@ -228,7 +232,7 @@ def _boxed(r, c, ar, ac, br, bc, clear, cols):
             and abs(bc - c) <= k)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def _move_cost(ax, ay, a, bx, by, cell, cols, height, base, steep, gxf, gxb, gyf,
                gyb, enter, narrow, clear):
     """`segment_cost` from node a at ``(ax, ay)`` to the point ``(bx, by)`` (a cell's
@@ -342,7 +346,7 @@ def point_cost(qx, qy, xs, ys, ats, costs, base, steep, gxf, gxb, gyf, gyb, ente
     return best
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy")
 def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, gxf, gxb, gyf, gyb,
              enter, narrow, clear):
     """The price of the polyline's points ``lo .. hi``, the front starting in cell

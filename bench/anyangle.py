@@ -1,0 +1,187 @@
+"""Any-angle search against the 32-direction lattice and scikit-fmm: time and worst
+open-ground error, from one run; writes its section of bench/RESULTS.md.
+
+Run: ``python bench/anyangle.py`` (``--quick``: small sizes, prints, writes nothing;
+``--print``: full sizes, prints, writes nothing).
+
+Workloads (Fantasy Warlord humans as a point, depth 0):
+
+- full field n x n: the whole of `bench.conftest.campaign_map` (n cm square at 1 cm
+  cells: scrub, woods, broken ground, bog and roads) from its centre, by `engine.reach`
+  with an allowance past every cell (any-angle, the default; ``any_angle=False``: the
+  lattice), and by scikit-fmm's order-2 ``travel_time`` on the same multipliers
+  (speed = 1 / multiplier, impassable cells masked, the start a circle of one cell);
+- 200 reaches of one turn (24 cm) on the demo battlefield: `engine.reach_many` either
+  way, and scikit-fmm once per unit with a narrow band of the allowance.
+
+Worst open-ground error, beside each time: the same search on an open grid of the same
+size and cell, from a point on a cell corner in its middle; for every cell centre at
+least 10 cells away, the answer against the straight-line distance from the unit's
+point (the lattice measures from its start cell's centre: its error is counted from
+there, in its favour).  Times are medians of several calls after a warm-up call, ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import engine  # noqa: E402
+from bench.cold_start import replace_section  # noqa: E402
+from bench.conftest import campaign_map  # noqa: E402
+
+SECTION = "## Any-angle, lattice and fast marching"
+RULES = engine.load_rules("fantasy-warlord")
+PEER = "scikit-fmm travel_time, order 2"
+NEAR = 10  # cells: the error is taken from this far out (a start circle's own size)
+
+
+def median_ms(fn, rounds: int) -> float:
+    fn()
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
+
+
+def open_map(width: float, height: float, cell: float) -> engine.Battlefield:
+    return engine.load_map({"type": "FeatureCollection", "features": [], "battlefield": {
+        "width": width, "height": height, "units": "cm", "cell": cell}})
+
+
+def fmm(g, at, narrow: float = 0.0) -> np.ndarray:
+    """scikit-fmm's travel times over ``g``'s multipliers from the point ``at`` (a circle
+    of one cell round it), ``inf`` where it does not reach."""
+    import skfmm
+
+    rows, cols = g.base.shape
+    y, x = (np.mgrid[0:rows, 0:cols] + 0.5) * g.cell
+    phi = np.ma.MaskedArray(np.hypot(x - at[0], y - at[1]) - g.cell, ~np.isfinite(g.base))
+    speed = 1.0 / np.where(np.isfinite(g.base), g.base, 1.0)
+    t = skfmm.travel_time(phi, speed, dx=g.cell, order=2, narrow=narrow)
+    return np.ma.filled(t + g.cell, np.inf)  # the circle's radius back on: from the point
+
+
+def errors(cost: np.ndarray, g, at) -> float:
+    """Worst relative error of per-cell costs (flat, ``inf`` unreached) against the
+    straight line from ``at`` to each cell centre, beyond `NEAR` cells."""
+    rows, cols = g.base.shape
+    y, x = (np.mgrid[0:rows, 0:cols] + 0.5) * g.cell
+    d = np.hypot(x - at[0], y - at[1]).ravel()
+    keep = (d >= NEAR * g.cell) & np.isfinite(cost)
+    return float(np.max(np.abs(cost[keep] / d[keep] - 1.0)))
+
+
+def dense(r, size: int) -> np.ndarray:
+    out = np.full(size, np.inf)
+    out[r.cells] = r.cost
+    return out
+
+
+def open_errors(n: int, cell: float, budget: float) -> dict[str, float]:
+    """Worst open-ground error of each method on an n x n open grid of ``cell``."""
+    side = n * cell
+    g = engine.cost_grid(open_map(side, side, cell), RULES, RULES.unit("humans", depth=0))
+    at = (side / 2, side / 2)  # a cell corner
+    centre = tuple((np.array(g.grid.xy_to_rc(at))[::-1] + 0.5) * cell)
+    return {
+        "any-angle": errors(dense(engine.reach(g, at, budget), g.base.size), g, at),
+        "lattice": errors(dense(engine.reach(g, at, budget, any_angle=False), g.base.size),
+                          g, centre),
+        PEER: errors(fmm(g, at, narrow=budget).ravel(), g, at),
+    }
+
+
+def full_field(n: int, rounds: int) -> list[str]:
+    g = engine.cost_grid(campaign_map(n), RULES, RULES.unit("humans", depth=0))
+    at = (n / 2, n / 2)
+    far = 1e9  # past every cell
+    ours = dense(engine.reach(g, at, far), g.base.size)
+    peer = fmm(g, at).ravel()
+    both = np.isfinite(peer) & np.isfinite(ours) & (ours > 0)
+    agree = np.median(np.abs(ours[both] / peer[both] - 1.0))
+    err = open_errors(n, 1.0, far)
+    times = {
+        "any-angle": median_ms(lambda: engine.reach(g, at, far), rounds),
+        "lattice": median_ms(lambda: engine.reach(g, at, far, any_angle=False), rounds),
+        PEER: median_ms(lambda: fmm(g, at), rounds),
+    }
+    return [f"| full field {n}x{n} | {m} | {times[m]:,.1f} | {times[m] / times[PEER]:.2f} | "
+            f"{err[m] * 100:.3f}% | {note} |"
+            for m, note in (("any-angle", f"median difference from {PEER}: {agree:.2%}"),
+                            ("lattice", "32 directions"), (PEER, ""))]
+
+
+def many_units(rounds: int) -> list[str]:
+    bf = engine.load_map(ROOT / "maps" / "demo.geojson")
+    g = engine.cost_grid(bf, RULES, RULES.unit("humans", move=24, depth=0))
+    rng = np.random.default_rng(0)
+    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
+    starts = [g.grid.rc_to_xy(divmod(int(c), g.grid.shape[1]))
+              for c in rng.choice(open_cells, 200)]
+    err = open_errors(int(2 * 30 / g.cell), g.cell, 24.0)
+    times = {
+        "any-angle": median_ms(lambda: engine.reach_many(g, starts), rounds),
+        "lattice": median_ms(lambda: engine.reach_many(g, starts, any_angle=False), rounds),
+        PEER: median_ms(lambda: [fmm(g, s, narrow=24.0) for s in starts], rounds),
+    }
+    threads = f"reach_many on {numba.get_num_threads()} threads"
+    return [f"| 200 reaches, 24 cm, demo map | {m} | {times[m]:,.1f} | "
+            f"{times[m] / times[PEER]:.2f} | {err[m] * 100:.3f}% | {note} |"
+            for m, note in (("any-angle", threads), ("lattice", threads),
+                            (PEER, "one unit at a time, narrow band 24 cm"))]
+
+
+def section(rows: list[str]) -> list[str]:
+    import skfmm
+
+    return [
+        SECTION,
+        "",
+        f"Written by `python bench/anyangle.py` on {dt.date.today().isoformat()}, one run, "
+        f"{numba.get_num_threads()} cores (shared, noisy); scikit-fmm {skfmm.__version__}. "
+        "Fantasy Warlord humans as a point (no rear ranks). Full fields: the whole of a "
+        "generated campaign map (1 cm cells: scrub, woods, broken ground, bog, roads) from "
+        "its centre. Times are medians in ms; ratio = method / scikit-fmm. Worst "
+        "open-ground error: the same search on an open grid of the same size and cell, "
+        f"every cell centre at least {NEAR} cells from the unit, against the straight "
+        "line (the lattice's from its start cell's centre, the others' from the unit's "
+        "point).",
+        "",
+        "| workload | method | time (ms) | ratio | worst open-ground error | note |",
+        "|---|---|---|---|---|---|",
+        *rows,
+    ]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes, print, write nothing")
+    ap.add_argument("--print", action="store_true", help="print the table, write nothing")
+    args = ap.parse_args()
+    sizes, rounds = ((256,), 2) if args.quick else ((1024, 2048), 3)
+    rows = [row for n in sizes for row in full_field(n, rounds)]
+    rows += many_units(rounds if args.quick else 7)
+    lines = section(rows)
+    if args.quick or args.print:
+        print("\n".join(lines))
+        return
+    path = ROOT / "bench" / "RESULTS.md"
+    path.write_text(replace_section(path.read_text(), lines, SECTION))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
