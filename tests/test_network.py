@@ -289,8 +289,14 @@ def test_connected_agrees_with_the_chokepoints(rules):
 @pytest.mark.parametrize(("feats", "words"), [
     ([feature("bridge", line((5, 5), (15, 5)), "b1", width=3)],
      "feature 0 (id 'b1'): a bridge must cross a river; it touches no water"),
+    # A ford in the water fords the river between its ends (tests/test_fords.py); this
+    # one's ends meet the river's centreline at one point.
     ([RIVER, feature("ford", line((19, 5), (21, 5)), "f1", width=1)],
-     "feature 1 (id 'f1'): a ford must reach a bank; it lies wholly in the water"),
+     "feature 1 (id 'f1'): a ford lying wholly in the water must run along a river, to "
+     "ford it bank to bank between its ends; this one reaches neither bank nor runs along "
+     "the river: its ends meet the river's centreline at one point (20, 5)"),
+    ([RIVER, feature("bridge", line((20, 5), (20, 15)), "b0", width=1)],
+     "feature 1 (id 'b0'): a bridge must reach a bank; it lies wholly in the water"),
     ([RIVER, feature("bridge", line((10, 5), (18, 5)), "b2", width=3)],
      "feature 1 (id 'b2'): a bridge must cross a river; it only touches the water's edge"),
     ([RIVER, feature("bridge", line((12, 5), (20, 5)), "b3", width=3)],

@@ -3,6 +3,12 @@ features clipped to the table (`Battlefield`, `Feature`).
 
 Which terrain kinds exist is the ruleset's business: `Battlefield.check`
 refuses kinds a ruleset does not define.
+
+A ford is normally drawn across a river, from bank to bank.  The Fantasy Warlord
+text also lets "any length of river" be "declared fordable": a ford drawn along
+a river (its ground wholly in the water) fords the river's whole width between
+the points where its ends project onto the river's centreline
+(`Battlefield.fordable`).
 """
 
 from __future__ import annotations
@@ -10,12 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import shapely
+from shapely.ops import substring
 
 from .._args import instance
 from ..errors import MapError
 from ..grid import GridSpec
-from ..rules.ruleset import Ruleset
+from ..rules.ruleset import Ruleset, TerrainKind
 
 __all__ = ["Battlefield", "Feature"]
 
@@ -99,8 +107,8 @@ class Battlefield:
         """Refuse what the ruleset makes wrong: a terrain kind it does not define
         (naming the kinds that exist), a hill that is a line, hill properties on
         other ground, a road, trail or crossing whose centreline is off the table, a
-        crossing that does not cross water from bank to bank, a gateway set in no
-        building.
+        crossing that does not cross water from bank to bank (but a ford lying
+        along a river, `fordable`), a gateway set in no building.
 
         Raises
         ------
@@ -132,8 +140,8 @@ class Battlefield:
                 # Its strip may still reach the table, but the network follows centrelines.
                 raise MapError(f"{self.source}: {f.label}: a {f.terrain}'s centreline must "
                                "run on the table; it lies wholly off it")
-        def wet(kind) -> bool:
-            return kind.role == "river" or any(rules.layers[n] == "water" for n in kind.layers)
+        def wet(kind: TerrainKind) -> bool:
+            return kind.role == "river" or _waded(kind, rules)
 
         rivers = [f.area for f in self.features
                   if rules.terrain[f.terrain].role != "crossing" and wet(rules.terrain[f.terrain])]
@@ -145,6 +153,7 @@ class Battlefield:
                     building is None or f.area.intersection(building).area <= 0):
                 raise MapError(f"{self.source}: {f.label}: a {f.terrain} must be set in a "
                                "building; it overlaps none")
+        stretches: dict[int, Any] = {}
         for f in self.features:
             if rules.terrain[f.terrain].role != "crossing":
                 continue
@@ -155,8 +164,11 @@ class Battlefield:
                 raise MapError(f"{self.source}: {f.label}: a {f.terrain} must cross a river; "
                                "it only touches the water's edge")
             if water.contains(f.area):
-                raise MapError(f"{self.source}: {f.label}: a {f.terrain} must reach a bank; "
-                               "it lies wholly in the water")
+                if not _waded(rules.terrain[f.terrain], rules):
+                    raise MapError(f"{self.source}: {f.label}: a {f.terrain} must reach a bank; "
+                                   "it lies wholly in the water")
+                stretches[f.index] = self._stretch(f, rules)
+                continue
             # Each end on land, or at the table's edge (the bank may lie beyond it).
             lines = _line_parts(f.centreline) if f.linear else []
             for end in (p for line in lines for p in (line.coords[0], line.coords[-1])):
@@ -165,6 +177,87 @@ class Battlefield:
                 if inside and water.contains(shapely.Point(end)):
                     raise MapError(f"{self.source}: {f.label}: a {f.terrain} must reach a "
                                    f"bank at each end; its end ({x:g}, {y:g}) is in the water")
+        self._cache[("fordable", id(rules))] = (stretches, rules)  # rules held: its id stays
+
+    def fordable(self, rules: Ruleset) -> dict[int, Any]:
+        """The stretches of river made fordable by fords drawn along a river.
+
+        The Fantasy Warlord text: "any length of river can be declared
+        fordable".  A ford (a crossing whose own layers include water: it is
+        waded) whose ground lies wholly in the water runs along a river rather
+        than across it.  The points of its centreline (a polygon's corners)
+        are projected onto the centreline of each river it lies in; the
+        river's centreline between the first and the last of them, widened by
+        the river's half-width with flat ends and cut to the river's ground,
+        is the fordable stretch: the river's whole width, bank to bank,
+        between the ford's ends.  The ford's own ground is part of it.  Terrain
+        layers burn the stretch as the ford (`engine.terrain.layers`), so a
+        unit crosses the river anywhere along it, or walks along it, at the
+        ford's multiplier.
+
+        Parameters
+        ----------
+        rules : Ruleset
+
+        Returns
+        -------
+        dict of int to shapely geometry
+            For each such ford, by its index in the map: its stretch, clipped
+            to the table.  Fords drawn across a river are not in it.
+
+        Raises
+        ------
+        MapError
+            As `check`: a ford in the water whose ends meet one point of the
+            river's centreline (it reaches neither bank nor runs along the
+            river), or that lies in no river drawn as a line.
+        """
+        key = ("fordable", id(rules))
+        if key not in self._cache:
+            self.check(rules)
+        return self._cache[key][0]
+
+    def _stretch(self, f: Feature, rules: Ruleset) -> Any:
+        """The stretch of river ford ``f`` (lying wholly in the water) makes fordable
+        (`fordable`), or a MapError."""
+        tol = 1e-9 * max(self.width, self.height)
+        points = shapely.points(shapely.get_coordinates(f.centreline if f.linear else f.area))
+        bands, meets = [], None
+        for river in self.features:
+            kind = rules.terrain[river.terrain]
+            if kind.role != "river" or not river.linear or (
+                    river.area.intersection(f.area).area <= 0):
+                continue
+            half = river.width / 2.0
+            inside = points[shapely.dwithin(river.area, points, tol)]
+            for part in _line_parts(river.centreline):
+                near = inside[shapely.distance(part, inside) <= half + tol]
+                if not near.size:
+                    continue
+                along = shapely.line_locate_point(part, near)
+                a, b = float(np.min(along)), float(np.max(along))
+                if meets is None:
+                    meets = part.interpolate(a)
+                if b - a <= tol:
+                    continue
+                band = substring(part, a, b).buffer(half, cap_style="flat")
+                band = band.intersection(river.area)
+                if band.area > 0:
+                    bands.append(band)
+        what = (f"{self.source}: {f.label}: a {f.terrain} lying wholly in the water must run "
+                "along a river, to ford it bank to bank between its ends")
+        if meets is None:
+            raise MapError(f"{what}; it lies in no river drawn as a line")
+        if not bands:
+            raise MapError(f"{what}; this one reaches neither bank nor runs along the river: "
+                           f"its ends meet the river's centreline at one point "
+                           f"({meets.x:g}, {meets.y:g})")
+        return shapely.union_all([*bands, f.area])
+
+
+def _waded(kind: TerrainKind, rules: Ruleset) -> bool:
+    """A kind whose own layers include water: a ford is waded, a bridge is not."""
+    return any(rules.layers[n] == "water" for n in kind.layers)
 
 
 def _line_parts(centreline) -> list:

@@ -13,7 +13,8 @@ and ``pikes``; see `engine.rules.TerrainEffects`).  Fantasy Warlord:
   automatically disordered"; "Any unit that charges in a jungle [or swamp]";
   "Troops charging ... across or into a ford automatically become
   disordered".  A charge is "in" terrain when any ground it covers, from its
-  start to its end, is of that kind.
+  start to its end, is of that kind; a ford drawn along a river is ford
+  ground over the whole stretch it makes fordable (`Battlefield.fordable`).
 - **Pikes**: not in woods, jungle or swamp; in a fen "only ... if the pike
   unit remains stationary".
 

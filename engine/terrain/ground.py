@@ -50,11 +50,13 @@ def combo_quantum(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> float:
 def combo_layers(kinds: tuple[str, ...], rules: Ruleset, unit: Unit) -> set[str] | None:
     """The layers a unit pays on ground covered by ``kinds``; None where it is impassable.
 
-    A river is impassable unless a crossing (bridge, ford) lies over it, whose
-    own layers then apply (of overlapping crossings, those with the lowest
-    multiplier: a unit too wide for that one re-forms to use it, `narrowing`), or
-    the unit swims; a building is impassable but through a gateway.  Road-like
-    kinds cancel whole layer classes.  Flyers ignore ground terrain.
+    A river is impassable unless a crossing (bridge, ford) lies over it (a
+    ford drawn along a river lies over its whole fordable stretch,
+    `Battlefield.fordable`), whose own layers then apply (of overlapping
+    crossings, those with the lowest multiplier: a unit too wide for that one
+    re-forms to use it, `narrowing`), or the unit swims; a building is
+    impassable but through a gateway.  Road-like kinds cancel whole layer
+    classes.  Flyers ignore ground terrain.
     """
     if unit.flying:
         return set()

@@ -2,7 +2,10 @@
 
 An area feature covers the cells whose centre lies inside it; a line feature
 (a strip of its width) covers every cell it overlaps with positive area, so a
-wall or river is never thinner than the grid can see.  A hill's height rises
+wall or river is never thinner than the grid can see.  A ford drawn along a
+river covers its fordable stretch (`Battlefield.fordable`: the river's whole
+width between the ford's ends) as the river itself is covered, so the river
+is open there from bank to bank.  A hill's height rises
 linearly with the distance from its outline, from 0 on the outline to
 ``elevation`` on its crest; overlapping hills add up.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import shapely
@@ -18,7 +22,7 @@ import shapely
 from .._args import instance
 from ..errors import MapError
 from ..grid import GridSpec
-from ..maps.battlefield import Battlefield
+from ..maps.battlefield import Battlefield, Feature
 from ..rules.ruleset import Ruleset, Unit
 
 __all__ = ["Layers", "layers"]
@@ -45,7 +49,8 @@ class Layers:
         For each passage kind on the map (``passage = true``: bridge, trail,
         gateway), the width of its narrowest feature covering each cell,
         ``inf`` where it has none.  A line's width is its ``width``; a
-        polygon's is the diameter of the largest circle inside it.
+        polygon's (and a fordable stretch's) is the diameter of the largest
+        circle inside it.
     crossing : ndarray of float64
         Flat cost of crossing the obstacle covering each cell (its feature's
         ``cost``, else its kind's ``crossing_cost``; the largest where several
@@ -101,14 +106,21 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
     passage: dict[str, np.ndarray] = {}
     crossing = np.zeros(grid.shape)
     climb = np.zeros(grid.shape)
+    fords = battlefield.fordable(rules)
     for f in battlefield.features:
-        window, cells = _cover(grid, f.area, f.linear)
+        area, strip = ground_of(f, fords)
+        window, cells = _cover(grid, area, strip)
         if not cells.any():  # it would change nothing
             raise MapError(f"{battlefield.source}: {f.label}: covers no cell's centre of the "
                            f"{grid.cell:g} grid; draw it larger or use a smaller cell")
         mask[window][cells] |= bit[f.terrain]
         if rules.terrain[f.terrain].passage:
-            width = f.width if f.linear else 2.0 * shapely.maximum_inscribed_circle(f.full).length
+            stretch = f.index in fords
+            if f.linear and not stretch:
+                width = f.width
+            else:  # an area, or a fordable stretch: its largest circle
+                outline = area if stretch else f.full
+                width = 2.0 * shapely.maximum_inscribed_circle(outline).length
             widths = passage.setdefault(f.terrain, np.full(grid.shape, np.inf))
             widths[window][cells] = np.minimum(widths[window][cells], width)
         flat = rules.terrain[f.terrain].crossing_cost if f.cost is None else f.cost
@@ -123,6 +135,29 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
     result = Layers(grid, kinds, mask, elevation, steep, passage, crossing, climb)
     battlefield._cache[key] = result
     return result
+
+
+def ground_of(f: Feature, fords: dict[int, Any]) -> tuple[Any, bool]:
+    """The ground a feature is rasterised on, and whether as a strip.
+
+    Parameters
+    ----------
+    f : Feature
+    fords : dict of int to shapely geometry
+        The battlefield's fordable stretches (`Battlefield.fordable`).
+
+    Returns
+    -------
+    area : shapely geometry
+        A ford's fordable stretch when it is drawn along a river, else its own
+        (clipped) area.
+    strip : bool
+        True to cover every cell the area overlaps (a line's strip, and a
+        stretch, which lies over the river's cells as the river's strip does);
+        False to cover the cells whose centre it holds (an area).
+    """
+    stretch = fords.get(f.index)
+    return (f.area, f.linear) if stretch is None else (stretch, True)
 
 
 def unit_mask(lay: Layers, rules: Ruleset, unit: Unit) -> np.ndarray:

@@ -6,7 +6,10 @@ class: roads, trails) and its crossings (bridges, fords) into a
 cross, and on the banks where a crossing meets a river; edges are the pieces of
 line between them.  Lines that nearly meet join: an end within ``tolerance``
 (default: one grid cell) of another line is snapped onto it, and points closer
-than ``tolerance`` are one node.
+than ``tolerance`` are one node.  A ford drawn along a river
+(`Battlefield.fordable`) is its own line in the water; a road or trail that
+ends on its fordable stretch (within ``tolerance``) joins it by a straight piece
+of ford, from that end (a bank node) to the nearest point of the ford's line.
 
 The grid search prices roads itself (a road cancels area penalties cell by
 cell), so routes already use roads where they are cheaper; the graph is for
@@ -37,7 +40,7 @@ from ..grid import GridSpec
 from ..maps.battlefield import Battlefield, Feature, _line_parts
 from ..rules.ruleset import Ruleset, Unit
 from .ground import combo_multiplier
-from .raster import _cover, layers, unit_mask
+from .raster import _cover, ground_of, layers, unit_mask
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -66,7 +69,8 @@ def network(battlefield: Battlefield, rules: Ruleset, tolerance: float | None = 
     -------
     networkx.MultiGraph
         Node attributes: ``pos`` (x, y), ``kind`` (``"end"``, ``"junction"``
-        or ``"bank"``, where a crossing meets a river's edge).  Edge
+        or ``"bank"``, where a crossing meets a river's edge, or a road or
+        trail ends on a fordable stretch).  Edge
         attributes: ``kind`` (the terrain kind), ``length``, ``width``,
         ``feature`` (its label), ``index`` (the feature's index in the map)
         and ``geometry`` (the piece of centreline, a list of points).
@@ -127,6 +131,10 @@ def network(battlefield: Battlefield, rules: Ruleset, tolerance: float | None = 
                 for p in _points(line.intersection(edge)):
                     cuts[i].append(line.project(p))
                     banks.append(p)
+    links = _ford_links(battlefield.fordable(rules), pieces, tree, tol)
+    for j, end, i, foot in links:
+        cuts[i].append(foot)
+        banks.append(lines[j].interpolate(end))
 
     # One node per cluster of cut points within tol.
     points, owner = [], []
@@ -162,6 +170,12 @@ def network(battlefield: Battlefield, rules: Ruleset, tolerance: float | None = 
             graph.add_edge(u, v, kind=f.terrain, length=float(d1 - d0), width=f.width,
                            feature=f.label, index=f.index,
                            geometry=[tuple(map(float, c)) for c in part.coords])
+    for j, end, i, foot in links:
+        f, a, b = pieces[i][0], lines[j].interpolate(end), lines[i].interpolate(foot)
+        if node_of[(j, end)] != node_of[(i, foot)]:
+            graph.add_edge(node_of[(j, end)], node_of[(i, foot)], kind=f.terrain,
+                           length=float(a.distance(b)), width=f.width, feature=f.label,
+                           index=f.index, geometry=[(a.x, a.y), (b.x, b.y)])
     bank_xy = np.array([(p.x, p.y) for p in banks]).reshape(-1, 2)
     for n, data in graph.nodes(data=True):
         if bank_xy.size and np.hypot(*(bank_xy - data["pos"]).T).min() <= tol + 1e-9:
@@ -170,6 +184,45 @@ def network(battlefield: Battlefield, rules: Ruleset, tolerance: float | None = 
             data["kind"] = "end"
     battlefield._cache[key] = graph
     return graph
+
+
+def _ford_links(fords: dict[int, Any], pieces: list[tuple[Feature, LineString]], tree,
+                tol: float) -> list[tuple[int, float, int, float]]:
+    """Where the network's lines reach a ford drawn along a river.
+
+    Parameters
+    ----------
+    fords : dict of int to shapely geometry
+        The fordable stretches (`Battlefield.fordable`).
+    pieces : list of (Feature, LineString)
+        The network's lines and their features.
+    tree : shapely.STRtree
+        Of the lines.
+    tol : float
+        How near an end must come to a stretch to reach it.
+
+    Returns
+    -------
+    list of (int, float, int, float)
+        ``(j, end, i, foot)``: line ``j``'s end at ``end`` along it lies on
+        the stretch of ford line ``i``, whose nearest point lies ``foot``
+        along it.  Ends already within ``tol`` of the ford's line join it
+        as any nearly meeting lines do, and are left out.
+    """
+    links = []
+    for i, (f, line) in enumerate(pieces):
+        stretch = fords.get(f.index)
+        if stretch is None:
+            continue
+        for j in tree.query(stretch, predicate="dwithin", distance=tol):
+            other = pieces[j][1]
+            if pieces[j][0] is f:
+                continue
+            for end, xy in ((0.0, other.coords[0]), (other.length, other.coords[-1])):
+                p = Point(xy)
+                if p.distance(stretch) <= tol < p.distance(line):
+                    links.append((int(j), end, i, line.project(p)))
+    return links
 
 
 def _points(geom) -> list[Point]:
@@ -231,7 +284,8 @@ def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
     """The crossings a unit cannot do without, and the regions they join.
 
     A crossing is a feature that opens ground the unit could not enter
-    without it: a bridge or ford over a river, a gateway into a building, a
+    without it: a bridge or ford over a river (a ford drawn along a river
+    opens its whole fordable stretch), a gateway into a building, a
     road or trail through ground closed to the unit.  The passable ground
     left when every crossing is taken away splits into regions (4-connected,
     as steps never squeeze through a blocked corner); each crossing joins the
@@ -284,9 +338,11 @@ def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
     bit = {k: np.uint64(1) << np.uint64(i) for i, k in enumerate(lay.kinds)}
     covers: dict[int, tuple] = {}
 
+    fords = battlefield.fordable(rules)
+
     def cover(f: Feature) -> tuple:
         if f.index not in covers:
-            covers[f.index] = _cover(spec, f.area, f.linear)
+            covers[f.index] = _cover(spec, *ground_of(f, fords))
         return covers[f.index]
 
     opened: dict[int, np.ndarray] = {}
@@ -297,7 +353,8 @@ def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
         window, cells = cover(f)
         without = mask[window] & ~bit[f.terrain]
         for g in battlefield.features:  # others of its kind still cover their cells
-            if g is not f and g.terrain == f.terrain and g.area.intersects(f.area):
+            if g is not f and g.terrain == f.terrain and ground_of(g, fords)[0].intersects(
+                    ground_of(f, fords)[0]):
                 gw, gc = cover(g)
                 keep = np.zeros(spec.shape, dtype=bool)
                 keep[gw][gc] = True
