@@ -9,7 +9,8 @@ ranks travel between towns at road ends and junctions, between two points
 in open country (each at the middle of a block of roads, as far from a road
 as a point gets), and between ten pairs of random points at least a quarter
 of the map apart (seeded, the same every run).  Each route is answered by
-``engine.route`` (A* over the whole grid, straight-line bound), by
+``engine.route(..., any_angle=False)`` (A* over the whole grid on the step
+lattice, straight-line bound), by
 ``Highway.route`` (an A* from both ends at once, bounded by landmark fields
 placed on the road network) and by a ``Highway`` that also keeps the towns
 as places (a field of its own for each, which a route to or from a town
@@ -110,10 +111,12 @@ def main() -> None:
         # Routes: equally cheap cell paths joined to the exact ends can price apart by
         # up to a cell's worth of the ground at the ends.
         worth = grid.cell * max(grid.base[grid.grid.xy_to_rc(p)] for p in (pa, pb))
-        full, fast, placed = engine.route(grid, pa, pb), hw.route(pa, pb), hp.route(pa, pb)
+        full = engine.route(grid, pa, pb, any_angle=False)  # the lattice, as a Highway's
+        fast, placed = hw.route(pa, pb), hp.route(pa, pb)
         assert abs(full.cost - fast.cost) <= worth, (full.cost, fast.cost)
         assert abs(full.cost - placed.cost) <= worth, (full.cost, placed.cost)
-        t_full = median_ms(lambda pa=pa, pb=pb: engine.route(grid, pa, pb), args.rounds)
+        t_full = median_ms(lambda pa=pa, pb=pb: engine.route(grid, pa, pb, any_angle=False),
+                           args.rounds)
         t_fast = median_ms(lambda pa=pa, pb=pb: hw.route(pa, pb), args.rounds)
         t_placed = median_ms(lambda pa=pa, pb=pb: hp.route(pa, pb), args.rounds)
         say(f"| {label} | {full.cost:.1f} | {full.turns} | {t_full:.0f} | {c_full:,} | "

@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+from bench.anyangle import SECTION as ANYANGLE  # noqa: E402
 from bench.cold_start import SECTION, section_of  # noqa: E402
 from bench.conftest import random_grid  # noqa: E402
 from engine.grid import DIRECTIONS  # noqa: E402
@@ -438,8 +439,9 @@ def write(t: Table, movingai, acc, memory) -> None:
         f"{memory}.",
         "",
     ]
-    results = ROOT / "bench" / "RESULTS.md"  # cold_start.py's section is kept as it is
-    kept = section_of(results.read_text(), SECTION) if results.exists() else []
+    results = ROOT / "bench" / "RESULTS.md"  # the other scripts' sections are kept as they are
+    text = results.read_text() if results.exists() else ""
+    kept = [line for title in (SECTION, ANYANGLE) for line in section_of(text, title)]
     results.write_text("\n".join(out + kept))
     print("wrote bench/RESULTS.md")
 

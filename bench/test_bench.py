@@ -21,13 +21,13 @@ START = (15.0, 60.0)
 def test_reach_24cm_demo(benchmark, rules, demo, ranks):
     unit = rules.unit("humans", move=24, depth=2.0 * ranks)
     g = engine.cost_grid(demo, rules, unit)
-    r = engine.reach(g, START)
+    r = engine.reach(g, START, any_angle=False)  # the lattice (any-angle: the _point tests)
     probe = g.grid.rc_to_xy(divmod(int(r.cells[len(r.cells) // 3]), g.grid.shape[1]))
     start = g.grid.rc_to_xy(g.grid.xy_to_rc(START))
-    assert r.cost_at(probe) == pytest.approx(engine.route(g, start, probe).cost)
+    assert r.cost_at(probe) == pytest.approx(engine.route(g, start, probe, any_angle=False).cost)
     assert r.area > 0.5 * math.pi * 24**2
     benchmark.extra_info["cells"] = len(r.cells)
-    benchmark(engine.reach, g, START)
+    benchmark(engine.reach, g, START, any_angle=False)
 
 
 @pytest.mark.parametrize("any_angle", [False, True], ids=["lattice", "any-angle"])

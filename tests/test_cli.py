@@ -55,6 +55,28 @@ def test_route_json_shape(capsys):
     assert {"from", "to", "cost", "terrain"} <= set(out["legs"][0])
 
 
+def test_lattice_option_answers_as_the_api_does(capsys):
+    """Any-angle by default, from the unit's own point; --lattice: the step lattice."""
+    demo = str(MAPS / "demo.geojson")
+    g = engine.cost_grid(engine.load_map(demo), engine.load_rules("fantasy-warlord"),
+                         engine.load_rules("fantasy-warlord").unit("humans", depth=0))
+    common = ["--race", "humans", "--depth", "0", "--json"]
+    for lattice in (False, True):
+        flag = ["--lattice"] if lattice else []
+        assert main(["reach", demo, "--at", "30.1,40.3", "--probe", "40.2,47.9",
+                     *common, *flag]) == 0
+        reach = json.loads(capsys.readouterr().out)
+        r = engine.reach(g, (30.1, 40.3), any_angle=not lattice)
+        assert reach["probes"][0]["cost"] == round(r.cost_at((40.2, 47.9)), 6)
+        assert reach["cells"] == len(r.cells)
+        assert main(["route", demo, "--from", "30,40", "--to", "150,60", *common, *flag]) == 0
+        route = json.loads(capsys.readouterr().out)
+        rt = engine.route(g, (30, 40), (150, 60), any_angle=not lattice)
+        assert route["cost"] == round(rt.cost, 6) and len(route["path"]) == len(rt.path)
+    assert reach["probes"][0]["cost"] != round(
+        engine.reach(g, (30.1, 40.3)).cost_at((40.2, 47.9)), 6)  # the two answers differ
+
+
 def test_price_json(capsys):
     assert main(["price", str(EXAMPLES / "wood-elves.geojson"), "--race", "humans",
                  "--path", "0,0.25", "10,0.25", "--json"]) == 0
