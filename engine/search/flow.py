@@ -120,8 +120,11 @@ def flow_field(
     >>> rules = load_rules("fantasy-warlord")
     >>> g = cost_grid(load_map("maps/demo.geojson"), rules, rules.unit("humans", depth=0))
     >>> f = flow_field(g, [(90.25, 30.25)])
-    >>> round(f.cost_at((20.25, 20.25)), 6), round(route(g, (20.25, 20.25), (90.25, 30.25)).cost, 6)
+    >>> a, goal = (20.25, 20.25), (90.25, 30.25)
+    >>> round(f.cost_at(a), 6), round(route(g, a, goal, any_angle=False).cost, 6)
     (71.231056, 71.231056)
+    >>> round(route(g, a, goal).cost, 6)  # any-angle: the straight line
+    70.710678
     >>> len(f.path_from((20.25, 20.25)))
     81
     """
