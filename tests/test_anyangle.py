@@ -231,3 +231,26 @@ def test_any_angle_invariants(a, b, blocks):
     r = engine.reach(g, a, rt.cost + 1, any_angle=True)
     assert r.cost_at(b) >= math.dist(a, b) * (1 - 1e-12)
     assert rt.cost <= r.cost_at(b) * 1.005
+
+
+def test_a_goal_reach_says_is_reachable_this_turn_is_reached_this_turn():
+    """`route` may keep other Theta* parents than `reach` (A* and Dijkstra settle cells
+    in other orders) and so cost a little more; to a goal within one turn's
+    allowance it takes the reach's path when that is cheaper, so the two agree."""
+    g = engine.cost_grid(engine.load_map("demo"), FW, FW.unit("humans", depth=0))
+    rng = np.random.default_rng(11)
+    pairs = 0
+    while pairs < 300:
+        a = tuple(rng.uniform([1, 1], [179, 119]))
+        b = tuple(np.array(a) + rng.normal(0, 15, 2))
+        if not (0 < b[0] < 180 and 0 < b[1] < 120):
+            continue
+        try:
+            claimed = engine.reach(g, a, 40).cost_at(b)
+        except engine.InputError:
+            continue  # a start on impassable ground
+        if not 0 < claimed < math.inf:
+            continue
+        pairs += 1
+        rt = engine.route(g, a, b, claimed)  # the reach's cost at b as the allowance
+        assert rt.turns == 1 and rt.cost <= claimed + 1e-9, (a, b, claimed, rt.cost)

@@ -316,11 +316,11 @@ def can_charge(grid: CostGrid, start, target, *, minimum_range: float,
     if math.isinf(grid.base[r, c]):
         reasons.append(f"{grid.unit.race} cannot enter the target's ground ({ground})")
         return ChargeCheck(False, reasons, checks, None)
+    allowance = grid.unit.move + bonus
     try:
-        rt = route(grid, start, target)
+        rt = route(grid, start, target, allowance)  # one charge: its turn is the allowance
     except NoRouteError:
         return ChargeCheck(False, [*reasons, "no route to the target"], checks, None)
-    allowance = grid.unit.move + bonus
     if rt.cost > allowance + 1e-9:
         reasons.append(f"the route costs {rt.cost:.2f} {u}, more than the move and charge "
                        f"bonus ({allowance:g} {u})")

@@ -117,28 +117,52 @@ class Reach:
         whichever is cheapest (on open ground, the distance from the start).  A
         reach on the step lattice answers the cost of the cell holding ``xy``.
         """
-        g = self.grid
-        r, c = g.grid.xy_to_rc(xy)
-        rows, cols = g.grid.shape
         if self.parent is None:
-            j = int(self._found(np.array([r * cols + c]))[0])
+            r, c = self.grid.grid.xy_to_rc(xy)
+            j = int(self._found(np.array([r * self.grid.grid.shape[1] + c]))[0])
             return math.inf if j < 0 else float(self._sorted[1][j])
+        nodes, costs = self._around(xy)
+        cost = self._last_move(xy, nodes, costs)
+        return cost if cost <= self.allowance + _SLACK else math.inf
+
+    def _around(self, xy) -> tuple[np.ndarray, np.ndarray]:
+        """An any-angle reach's nodes a last straight move to ``xy`` may start from:
+        the reached cells around the cell of ``xy`` and the cells they are reached
+        from, and their costs."""
+        r, c = self.grid.grid.xy_to_rc(xy)
+        rows, cols = self.grid.grid.shape
         near = np.array([rr * cols + cc for rr in range(max(r - 1, 0), min(r + 2, rows))
                          for cc in range(max(c - 1, 0), min(c + 2, cols))])
         j = self._found(near)
         j = j[j >= 0]
-        if not j.size:
-            return math.inf
         cells, cost, parent = self._sorted[0][j], self._sorted[1][j], self._sorted[2][j]
         up = self._found(parent)
-        nodes = np.concatenate([cells, parent[up >= 0]])
-        costs = np.concatenate([cost, self._sorted[1][up[up >= 0]]])
+        return (np.concatenate([cells, parent[up >= 0]]),
+                np.concatenate([cost, self._sorted[1][up[up >= 0]]]))
+
+    def _last_move(self, xy, nodes: np.ndarray, costs: np.ndarray) -> float:
+        """The least of ``costs`` plus the straight move from the node to ``xy``."""
+        g = self.grid
         xs, ys = self._where(nodes)
         a = g.kernel_args
-        cost = float(_kernels.point_cost(
+        return float(_kernels.point_cost(
             float(xy[0]), float(xy[1]), xs, ys, nodes, costs, a.base, a.steep, a.gxf, a.gxb,
             a.gyf, a.gyb, a.enter, a.narrow, g.clearance, a.cols, g.cell))
-        return cost if cost <= self.allowance + _SLACK else math.inf
+
+    def _path_to(self, xy) -> list[tuple[float, float]] | None:
+        """The path an any-angle reach prices ``xy`` along (`cost_at`): the start, the
+        centres of the cells it reaches ``xy`` through, ``xy``; None out of reach."""
+        nodes, costs = self._around(xy)
+        each = [self._last_move(xy, nodes[k:k + 1], costs[k:k + 1]) for k in range(len(nodes))]
+        if not each or min(each) > self.allowance + _SLACK:
+            return None
+        chain = [int(nodes[int(np.argmin(each))])]
+        while (up := int(self._sorted[2][self._found(np.array(chain[-1:]))[0]])) >= 0:
+            chain.append(up)
+        xs, ys = self._where(np.array(chain[::-1]))
+        points = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+        end = (float(xy[0]), float(xy[1]))
+        return points if points[-1] == end and len(points) > 1 else [*points, end]
 
     def _where(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where the nodes of cells ``nodes`` stand: their centres, the start for its cell."""
@@ -416,8 +440,28 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
         raise NoRouteError(f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, "
                            f"{goal[1]:g}) for {grid.unit.race}")
     path, priced, rows = _straighten(grid, *found) if any_angle else found
+    if any_angle and find is None and _any_angle(grid):
+        path, priced, rows = _this_turn(grid, source, start, goal, per_turn,
+                                        (path, priced, rows))
     turns, stops = _turns(rows, priced.cost, per_turn)
     return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
+
+
+def _this_turn(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: float,
+               found: tuple) -> tuple:
+    """``found`` (a route's path, pricing and rows), or where it costs more than a
+    turn's allowance to a goal within it as the crow flies, the path `reach` prices
+    the goal along, if cheaper (straightened): A* and Dijkstra settle Theta*'s
+    cells in other orders and so keep other parents, and a goal `reach` says the
+    unit reaches this turn must be one its route reaches this turn."""
+    if not found[1].cost > per_turn + _SLACK or math.dist(start, goal) > per_turn:
+        return found
+    r = Reach(g, start, per_turn, *_nodes(g).within(g, source, start, per_turn))
+    points = r._path_to(goal)
+    if points is None:
+        return found
+    other = _straighten(g, points, *_price(g, points, pieces=False, checked=True))
+    return other if other[1].cost < found[1].cost else found
 
 
 def _theta(g: CostGrid, source: int, start: tuple, target: int, goal: tuple) -> list | None:
