@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numba
@@ -38,22 +36,12 @@ sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
 from bench.cold_start import replace_section  # noqa: E402
-from bench.conftest import campaign_map  # noqa: E402
+from bench.conftest import campaign_map, median_ms  # noqa: E402
 
 SECTION = "## Any-angle, lattice and fast marching"
 RULES = engine.load_rules("fantasy-warlord")
 PEER = "scikit-fmm travel_time, order 2"
 NEAR = 10  # cells: the error is taken from this far out (a start circle's own size)
-
-
-def median_ms(fn, rounds: int) -> float:
-    fn()
-    times = []
-    for _ in range(rounds):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
 
 
 def open_map(width: float, height: float, cell: float) -> engine.Battlefield:

@@ -1,5 +1,8 @@
-"""Shared inputs for the benchmarks: the demo battlefield and random weighted grids."""
+"""Shared inputs for the benchmarks: the demo battlefield and random weighted grids, and
+the scripts' timer (`median_ms`)."""
 
+import statistics
+import time
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +21,17 @@ def rules():
 @pytest.fixture(scope="session")
 def demo():
     return engine.load_map(ROOT / "maps" / "demo.geojson")
+
+
+def median_ms(fn, rounds: int) -> float:
+    """Median wall-clock time of ``rounds`` calls of ``fn`` after one warm-up call, ms."""
+    fn()
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
 
 
 def random_grid(n: int, seed: int = 0) -> np.ndarray:

@@ -35,8 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
-from bench.conftest import campaign_map  # noqa: E402
-from bench.peers import median_ms  # noqa: E402
+from bench.conftest import campaign_map, median_ms  # noqa: E402
 from engine.search.front import _find, _polyline, _start_cell  # noqa: E402
 from engine.search.highway import Highway  # noqa: E402
 

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 import engine  # noqa: E402
 from bench.anyangle import SECTION as ANYANGLE  # noqa: E402
 from bench.cold_start import SECTION, section_of  # noqa: E402
-from bench.conftest import random_grid  # noqa: E402
+from bench.conftest import median_ms, random_grid  # noqa: E402
 from engine.grid import DIRECTIONS  # noqa: E402
 from engine.maps import load_grid_map, load_scenarios  # noqa: E402
 from engine.search import run_scenarios  # noqa: E402
@@ -47,16 +47,6 @@ TCOD = {"pricing": "destination", "corner_cutting": True, "lengths": (2, 3)}
 TCOD_ASTAR = {"pricing": "destination", "corner_cutting": True, "lengths": (1, 1.41)}
 SKIMAGE = {"pricing": "midpoint", "corner_cutting": True}
 PYASTAR = {"pricing": "destination", "corner_cutting": True, "lengths": (1, 1)}
-
-
-def median_ms(fn, rounds: int) -> float:
-    fn()
-    times = []
-    for _ in range(rounds):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
 
 
 def graph(m: np.ndarray):

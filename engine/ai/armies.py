@@ -27,14 +27,13 @@ from .._args import flag, instance, listed, point, whole
 from ..errors import InputError
 from ..maps.battlefield import Battlefield
 from ..rules.ruleset import Ruleset, Unit
-from ..search._state import _nodes, _workspace
 from ..search.front import (
     _SLACK,
     MAX_TURNS,
     Reach,
     _allowance,
-    _any_angle,
     _start_cell,
+    reach,
     reach_many,
 )
 from ..terrain.costgrid import CostGrid, cost_grid
@@ -183,13 +182,8 @@ def reach_turns(
     if per_turn <= 0:
         raise InputError(f"allowance must be > 0 to count turns, got {per_turn:g}")
     source = _start_cell(grid, at, "start")
-    budget = per_turn * int(horizon)
-    if flag("any_angle", any_angle) and _any_angle(grid):
-        xy = (float(at[0]), float(at[1]))
-        idx, cost, _ = _nodes(grid).within(grid, source, xy, budget)
-    else:
-        idx, cost = _workspace(grid).within(grid, source, budget)
+    r = reach(grid, at, per_turn * int(horizon), any_angle=any_angle)
     out = np.full(grid.grid.shape, -1, dtype=np.int16)
-    out.flat[idx] = np.maximum(np.ceil(cost / per_turn - _SLACK), 1).astype(np.int16)
+    out.flat[r.cells] = np.maximum(np.ceil(r.cost / per_turn - _SLACK), 1).astype(np.int16)
     out.flat[source] = 0
     return out
