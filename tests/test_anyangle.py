@@ -207,6 +207,69 @@ def test_segment_cost_is_the_pricers_walk(race):
                                             rel=1e-12)
 
 
+def _sight(g, at, budget):
+    """`_kernels.anyangle._source_sight`'s window from the point ``at``, as a boolean
+    grid the shape of ``g``'s."""
+    rows, cols = g.base.shape
+    r, c = g.grid.xy_to_rc(at)
+    sight, r0, c0, w = _kernels.anyangle._source_sight(
+        g.alike, g.clearance, cols, rows, r * cols + c, float(at[0]), float(at[1]), g.cell,
+        float(budget))
+    seen = np.zeros((rows, cols), dtype=bool)
+    if sight.size:
+        seen[r0:r0 + sight.size // w, c0:c0 + w] = sight.reshape(-1, w) == 1
+    return seen
+
+
+@pytest.mark.parametrize("race", ["humans", "goblins", "hill trolls"])
+def test_plain_sight_marks_only_moves_priced_by_their_length(race):
+    """A cell the start's plain sight marks is one a straight move to prices as the
+    start's multiplier times its length (the search takes it so, unwalked):
+    checked against `price_path` from random points of the demo map, on grid
+    lines and corners too, where a line touches cells at their corners."""
+    bf = engine.load_map("demo")
+    g = engine.cost_grid(bf, FW, FW.unit(race, depth=0))
+    rng = np.random.default_rng(5)
+    marked = 0
+    for k in range(40):
+        at = rng.uniform(0, [bf.width, bf.height])
+        if k % 3 == 0:
+            at = np.round(at * 2) / 2  # on a cell corner
+        at = (float(at[0]), float(at[1]))
+        r, c = g.grid.xy_to_rc(at)
+        if not np.isfinite(g.base[r, c]):
+            continue
+        seen = _sight(g, at, 20.0)
+        rows, cols = np.nonzero(seen)
+        marked += rows.size
+        for rr, cc in zip(rows[::5], cols[::5], strict=True):
+            q = ((cc + 0.5) * g.cell, (rr + 0.5) * g.cell)
+            want = g.base[r, c] * math.dist(at, q)
+            assert engine.price_path(g, [at, q]).cost == pytest.approx(want, rel=1e-12)
+    assert marked > 20_000  # the demo map is mostly open: most lines are plain
+
+
+def test_plain_sight_on_open_ground_and_behind_a_building():
+    """On open ground every cell within the allowance is in sight, but for the
+    diagonals through the start (left to the walk); a building hides what lies
+    behind it (slopes within 5 / 10 of the line through its middle), and the cells
+    outside its shadow are still marked."""
+    at = (50.0, 50.0)  # a cell corner: its diagonals run through cell corners
+    seen = _sight(_grid(), at, 20.0)
+    yy, xx = np.mgrid[0:200, 0:400]
+    dx, dy = (xx + 0.5) * 0.5 - at[0], (yy + 0.5) * 0.5 - at[1]
+    assert not seen[np.maximum(np.abs(dx), np.abs(dy)) > 20.0 + 2 * 0.5].any()  # its window
+    inside = np.hypot(dx, dy) <= 20.0
+    diagonal = np.isclose(np.abs(dx), np.abs(dy))
+    assert (seen[inside & ~diagonal]).all()
+    assert not seen[inside & diagonal & (np.hypot(dx, dy) > 1)].any()
+    house = ("building", [(60, 45), (64, 45), (64, 55), (60, 55)])
+    seen = _sight(_grid([house]), at, 30.0)
+    behind = (dx > 16) & (np.abs(dy) < 2) & (np.hypot(dx, dy) <= 30)
+    assert behind.any() and not seen[behind].any()
+    assert seen[(dx > 16) & (np.abs(dy) > 0.6 * dx) & (np.hypot(dx, dy) <= 28) & ~diagonal].all()
+
+
 @settings(max_examples=30, deadline=None)
 @given(st.tuples(st.floats(1, 39), st.floats(1, 29)), st.tuples(st.floats(1, 39), st.floats(1, 29)),
        st.lists(st.tuples(st.sampled_from(["woods", "bog", "building"]),

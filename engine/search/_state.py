@@ -200,6 +200,8 @@ class _Nodes:
     hidx: np.ndarray
     pos: np.ndarray
     touched: np.ndarray
+    tried: np.ndarray
+    stamp: np.ndarray
 
     @classmethod
     def for_cells(cls, n: int) -> _Nodes:
@@ -211,6 +213,8 @@ class _Nodes:
             hidx=np.empty(n + 1, dtype=np.int32),
             pos=np.empty(n + 1, dtype=np.int32),
             touched=np.empty(n + 1, dtype=np.int32),
+            tried=np.full(n + 1, -1, dtype=np.int64),
+            stamp=np.zeros(1, dtype=np.int64),
         )
 
     def run(self, g: CostGrid, source: int, start, goal: int = -1, end=(0.0, 0.0),
@@ -220,9 +224,9 @@ class _Nodes:
         a = g.kernel_args
         return _kernels.theta_search(
             a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.enter, a.narrow, g.clearance,
-            a.cols, g.cell, source, float(start[0]), float(start[1]), goal, float(end[0]),
-            float(end[1]), budget, self.dist, self.parent, self.state, self.hkey, self.hidx,
-            self.pos, self.touched,
+            g.alike, a.cols, g.cell, source, float(start[0]), float(start[1]), goal,
+            float(end[0]), float(end[1]), budget, self.dist, self.parent, self.state,
+            self.hkey, self.hidx, self.pos, self.touched, self.tried, self.stamp,
         )
 
     def within(self, g: CostGrid, source: int, start, budget: float):

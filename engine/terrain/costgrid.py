@@ -131,19 +131,27 @@ class CostGrid:
                            self.footprint, enter=self.enter, narrow=self.narrow)
 
     @functools.cached_property
-    def clearance(self) -> np.ndarray:
-        """Per cell (flat, int32): how many cells each way the ground around it is
-        alike, so that a straight move inside that square box costs the cell's
-        multiplier times its length (the any-angle search prices it so, unwalked).
+    def alike(self) -> np.ndarray:
+        """Per cell (flat, float64): the multiplier of ground a straight move prices
+        as that multiplier times its length, NaN elsewhere.
 
         Ground is alike where the multipliers are equal and finite, with no
         steep multiplier (uphill depends on the direction) and no flat entry
-        cost; any other cell is alike to none.  The box reaches as far as the
-        nearest cell with a neighbour unlike itself (a chessboard distance
-        transform).
+        cost; any other cell (NaN) is alike to none.
         """
-        kind = np.where(np.isfinite(self.base) & (self.steep == 1.0) & (self.enter == 0.0)
-                        & (self.narrow == 0.0), self.base, np.nan)
+        return np.where(np.isfinite(self.base) & (self.steep == 1.0) & (self.enter == 0.0)
+                        & (self.narrow == 0.0), self.base, np.nan).ravel()
+
+    @functools.cached_property
+    def clearance(self) -> np.ndarray:
+        """Per cell (flat, int32): how many cells each way the ground around it is
+        `alike`, so that a straight move inside that square box costs the cell's
+        multiplier times its length (the any-angle search prices it so, unwalked).
+
+        The box reaches as far as the nearest cell with a neighbour unlike
+        itself (a chessboard distance transform).
+        """
+        kind = self.alike.reshape(self.base.shape)
         edge = np.isnan(kind)
         h, w = kind.shape
         for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):  # each pair of neighbours once

@@ -30,6 +30,7 @@ from numba import njit
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
 from ...terrain._kernels import ground
 from .heap import _heap_pop, _sift_up
+from .sight import plain_sight
 
 # A candidate parent farther back is taken on a tie within rounding: fewer bends.
 _TIE = 1e-12
@@ -265,24 +266,59 @@ def _move_cost(ax, ay, a, bx, by, cell, cols, height, base, steep, gxf, gxb, gyf
     return cost
 
 
+@njit(cache=True, error_model="numpy")
+def _source_sight(alike, clear, cols, height, source, sx, sy, cell, budget):
+    """`plain_sight` from the point ``(sx, sy)`` in cell ``source`` as far as a
+    straight move over its ground can go within ``budget``: the window of
+    marks, its first row and column and its width (an empty window where
+    the ground around the source is not alike)."""
+    if clear[source] < 1:
+        return np.zeros(0, dtype=np.uint8), 0, 0, 1
+    reach = math.ceil(min(budget / (alike[source] * cell), float(max(cols, height))) + 1.0)
+    sr = source // cols
+    sc = source - sr * cols
+    r0, r1 = max(sr - reach, 0), min(sr + reach, height - 1)
+    c0, c1 = max(sc - reach, 0), min(sc + reach, cols - 1)
+    w = c1 - c0 + 1
+    sight = np.zeros((r1 - r0 + 1) * w, dtype=np.uint8)
+    plain_sight(alike, clear, cols, source, sx / cell, sy / cell, reach, sight, r0, c0, w)
+    return sight, r0, c0, w
+
+
+@njit(cache=True, inline="always")
+def _in_sight(r, c, sight, r0, c0, w):
+    """Whether `_source_sight`'s window marks the cell at row r, column c."""
+    i = (r - r0) * w + c - c0
+    return 0 <= c - c0 < w and 0 <= i < sight.shape[0] and sight[i] == 1
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
-def theta_search(base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, cols, cell,
+def theta_search(base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, alike, cols, cell,
                  source, sx, sy, goal_cell, gx, gy, budget,
-                 dist, parent, state, hkey, hidx, pos, touched):
+                 dist, parent, state, hkey, hidx, pos, touched, tried, stamp):
     """Theta* from the point ``(sx, sy)`` in cell ``source``: Dijkstra within
     ``budget`` (``goal_cell < 0``), or A* to the point ``(gx, gy)`` in cell
     ``goal_cell``, node ``ncell`` (the arrays hold ``ncell + 1`` nodes).
 
     ``clear`` (`CostGrid.clearance`) is how far around each cell the ground is
-    alike: a move within that box is priced without walking it.  The A*
-    bound is the straight-line distance (no multiplier is below 1).  A node is
-    settled once and never reopened.  ``dist``, ``parent`` and ``state`` must be
-    at rest (``inf``, -1, 0); `reset_nodes` returns the ``touched`` ones there.
+    alike: a move within that box is priced without walking it.  Dijkstra
+    prices a move from the start to a cell in its `plain_sight` over
+    ``alike`` (`CostGrid.alike`) ground the same way.  The A* bound is the
+    straight-line distance (no multiplier is below 1).  A node is settled
+    once and never reopened.  ``dist``, ``parent`` and ``state`` must be at
+    rest (``inf``, -1, 0); `reset_nodes` returns the ``touched`` ones there.
+    ``tried[v]`` is ``stamp[0] * (ncell + 1) + p`` once the move from node p
+    to node v has been priced in this search (it is not priced again);
+    ``stamp[0]`` goes up by one each search, so ``tried`` needs no reset.
     Returns the number of nodes touched.
     """
     ncell = base.shape[0]
     height = ncell // cols
     astar = goal_cell >= 0
+    stamp[0] += 1
+    mark = stamp[0] * (ncell + 1)
+    sight, r0, c0, w = _source_sight(alike, clear, cols, height, source, sx, sy, cell,
+                                     0.0 if astar else budget)
     gr = goal_cell // cols if astar else -9
     gc = goal_cell - gr * cols if astar else -9
     nt = 0
@@ -305,7 +341,7 @@ def theta_search(base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, cols, ce
         near_goal = astar and abs(ur - gr) <= 1 and abs(uc - gc) <= 1
         for j in range(10 if near_goal else 9):
             if j == 9:  # the goal node
-                v, vx, vy = ncell, gx, gy
+                v, vx, vy, vr, vc = ncell, gx, gy, gr, gc
             else:
                 vr, vc = ur + j // 3 - 1, uc + j % 3 - 1
                 if j == 4 or vr < 0 or vr >= height or vc < 0 or vc >= cols:
@@ -317,9 +353,14 @@ def theta_search(base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, cols, ce
             # Theta*: straight from u's parent, else the step from u, if either may be
             # cheaper than v's cost so far (no move costs less than its length).
             cost, via = np.inf, p
-            if p >= 0 and dist[v] > dist[p] + _length(vx - px, vy - py):
-                cost = dist[p] + _move_cost(px, py, p, vx, vy, cell, cols, height, base,
-                                            steep, gxf, gxb, gyf, gyb, enter, narrow, clear)
+            if p >= 0 and tried[v] != mark + p and dist[v] > dist[p] + _length(vx - px, vy - py):
+                tried[v] = mark + p
+                if p == source and v < ncell and _in_sight(vr, vc, sight, r0, c0, w):
+                    cost = base[p] * _length(vx - px, vy - py)
+                else:
+                    cost = dist[p] + _move_cost(px, py, p, vx, vy, cell, cols, height, base,
+                                                steep, gxf, gxb, gyf, gyb, enter, narrow,
+                                                clear)
             if min(cost, dist[v]) > dist[u] + _length(vx - ux, vy - uy):
                 step = dist[u] + _move_cost(ux, uy, u, vx, vy, cell, cols, height, base,
                                             steep, gxf, gxb, gyf, gyb, enter, narrow, clear)

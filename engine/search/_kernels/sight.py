@@ -1,0 +1,159 @@
+"""numba kernels: the cells a straight move from a unit's own point reaches over
+ground alike to the start's, so that its price is that ground's multiplier
+times its length, known without walking it (`plain_sight`).
+
+A shadow cast: in each pair of octants about an axis, lines of cells across
+the axis are visited outward from the start, keeping the sorted, merged
+intervals of slopes that cells of other ground already block; a cell's
+centre is in sight if its slope lies in none of them.  Within its own line a
+sight line to a cell's centre crosses only that cell (slopes below 1), and
+within the start's line only the square around the start, which must be
+alike.
+
+Private; `theta_search` calls it.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+# Blocking cells are grown by this much (cells) each way: a sight line passing
+# outside is at least this far from every cell of other ground, far beyond the
+# tolerance the pricing walk gives a corner.
+_MARGIN = 1e-6
+# Blocked slopes are kept within +-_SPAN: sight lines asked about have slopes
+# within +-1, and each kept interval is then at least 1 / (reach + 2) wide, so
+# no more than 3 (reach + 2) + 1 of them are ever apart.
+_SPAN = 1.5
+# Sight lines this close to a diagonal are left to the walk (they pass cells'
+# corners, where a cell the line only touches may be impassable).
+_DIAGONAL = 1e-9
+
+
+@njit(cache=True, inline="always")
+def _axis_cell(major, k, j, sr, sc, cols):
+    """The flat index of the cell k cells out from the source's along ``major``
+    (0: +x, 1: -x, 2: +y, 3: -y), in row (x majors) or column (y majors) j."""
+    if major == 0:
+        return j * cols + sc + k
+    if major == 1:
+        return j * cols + sc - k
+    if major == 2:
+        return (sr + k) * cols + j
+    return (sr - k) * cols + j
+
+
+@njit(cache=True)
+def _merge(alo, ahi, na, clo, chi, nc, blo, bhi):
+    """Merge two sorted lists of closed intervals into ``blo``, ``bhi``, joining
+    those that overlap; returns how many there are."""
+    i = 0
+    j = 0
+    n = 0
+    while i < na or j < nc:
+        if j >= nc or (i < na and alo[i] <= clo[j]):
+            lo, hi = alo[i], ahi[i]
+            i += 1
+        else:
+            lo, hi = clo[j], chi[j]
+            j += 1
+        if n > 0 and lo <= bhi[n - 1]:
+            bhi[n - 1] = max(bhi[n - 1], hi)
+        else:
+            blo[n] = lo
+            bhi[n] = hi
+            n += 1
+    return n
+
+
+@njit(cache=True)
+def _sight_major(kind, k0, cols, height, ox, oy, sr, sc, reach, major, out, r0, c0, w,
+                 alo, ahi, blo, bhi, clo, chi):
+    """Mark in ``out`` the cells of ground ``k0`` in the two octants about one axis
+    (``major``) whose centre the straight line from ``(ox, oy)`` (cell units)
+    reaches through ground ``k0`` only."""
+    along_o, minor_o = (ox, oy) if major < 2 else (oy, ox)
+    along_s, minor_s = (sc, sr) if major < 2 else (sr, sc)
+    limit = cols if major < 2 else height  # cells along the major axis
+    span = height if major < 2 else cols  # cells along the minor axis
+    sign = 1 if major % 2 == 0 else -1
+    na = 0
+    for k in range(1, reach + 1):
+        line = along_s + sign * k
+        if line < 0 or line >= limit:
+            break
+        a0 = (line - along_o) if sign > 0 else (along_o - line - 1.0)  # near edge
+        ac = a0 + 0.5
+        # The cells of this line within the octants: their centres' sight lines.
+        jlo = max(math.ceil(minor_o - ac - 0.5), minor_s - reach, 0)
+        jhi = min(math.floor(minor_o + ac - 0.5), minor_s + reach, span - 1)
+        p = 0
+        for j in range(jlo, jhi + 1):
+            m = (j + 0.5 - minor_o) / ac
+            if abs(m) > 1.0 - _DIAGONAL:
+                continue
+            while p < na and ahi[p] < m:
+                p += 1
+            if p < na and alo[p] <= m:
+                continue
+            i = _axis_cell(major, k, j, sr, sc, cols)
+            if kind[i] == k0:
+                r = i // cols
+                out[(r - r0) * w + (i - r * cols) - c0] = 1
+        # This line's cells of other ground block the sight lines through them.
+        near, far = a0 - _MARGIN, a0 + 1.0 + _MARGIN
+        nc = 0
+        jlo = max(math.floor(minor_o - far) - 1, 0)
+        jhi = min(math.ceil(minor_o + far) + 1, span - 1)
+        for j in range(jlo, jhi + 1):
+            i = _axis_cell(major, k, j, sr, sc, cols)
+            if kind[i] == k0:
+                continue
+            b0, b1 = j - minor_o - _MARGIN, j + 1.0 - minor_o + _MARGIN
+            if near <= 0.0:
+                lo, hi = -_SPAN, _SPAN
+            else:
+                lo, hi = min(b0 / near, b0 / far), max(b1 / near, b1 / far)
+                if hi < -1.0 or lo > 1.0:  # beyond every sight line asked about
+                    continue
+                lo, hi = max(lo, -_SPAN), min(hi, _SPAN)
+            if nc > 0 and lo <= chi[nc - 1]:
+                chi[nc - 1] = max(chi[nc - 1], hi)
+            else:
+                clo[nc] = lo
+                chi[nc] = hi
+                nc += 1
+        if nc > 0:
+            na = _merge(alo, ahi, na, clo, chi, nc, blo, bhi)
+            alo, blo = blo, alo
+            ahi, bhi = bhi, ahi
+            if na == 1 and alo[0] <= -1.0 and ahi[0] >= 1.0:
+                break
+
+
+@njit(cache=True)
+def plain_sight(kind, clear, cols, source, ox, oy, reach, out, r0, c0, w):
+    """Mark with 1 in ``out`` (a window of the grid, ``w`` cells wide, its first cell
+    at row ``r0``, column ``c0``) each cell within ``reach`` cells of the source
+    (chessboard) whose centre the straight line from the point ``(ox, oy)``
+    (cell units) reaches through ground alike to the source's only (``kind``,
+    `CostGrid.alike`): a move there costs the source's multiplier times its
+    length.  Marks nothing unless the ground around the source is alike
+    (``clear[source] >= 1``).  Conservative: a line that passes within
+    `_MARGIN` of other ground, or near a diagonal, is not marked."""
+    if clear[source] < 1:
+        return
+    height = kind.shape[0] // cols
+    sr = source // cols
+    sc = source - sr * cols
+    k0 = kind[source]
+    reach = min(reach, max(cols, height))
+    cap = 3 * (reach + 2) + 8  # blocked intervals apart, at most (`_SPAN`)
+    alo, ahi = np.empty(cap), np.empty(cap)
+    blo, bhi = np.empty(cap), np.empty(cap)
+    clo, chi = np.empty(cap), np.empty(cap)
+    out[(sr - r0) * w + sc - c0] = 1
+    for major in range(4):
+        _sight_major(kind, k0, cols, height, ox, oy, sr, sc, reach, major, out, r0, c0, w,
+                     alo, ahi, blo, bhi, clo, chi)
