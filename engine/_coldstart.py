@@ -49,7 +49,7 @@ KERNELS: dict[str, tuple[str, str, str]] = {
     ) for name in ("astar_table", "reach_table")},
     "theta_search": (
         "engine.search._kernels.anyangle", "theta_search",
-        "f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] i4[:] f8[:] i8 f8 i8 f8 f8 i8 f8 f8 f8 "
+        "f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 i8 f8 f8 i8 f8 f8 f8 "
         "f8[:] i4[:] u1[:] f8[:] i4[:] i4[:] i4[:] i8[:] i8[:]"),
     "refine": (
         "engine.search._kernels.anyangle", "refine",

@@ -213,8 +213,7 @@ def _sight(g, at, budget):
     rows, cols = g.base.shape
     r, c = g.grid.xy_to_rc(at)
     sight, r0, c0, w = _kernels.anyangle._source_sight(
-        g.alike, g.clearance, cols, rows, r * cols + c, float(at[0]), float(at[1]), g.cell,
-        float(budget))
+        g.alike, cols, rows, r * cols + c, float(at[0]), float(at[1]), g.cell, float(budget))
     seen = np.zeros((rows, cols), dtype=bool)
     if sight.size:
         seen[r0:r0 + sight.size // w, c0:c0 + w] = sight.reshape(-1, w) == 1
@@ -250,8 +249,8 @@ def test_plain_sight_marks_only_moves_priced_by_their_length(race):
 
 
 def test_plain_sight_on_open_ground_and_behind_a_building():
-    """On open ground every cell within the allowance is in sight, but for the
-    diagonals through the start (left to the walk); a building hides what lies
+    """On open ground every cell within the allowance is in sight, the diagonals
+    through the start (by cell corners) too; a building hides what lies
     behind it (slopes within 5 / 10 of the line through its middle), and the cells
     outside its shadow are still marked."""
     at = (50.0, 50.0)  # a cell corner: its diagonals run through cell corners
@@ -260,14 +259,23 @@ def test_plain_sight_on_open_ground_and_behind_a_building():
     dx, dy = (xx + 0.5) * 0.5 - at[0], (yy + 0.5) * 0.5 - at[1]
     assert not seen[np.maximum(np.abs(dx), np.abs(dy)) > 20.0 + 2 * 0.5].any()  # its window
     inside = np.hypot(dx, dy) <= 20.0
-    diagonal = np.isclose(np.abs(dx), np.abs(dy))
-    assert (seen[inside & ~diagonal]).all()
-    assert not seen[inside & diagonal & (np.hypot(dx, dy) > 1)].any()
+    assert seen[inside].all()
     house = ("building", [(60, 45), (64, 45), (64, 55), (60, 55)])
     seen = _sight(_grid([house]), at, 30.0)
     behind = (dx > 16) & (np.abs(dy) < 2) & (np.hypot(dx, dy) <= 30)
     assert behind.any() and not seen[behind].any()
-    assert seen[(dx > 16) & (np.abs(dy) > 0.6 * dx) & (np.hypot(dx, dy) <= 28) & ~diagonal].all()
+    assert seen[(dx > 16) & (np.abs(dy) > 0.6 * dx) & (np.hypot(dx, dy) <= 28)].all()
+    # A building's corner on the diagonal: a move along it touches the building.
+    post = ("building", [(55, 54.5), (55.5, 54.5), (55.5, 55), (55, 55)])
+    seen = _sight(_grid([post]), at, 20.0)
+    diagonal = np.isclose(dx, dy)
+    assert not seen[diagonal & (dx > 5)].any() and seen[diagonal & (dx > 0) & (dx < 5)].all()
+    # A unit at the edge of a wood (its cell's neighbours unlike it) sees the open side.
+    wood = ("woods", [(50.5, 0), (100, 0), (100, 100), (50.5, 100)])
+    seen = _sight(_grid([wood]), (50.4, 50.2), 20.0)
+    ddx, ddy = (xx + 0.5) * 0.5 - 50.4, (yy + 0.5) * 0.5 - 50.2
+    open_side = (xx < 101) & (np.hypot(ddx, ddy) <= 20.0)
+    assert seen[open_side].all() and not seen[xx >= 101].any()
 
 
 @settings(max_examples=30, deadline=None)

@@ -224,7 +224,7 @@ class _Nodes:
         a = g.kernel_args
         return _kernels.theta_search(
             a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.enter, a.narrow, g.clearance,
-            g.alike, a.cols, g.cell, source, float(start[0]), float(start[1]), goal,
+            g.alike, g.least, a.cols, g.cell, source, float(start[0]), float(start[1]), goal,
             float(end[0]), float(end[1]), budget, self.dist, self.parent, self.state,
             self.hkey, self.hidx, self.pos, self.touched, self.tried, self.stamp,
         )

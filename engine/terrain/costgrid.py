@@ -143,6 +143,13 @@ class CostGrid:
                         & (self.narrow == 0.0), self.base, np.nan).ravel()
 
     @functools.cached_property
+    def least(self) -> float:
+        """The lowest multiplier anywhere (``inf`` if all is impassable): no move costs
+        less than this times its length."""
+        finite = self.base[np.isfinite(self.base)]
+        return float(finite.min()) if finite.size else math.inf
+
+    @functools.cached_property
     def clearance(self) -> np.ndarray:
         """Per cell (flat, int32): how many cells each way the ground around it is
         `alike`, so that a straight move inside that square box costs the cell's

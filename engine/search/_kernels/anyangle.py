@@ -267,12 +267,12 @@ def _move_cost(ax, ay, a, bx, by, cell, cols, height, base, steep, gxf, gxb, gyf
 
 
 @njit(cache=True, error_model="numpy")
-def _source_sight(alike, clear, cols, height, source, sx, sy, cell, budget):
+def _source_sight(alike, cols, height, source, sx, sy, cell, budget):
     """`plain_sight` from the point ``(sx, sy)`` in cell ``source`` as far as a
     straight move over its ground can go within ``budget``: the window of
     marks, its first row and column and its width (an empty window where
-    the ground around the source is not alike)."""
-    if clear[source] < 1:
+    the source's own ground is not alike)."""
+    if math.isnan(alike[source]):
         return np.zeros(0, dtype=np.uint8), 0, 0, 1
     reach = math.ceil(min(budget / (alike[source] * cell), float(max(cols, height))) + 1.0)
     sr = source // cols
@@ -281,8 +281,54 @@ def _source_sight(alike, clear, cols, height, source, sx, sy, cell, budget):
     c0, c1 = max(sc - reach, 0), min(sc + reach, cols - 1)
     w = c1 - c0 + 1
     sight = np.zeros((r1 - r0 + 1) * w, dtype=np.uint8)
-    plain_sight(alike, clear, cols, source, sx / cell, sy / cell, reach, sight, r0, c0, w)
+    plain_sight(alike, cols, source, sx / cell, sy / cell, reach, sight, r0, c0, w)
     return sight, r0, c0, w
+
+
+@njit(cache=True, error_model="numpy")
+def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist, parent,
+               state, hkey, hidx, pos, touched, nt, n):
+    """Settle every cell of `_source_sight`'s window within ``budget`` at the start's
+    multiplier times its distance from the start, parent the start: the least
+    any move there can cost, when that multiplier is the lowest anywhere.  Of
+    those, the cells beside a passable cell not yet touched are queued to be
+    expanded as usual (a settled cell offers nothing to another).  Returns the
+    touched count and the heap's size."""
+    height = base.shape[0] // cols
+    k0 = base[source]
+    first = nt
+    for i in range(sight.shape[0]):
+        if sight[i] == 0:
+            continue
+        rr = i // w
+        r, c = rr + r0, i - rr * w + c0
+        v = r * cols + c
+        cost = k0 * _length((c + 0.5) * cell - sx, (r + 0.5) * cell - sy)
+        if v == source or cost > budget:
+            continue
+        dist[v] = cost
+        parent[v] = source
+        state[v] = 2
+        touched[nt] = v
+        nt += 1
+    for j in range(first, nt):
+        v = touched[j]
+        r = v // cols
+        c = v - r * cols
+        rim = False
+        for dr in range(-1, 2):
+            for dc in range(-1, 2):
+                rr, cc = r + dr, c + dc
+                if 0 <= rr < height and 0 <= cc < cols:
+                    u = rr * cols + cc
+                    rim = rim or (state[u] == 0 and base[u] != np.inf)
+        if rim:
+            state[v] = 1
+            hkey[n] = dist[v]
+            hidx[n] = v
+            n += 1
+            _sift_up(n - 1, hkey, hidx, pos)
+    return nt, n
 
 
 @njit(cache=True, inline="always")
@@ -293,8 +339,8 @@ def _in_sight(r, c, sight, r0, c0, w):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def theta_search(base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, alike, cols, cell,
-                 source, sx, sy, goal_cell, gx, gy, budget,
+def theta_search(base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, alike, least, cols,
+                 cell, source, sx, sy, goal_cell, gx, gy, budget,
                  dist, parent, state, hkey, hidx, pos, touched, tried, stamp):
     """Theta* from the point ``(sx, sy)`` in cell ``source``: Dijkstra within
     ``budget`` (``goal_cell < 0``), or A* to the point ``(gx, gy)`` in cell
@@ -303,7 +349,9 @@ def theta_search(base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, alike, c
     ``clear`` (`CostGrid.clearance`) is how far around each cell the ground is
     alike: a move within that box is priced without walking it.  Dijkstra
     prices a move from the start to a cell in its `plain_sight` over
-    ``alike`` (`CostGrid.alike`) ground the same way.  The A* bound is the
+    ``alike`` (`CostGrid.alike`) ground the same way, and where the start's
+    multiplier is ``least`` (`CostGrid.least`) settles those cells at once
+    (`_presettle`).  The A* bound is the
     straight-line distance (no multiplier is below 1).  A node is settled
     once and never reopened.  ``dist``, ``parent`` and ``state`` must be at
     rest (``inf``, -1, 0); `reset_nodes` returns the ``touched`` ones there.
@@ -317,13 +365,16 @@ def theta_search(base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, alike, c
     astar = goal_cell >= 0
     stamp[0] += 1
     mark = stamp[0] * (ncell + 1)
-    sight, r0, c0, w = _source_sight(alike, clear, cols, height, source, sx, sy, cell,
+    sight, r0, c0, w = _source_sight(alike, cols, height, source, sx, sy, cell,
                                      0.0 if astar else budget)
     gr = goal_cell // cols if astar else -9
     gc = goal_cell - gr * cols if astar else -9
     nt = 0
     n = 0
     n, nt = _offer(source, 0.0, -1, 0.0, n, dist, parent, state, hkey, hidx, pos, touched, nt)
+    if not astar and sight.shape[0] > 0 and base[source] == least:
+        nt, n = _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist,
+                           parent, state, hkey, hidx, pos, touched, nt, n)
     while n > 0:
         key = hkey[0]
         u = _heap_pop(n, hkey, hidx, pos)

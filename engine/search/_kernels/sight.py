@@ -6,9 +6,10 @@ A shadow cast: in each pair of octants about an axis, lines of cells across
 the axis are visited outward from the start, keeping the sorted, merged
 intervals of slopes that cells of other ground already block; a cell's
 centre is in sight if its slope lies in none of them.  Within its own line a
-sight line to a cell's centre crosses only that cell (slopes below 1), and
-within the start's line only the square around the start, which must be
-alike.
+sight line to a cell's centre crosses only that cell (slopes up to 1; on a
+diagonal it passes by the corner of the cell beside it, which must be alike
+too).  The origin's own line blocks the slopes its cells of other ground
+take between the origin and the line's far edge.
 
 Private; `theta_search` calls it.
 """
@@ -26,8 +27,8 @@ _MARGIN = 1e-6
 # within +-1, and each kept interval is then at least 1 / (reach + 2) wide, so
 # no more than 3 (reach + 2) + 1 of them are ever apart.
 _SPAN = 1.5
-# Sight lines this close to a diagonal are left to the walk (they pass cells'
-# corners, where a cell the line only touches may be impassable).
+# A sight line this close to a diagonal passes by a cell's corner, so the cell
+# of its own line beside it must be alike too.
 _DIAGONAL = 1e-9
 
 
@@ -79,7 +80,7 @@ def _sight_major(kind, k0, cols, height, ox, oy, sr, sc, reach, major, out, r0, 
     span = height if major < 2 else cols  # cells along the minor axis
     sign = 1 if major % 2 == 0 else -1
     na = 0
-    for k in range(1, reach + 1):
+    for k in range(reach + 1):
         line = along_s + sign * k
         if line < 0 or line >= limit:
             break
@@ -89,18 +90,23 @@ def _sight_major(kind, k0, cols, height, ox, oy, sr, sc, reach, major, out, r0, 
         jlo = max(math.ceil(minor_o - ac - 0.5), minor_s - reach, 0)
         jhi = min(math.floor(minor_o + ac - 0.5), minor_s + reach, span - 1)
         p = 0
-        for j in range(jlo, jhi + 1):
+        for j in range(jlo, jhi + 1 if k > 0 else jlo):
             m = (j + 0.5 - minor_o) / ac
-            if abs(m) > 1.0 - _DIAGONAL:
+            if abs(m) > 1.0 + _DIAGONAL:
                 continue
             while p < na and ahi[p] < m:
                 p += 1
             if p < na and alo[p] <= m:
                 continue
             i = _axis_cell(major, k, j, sr, sc, cols)
-            if kind[i] == k0:
-                r = i // cols
-                out[(r - r0) * w + (i - r * cols) - c0] = 1
+            if kind[i] != k0:
+                continue
+            if abs(m) >= 1.0 - _DIAGONAL:  # by the corner of its neighbour towards the axis
+                jj = j - 1 if m > 0.0 else j + 1
+                if not 0 <= jj < span or kind[_axis_cell(major, k, jj, sr, sc, cols)] != k0:
+                    continue
+            r = i // cols
+            out[(r - r0) * w + (i - r * cols) - c0] = 1
         # This line's cells of other ground block the sight lines through them.
         near, far = a0 - _MARGIN, a0 + 1.0 + _MARGIN
         nc = 0
@@ -111,13 +117,14 @@ def _sight_major(kind, k0, cols, height, ox, oy, sr, sc, reach, major, out, r0, 
             if kind[i] == k0:
                 continue
             b0, b1 = j - minor_o - _MARGIN, j + 1.0 - minor_o + _MARGIN
-            if near <= 0.0:
-                lo, hi = -_SPAN, _SPAN
+            if near <= 0.0:  # the origin's own line: lines from it on to the far edge
+                lo = b0 / far if b0 > 0.0 else -_SPAN
+                hi = b1 / far if b1 < 0.0 else _SPAN
             else:
                 lo, hi = min(b0 / near, b0 / far), max(b1 / near, b1 / far)
-                if hi < -1.0 or lo > 1.0:  # beyond every sight line asked about
-                    continue
-                lo, hi = max(lo, -_SPAN), min(hi, _SPAN)
+            if hi < -1.0 or lo > 1.0:  # beyond every sight line asked about
+                continue
+            lo, hi = max(lo, -_SPAN), min(hi, _SPAN)
             if nc > 0 and lo <= chi[nc - 1]:
                 chi[nc - 1] = max(chi[nc - 1], hi)
             else:
@@ -133,16 +140,16 @@ def _sight_major(kind, k0, cols, height, ox, oy, sr, sc, reach, major, out, r0, 
 
 
 @njit(cache=True)
-def plain_sight(kind, clear, cols, source, ox, oy, reach, out, r0, c0, w):
+def plain_sight(kind, cols, source, ox, oy, reach, out, r0, c0, w):
     """Mark with 1 in ``out`` (a window of the grid, ``w`` cells wide, its first cell
     at row ``r0``, column ``c0``) each cell within ``reach`` cells of the source
     (chessboard) whose centre the straight line from the point ``(ox, oy)``
     (cell units) reaches through ground alike to the source's only (``kind``,
     `CostGrid.alike`): a move there costs the source's multiplier times its
-    length.  Marks nothing unless the ground around the source is alike
-    (``clear[source] >= 1``).  Conservative: a line that passes within
-    `_MARGIN` of other ground, or near a diagonal, is not marked."""
-    if clear[source] < 1:
+    length.  Marks nothing where the source's own ground is not alike.
+    Conservative: a line that passes within `_MARGIN` of other ground is not
+    marked."""
+    if math.isnan(kind[source]):
         return
     height = kind.shape[0] // cols
     sr = source // cols
