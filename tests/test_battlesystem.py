@@ -3,6 +3,7 @@ through the API and the CLI, and a case for each rule that fails if it is priced
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ import engine
 from engine import InputError, load_map, load_rules
 from engine.cli import main
 
-from .conftest import MAPS, feature, grid_for, line, rect
+from .conftest import MAPS, battlefield, feature, grid_for, line, rect
 
 BS = MAPS / "battlesystem"
 Y = 2.125  # a row of cell centres (0.25" cells)
@@ -267,12 +268,14 @@ def test_charge_through_woods_and_over_a_hedge(bs):
     c = engine.can_charge(charge_grid(bs), (2, 5), (14, 5), bonus=6, minimum_range=3)
     assert c.allowed and c.reasons == []
     assert c.checks == ["charge initiation check: crossing hedge at (8.75, 5)"]
-    assert c.route.cost == pytest.approx(17.5)
+    assert c.route.cost == pytest.approx(10 + 3 + 4)  # clear, the copse's 2" (3"), the hedge
 
 
 def test_charge_refused_without_enough_move(bs):
     c = engine.can_charge(charge_grid(bs), (2, 5), (14, 5), bonus=5, minimum_range=3)
-    assert not c.allowed and "more than the move and charge bonus (17 in)" in c.reasons[0]
+    assert c.allowed  # 17" of 12 + 5: just enough
+    c = engine.can_charge(charge_grid(bs), (2, 5), (14, 5), bonus=4.5, minimum_range=3)
+    assert not c.allowed and "more than the move and charge bonus (16.5 in)" in c.reasons[0]
 
 
 def test_charge_refused_when_emerging_inside_the_minimum_range(bs):
@@ -300,7 +303,7 @@ def test_cli_charge(capsys):
             "infantry", "--from", "2,5", "--to", "14,5", "--bonus", "6", "--min-range", "3"]
     assert main([*args, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["allowed"] and out["checks"] and out["route"]["cost"] == 17.5
+    assert out["allowed"] and out["checks"] and out["route"]["cost"] == 17
     assert main([*args[:-1], "9"]) == 0
     assert "cannot charge" in capsys.readouterr().out
 
@@ -365,7 +368,7 @@ def test_a_unit_on_a_trail_crossing_a_fence_pays_the_fence_only(bs):
     feats = [feature("swamp", rect(-1, -1, 25, 5)),
              feature("trail", line((-1, 2), (25, 2)), width=1.0),
              feature("fence", line((12, -1), (12, 5)), width=0.5)]
-    g = grid(bs, feats)  # frontage 4" on a 1" trail: narrowed once, on the start's trail cell
+    g = grid(bs, feats)  # frontage 4" on a 1" trail: nothing to enter it
     priced = engine.price_path(g, [(2, Y), (20, Y)])
     assert priced.cost == pytest.approx(18 + 4)
     assert [(leg.kind, leg.cost) for leg in priced.legs if leg.kind != "move"] == [
@@ -426,3 +429,71 @@ def test_turns_to_a_cell_count_quanta_as_route_does(bs):
     for x in (8.125, 8.375, 12.375):
         rt = engine.route(g, (2.125, Y), (x, Y))
         assert turns[g.grid.xy_to_rc((x, Y))] == rt.turns
+
+
+# --- the text's own model of a unit: no rank depth, nothing charged for a trail ---------
+
+
+def _plain(rules, feats, cell, frontage=4.0):
+    """A grid for infantry as the ruleset makes it by default (no depth given),
+    ``frontage`` abreast, on a 16" x 4" table of cells of ``cell``."""
+    bf = load_map(battlefield(feats, 16, 4, units="in", cell=cell))
+    return engine.cost_grid(bf, rules, rules.unit("infantry", frontage=frontage))
+
+
+@pytest.mark.parametrize("cell", [0.25, 0.5, 0.125])
+def test_infantry_crossing_a_two_inch_copse_pays_three_inches(bs, cell):
+    """'Infantry units moving through light woods pay 3" of movement for every 2" (or
+    fraction of 2") traveled through that terrain': 6" of clear ground, 2" of light
+    woods (one started 2": 3"), 2" of clear ground: 6 + 3 + 2 = 11.  The text has no
+    rank depth, so the unit is a point unless given one."""
+    g = _plain(bs, [feature("light woods", rect(6, -1, 8, 5))], cell)
+    assert g.unit.depth == 0
+    assert cost(g, (0, 2), (10, 2)) == pytest.approx(11)
+    assert engine.route(g, (0, 2), (10, 2)).cost == pytest.approx(11)
+    # Half an inch more of woods is a second started 2": 6 + 6 + 1.5 = 13.5.
+    g = _plain(bs, [feature("light woods", rect(6, -1, 8.5, 5))], cell)
+    assert cost(g, (0, 2), (10, 2)) == pytest.approx(6 + 6 + 1.5)
+
+
+def test_ranks_given_under_battlesystem_trail_one_inch_each(bs):
+    """Given ranks, a Battlesystem unit has the ruleset's rank depth (1" each); given
+    none, its race's ranks or else the ruleset's default depth (0)."""
+    assert bs.unit("infantry").depth == 0
+    assert bs.unit("infantry", ranks=2).depth == 2.0
+    assert bs.unit("infantry", depth=1.5).depth == 1.5
+    assert load_rules("fantasy-warlord").unit("humans").depth == 2.0  # one rank of 2 cm
+
+
+@pytest.mark.parametrize("cell", [0.25, 0.5, 0.125])
+def test_a_trail_through_brush_is_clear_ground_with_nothing_to_enter_it(bs, cell):
+    """'A trail is similar to a road ... it is treated as clear, open terrain': a unit
+    four figures (4") abreast going 2" over clear ground and then 12" along a 1.5"
+    trail through brush pays 2 + 12 = 14.  The text's 3" ('a unit can reassume
+    regular formation ... for the standard movement cost of 3"') is for re-forming
+    on open ground, not for entering a trail, so nothing is charged for it."""
+    feats = [feature("brush", rect(2, -1, 17, 5)),
+             feature("trail", line((2, 2), (17, 2)), width=1.5)]
+    g = _plain(bs, feats, cell)
+    priced = engine.price_path(g, [(0, 2), (14, 2)])
+    assert priced.cost == pytest.approx(14)
+    assert all(leg.kind == "move" for leg in priced.legs)
+    assert engine.route(g, (0, 2), (14, 2)).cost == pytest.approx(14)
+    # Off the trail the brush costs "3" ... per 1"": 2 + 12 x 3.
+    assert cost(g, (0, 3.5), (14, 3.5)) == pytest.approx(2 + 36)
+
+
+def test_a_ruleset_may_charge_narrowing_onto_a_trail(tmp_path):
+    """``narrowing`` is the ruleset's: where a trail charges it, a unit wider than
+    the trail pays the formation change (3") once, entering it from clear ground."""
+    text = (Path(engine.rules.__file__).parent / "battlesystem.toml").read_text()
+    assert text.count("narrowing = false") == 1
+    rules_file = tmp_path / "narrowing.toml"
+    rules_file.write_text(text.replace("narrowing = false", "narrowing = true"))
+    rules = load_rules(rules_file)
+    feats = [feature("brush", rect(2, -1, 17, 5)),
+             feature("trail", line((2, 2), (17, 2)), width=1.5)]
+    priced = engine.price_path(_plain(rules, feats, 0.25), [(0, 2), (14, 2)])
+    assert priced.cost == pytest.approx(14 + 3)
+    assert [leg.kind for leg in priced.legs].count("formation change") == 1
+    assert cost(_plain(rules, feats, 0.25, frontage=1.5), (0, 2), (14, 2)) == pytest.approx(14)

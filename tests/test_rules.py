@@ -163,6 +163,13 @@ REFUSALS = {
                      "[ruleset] troops must be a non-empty list"),
     "passage-not-bool": ("passage = true\n\n[terrain.building]", 'passage = "yes"\n\n'
                          "[terrain.building]", "[terrain.trail] passage must be true or false"),
+    "narrowing-not-bool": ("passage = true\n\n[terrain.building]", "passage = true\n"
+                           'narrowing = "no"\n\n[terrain.building]',
+                           "[terrain.trail] narrowing must be true or false"),
+    "narrowing-on-non-passage": ("[terrain.scrub]\n", "[terrain.scrub]\nnarrowing = false\n",
+                                 "[terrain.scrub] narrowing is only for a passage"),
+    "negative-default-depth": ("rank_depth = 2.0", "rank_depth = 2.0\ndefault_depth = -1",
+                               "[ruleset] default_depth must be a finite number >= 0"),
     "negative-formation-change": ("formation_change = 5.0", "formation_change = -1",
                                   "[ruleset] formation_change must be a finite number >= 0"),
     "frontage-below-figure": ("frontage = 8.0", "frontage = 1.0",

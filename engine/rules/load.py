@@ -132,13 +132,17 @@ def _ruleset_head(obj: Any, fail: _Fail) -> dict[str, Any]:
     _check_keys(
         head, "[ruleset]", {"name", "units", "rank_depth"},
         {"break_formation_distance", "troops", "frontage", "figure_width", "formation_change",
-         "march", "irregular_in", "sight_height", "charge_bonus", "combine"}, fail,
+         "march", "irregular_in", "sight_height", "charge_bonus", "combine", "default_depth"},
+        fail,
     )
     if not isinstance(head["name"], str) or not head["name"].strip():
         raise fail(f"[ruleset] name must be a non-empty string, got {head['name']!r}")
     if head["units"] not in ("cm", "in"):
         raise fail(f"[ruleset] units must be \"cm\" or \"in\", got {head['units']!r}")
     rank_depth = _number(head["rank_depth"], "[ruleset] rank_depth", fail)
+    default_depth = head.get("default_depth")
+    if default_depth is not None:
+        default_depth = _number(default_depth, "[ruleset] default_depth", fail)
     bfd = head.get("break_formation_distance")
     if bfd is not None:
         bfd = _number(bfd, "[ruleset] break_formation_distance", fail)
@@ -162,6 +166,7 @@ def _ruleset_head(obj: Any, fail: _Fail) -> dict[str, Any]:
         "name": str(head["name"]),
         "units": head["units"],
         "rank_depth": rank_depth,
+        "default_depth": default_depth,
         "break_formation_distance": bfd,
         "troops": troops,
         "frontage": frontage,
@@ -210,7 +215,7 @@ def _terrain_kind(kname: str, obj: Any, layers: dict[str, str], troops: tuple[st
     _check_keys(
         spec, where, set(),
         {"layers", "role", "cancels", "impassable", "steep_layers", "closed_to", "passage",
-         "uphill_layers", "crossing_cost", *_EFFECT_KEYS}, fail,
+         "narrowing", "uphill_layers", "crossing_cost", *_EFFECT_KEYS}, fail,
     )
     role = spec.get("role", "ground")
     if role not in ROLES:
@@ -220,6 +225,9 @@ def _terrain_kind(kname: str, obj: Any, layers: dict[str, str], troops: tuple[st
         if key in spec and role != "hill":
             raise fail(f"{where} {key} is only for role \"hill\"")
     passage = _boolean(spec.get("passage", False), f"{where} passage", fail)
+    narrowing = _boolean(spec.get("narrowing", True), f"{where} narrowing", fail)
+    if "narrowing" in spec and not passage:
+        raise fail(f"{where} narrowing is only for a passage (passage = true)")
     return TerrainKind(
         name=kname,
         layers=_names(spec.get("layers", []), f"{where} layers", layers, "layer", fail),
@@ -232,6 +240,7 @@ def _terrain_kind(kname: str, obj: Any, layers: dict[str, str], troops: tuple[st
         closed_to=_names(spec.get("closed_to", []), f"{where} closed_to", troops, "troop type",
                          fail),
         passage=passage,
+        narrowing=narrowing,
         uphill_layers=_names(spec.get("uphill_layers", []), f"{where} uphill_layers", layers,
                              "layer", fail),
         crossing_cost=_number(spec.get("crossing_cost", 0.0), f"{where} crossing_cost", fail),

@@ -5,7 +5,9 @@ the shipped files in ``engine/rules/`` are commented throughout):
 
 ``[ruleset]``
     ``name``, ``units`` (``"cm"`` or ``"in"``), ``rank_depth`` (table units per
-    rank) and optionally ``break_formation_distance``, ``sight_height`` (how
+    rank) and optionally ``default_depth`` (the footprint depth of a unit given
+    neither ranks nor a depth, where its race names no ranks; default: one
+    rank), ``break_formation_distance``, ``sight_height`` (how
     far above the ground a figure sees and is seen, for lines of sight over
     hills; default 0), ``troops`` (troop type names), ``figure_width`` and
     ``frontage`` (default sizes), ``formation_change`` (flat cost of narrowing
@@ -26,6 +28,8 @@ the shipped files in ``engine/rules/`` are commented throughout):
     ``"gateway"`` or ``"hill"``), ``cancels`` (layer classes it cancels, e.g.
     a road cancels ``"area"``), ``impassable`` (bool), ``closed_to`` (troop
     types it gives nothing to), ``passage`` (bool: a narrow way),
+    ``narrowing`` (bool, default true: a unit wider than the passage pays
+    ``formation_change`` to enter it),
     ``crossing_cost`` (flat cost per crossing) and, for hills,
     ``uphill_layers`` (priced uphill on every hill) and ``steep_layers``
     (priced uphill on hills marked steep).  Optional effects besides movement
@@ -126,6 +130,7 @@ class TerrainKind:
     steep_layers: tuple[str, ...] = ()
     closed_to: tuple[str, ...] = ()
     passage: bool = False
+    narrowing: bool = True
     uphill_layers: tuple[str, ...] = ()
     crossing_cost: float = 0.0
     effects: TerrainEffects = TerrainEffects()
@@ -235,6 +240,7 @@ class Ruleset:
     name: str
     units: str
     rank_depth: float
+    default_depth: float | None
     break_formation_distance: float | None
     troops: tuple[str, ...]
     frontage: float
@@ -278,7 +284,9 @@ class Ruleset:
         move : float, optional
             Allowance; defaults to the race's ``move``.
         ranks : int, optional
-            Number of ranks; depth = ranks x rank depth.
+            Number of ranks; depth = ranks x rank depth.  Without ranks or a
+            depth: the race's ranks, else the ruleset's ``default_depth``
+            where it has one (Battlesystem: 0, a point), else one rank.
         depth : float, optional
             Footprint depth in table units; overrides ``ranks``.
         frontage : float, optional
@@ -314,6 +322,8 @@ class Ruleset:
             move = spec["move"] * (self.march if march else 1.0)  # each at most 1e9
         if not (finite(move) and move >= 0):
             raise InputError(f"move must be a finite number >= 0, got {shown(move)}")
+        if depth is None and ranks is None and "ranks" not in spec:
+            depth = self.default_depth
         if depth is None:
             if ranks is None:
                 ranks = spec.get("ranks", 1)

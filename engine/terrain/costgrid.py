@@ -428,7 +428,7 @@ def cost_grid(
     combos, combo, base = price_kinds(mask, lay, rules, unit)
     enter = np.zeros(shape) if unit.flying else lay.crossing
     narrow = np.zeros(shape)
-    narrows = narrowing(lay, mask, unit)
+    narrows = narrowing(lay, mask, rules, unit)
     if narrows.any() and rules.formation_change > 0 and not unit.flying:
         _, _, without = price_kinds(mask & ~narrows, lay, rules, unit)
         narrow[(narrows != 0) & (base < without)] = rules.formation_change

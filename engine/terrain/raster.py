@@ -178,11 +178,13 @@ def unit_mask(lay: Layers, rules: Ruleset, unit: Unit) -> np.ndarray:
     return mask
 
 
-def narrowing(lay: Layers, mask: np.ndarray, unit: Unit) -> np.ndarray:
+def narrowing(lay: Layers, mask: np.ndarray, rules: Ruleset, unit: Unit) -> np.ndarray:
     """Bits of the passage kinds under each cell (in ``mask``) narrower than the unit's
-    frontage."""
+    frontage, of the kinds a unit pays to narrow onto (`TerrainKind.narrowing`)."""
     bits = np.zeros(lay.grid.shape, dtype=np.uint64)
     for kind, width in lay.passage.items():
+        if not rules.terrain[kind].narrowing:
+            continue
         b = lay.bits([kind])
         bits |= np.where((mask & b != 0) & (width < unit.frontage), b, np.uint64(0))
     return bits
