@@ -497,3 +497,23 @@ def test_a_ruleset_may_charge_narrowing_onto_a_trail(tmp_path):
     assert priced.cost == pytest.approx(14 + 3)
     assert [leg.kind for leg in priced.legs].count("formation change") == 1
     assert cost(_plain(rules, feats, 0.25, frontage=1.5), (0, 2), (14, 2)) == pytest.approx(14)
+
+
+# --- slopes priced from the hill's own geometry, on any grid ----------------------------
+
+
+@pytest.mark.parametrize("cell", [0.25, 1.0, 0.05])
+def test_climbing_one_inch_to_a_crest_pays_two_on_any_grid(bs, cell):
+    """'a unit pays 2" of movement to climb 1" of elevation ... Descending ... at no
+    additional cost': a ridge 1" high, 2" across (x 4 to 6, crest at x = 5).  Over
+    it from x = 0 to x = 10: 4 clear + 1 up (2) + 1 down + 4 clear = 11, on every
+    grid, the cell below the crest included; up to the crest alone: 4 + 2 = 6."""
+    ridge = feature("hill", rect(4, -1, 6, 5), elevation=1)
+    bf = load_map(battlefield([ridge], 16, 4, units="in", cell=cell))
+    g = engine.cost_grid(bf, bs, bs.unit("infantry", frontage=4.0))
+    assert cost(g, (0, 2), (10, 2)) == pytest.approx(11, abs=1e-6)
+    assert cost(g, (0, 2), (5, 2)) == pytest.approx(6, abs=1e-6)
+    assert cost(g, (10, 2), (0, 2)) == pytest.approx(11, abs=1e-6)  # the same the other way
+    assert cost(g, (5, 2), (6, 2)) == pytest.approx(1, abs=1e-6)    # down: no extra
+    assert engine.route(g, (0, 2), (10, 2)).cost == pytest.approx(11, abs=1e-6)
+    assert engine.route(g, (0, 2), (10, 2), any_angle=False).cost == pytest.approx(11, abs=1e-6)

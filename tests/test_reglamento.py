@@ -10,7 +10,7 @@ import engine
 from engine import InputError, load_map, load_rules
 from engine.cli import main
 
-from .conftest import MAPS, ROOT, feature, grid_for, line, rect
+from .conftest import MAPS, ROOT, battlefield, feature, grid_for, line, rect
 
 RG = MAPS / "reglamento"
 Y = 2.25  # a row of cell centres (0.5 cm cells)
@@ -154,3 +154,18 @@ def test_a_march_multiplier_that_would_make_the_move_infinite_is_named(tmp_path)
     with pytest.raises(engine.RulesError, match=r"fast.toml: \[ruleset\] march must be at most "
                                                 r"1e\+09, got 1e\+308$"):
         load_rules(path)  # was "move must be finite, got inf" when a march was asked for
+
+
+@pytest.mark.parametrize("cell", [0.5, 1.0, 0.1])
+def test_a_near_vertical_slope_climbed_to_its_crest_on_any_grid(rg, cell):
+    """'laderas de colinas casi verticales que deban treparse' are very difficult
+    ground, where a unit moves 'una cuarta parte de su movimiento' (rounded to the
+    nearest cm): a human (10 cm) moves 3 cm there, so climbing 3 cm up such a slope
+    to its crest (a hill 6 cm across, x 10 to 16) spends the whole 10 cm, on every
+    grid; coming down the far side 3 cm is open ground, 3 cm."""
+    slope = feature("hill", rect(10, -10, 16, 16), elevation=4, steep=True)
+    bf = engine.load_map(battlefield([slope], 30, 6, units="cm", cell=cell))
+    g = engine.cost_grid(bf, rg, rg.unit("human", depth=0))
+    assert cost(g, (10, 3), (13, 3)) == pytest.approx(10, abs=1e-6)
+    assert cost(g, (13, 3), (16, 3)) == pytest.approx(3, abs=1e-6)
+    assert cost(g, (7, 3), (19, 3)) == pytest.approx(3 + 10 + 3 + 3, abs=1e-6)

@@ -447,10 +447,8 @@ def cost_grid(
         if rules.combine == "worst":  # climbing costs the worse of the slope and the ground
             ok = np.isfinite(base) & (steep > 1.0)
             steep[ok] = np.maximum(steep[ok] / base[ok], 1.0)
-    h = lay.elevation / lay.grid.cell
-    gxf, gxb, gyf, gyb = (np.zeros(shape) for _ in range(4))
-    gxf[:, :-1] = gxb[:, 1:] = h[:, 1:] - h[:, :-1]
-    gyf[:-1, :] = gyb[1:, :] = h[1:, :] - h[:-1, :]
+    gxf = gxb = lay.rise[0] / lay.grid.cell
+    gyf = gyb = lay.rise[1] / lay.grid.cell
     st = steps(lay.grid.cell, directions)
 
     fp_start, fp_dr, fp_dc, fp_rem = [0], [], [], []

@@ -42,7 +42,12 @@ class Layers:
     mask : ndarray of uint64, shape ``grid.shape``
         Which kinds cover each cell.
     elevation : ndarray of float64
-        Ground height (0 off hills).
+        Ground height at each cell's centre (0 off hills).
+    rise : ndarray of float64, shape ``(2,) + grid.shape``
+        How much the ground rises across each cell, from its left edge to its
+        right (``rise[0]``) and from its top edge to its bottom (``rise[1]``),
+        at the middle of each: the hills' own heights there, so a cell whose
+        far edge is a crest rises to it.
     steep : ndarray of uint64
         Kinds of the steep hills covering each cell (bits as in `mask`).
     passage : dict of str to ndarray of float64
@@ -64,6 +69,7 @@ class Layers:
     kinds: tuple[str, ...]
     mask: np.ndarray
     elevation: np.ndarray
+    rise: np.ndarray
     steep: np.ndarray
     passage: dict[str, np.ndarray]
     crossing: np.ndarray
@@ -103,6 +109,7 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
     mask = np.zeros(grid.shape, dtype=np.uint64)
     steep = np.zeros(grid.shape, dtype=np.uint64)
     elevation = np.zeros(grid.shape, dtype=np.float64)
+    rise = np.zeros((2, *grid.shape), dtype=np.float64)
     passage: dict[str, np.ndarray] = {}
     crossing = np.zeros(grid.shape)
     climb = np.zeros(grid.shape)
@@ -127,12 +134,14 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
         if flat > 0:
             crossing[window][cells] = np.maximum(crossing[window][cells], flat)
         if f.elevation > 0:
-            elevation[window] += _hill_height(grid, window, cells, f.full, f.elevation)
+            centre, across = _hill_height(grid, window, cells, f.full, f.elevation)
+            elevation[window] += centre
+            rise[(slice(None), *window)] += across
         if f.steep:
             steep[window][cells] |= bit[f.terrain]
         if f.climb is not None:
             climb[window][cells] = np.maximum(climb[window][cells], f.climb)
-    result = Layers(grid, kinds, mask, elevation, steep, passage, crossing, climb)
+    result = Layers(grid, kinds, mask, elevation, rise, steep, passage, crossing, climb)
     battlefield._cache[key] = result
     return result
 
@@ -217,14 +226,27 @@ def _cover(grid: GridSpec, area, linear: bool) -> tuple[tuple[slice, slice], np.
 
 
 def _hill_height(grid: GridSpec, window, cells: np.ndarray, outline, elevation: float):
-    """Height field of one hill within ``window`` (0 outside the hill)."""
+    """One hill within ``window``, on the cells it covers (0 elsewhere): its height at
+    each cell's centre, and how much it rises across each cell along x and along y
+    (shape ``(2,) + window``; `Layers.rise`)."""
     r, c = window
     xs, ys = np.meshgrid(
         (np.arange(c.start, c.stop) + 0.5) * grid.cell,
         (np.arange(r.start, r.stop) + 0.5) * grid.cell,
     )
     crest = shapely.maximum_inscribed_circle(outline).length
-    d = shapely.distance(outline.boundary, shapely.points(xs[cells], ys[cells]))
-    height = np.zeros(xs.shape)
-    height[cells] = elevation * np.minimum(d / crest, 1.0) if crest > 0 else 0.0
-    return height
+    x, y, half = xs[cells], ys[cells], 0.5 * grid.cell
+
+    def height(px, py):  # the hill's own: linear in the distance from its outline
+        if crest <= 0:
+            return np.zeros(px.shape)
+        d = shapely.distance(outline.boundary, shapely.points(px, py))
+        d = np.where(shapely.contains_xy(outline, px, py), d, 0.0)
+        return elevation * np.minimum(d / crest, 1.0)
+
+    centre = np.zeros(xs.shape)
+    centre[cells] = height(x, y)
+    across = np.zeros((2, *xs.shape))
+    across[0][cells] = height(x + half, y) - height(x - half, y)
+    across[1][cells] = height(x, y + half) - height(x, y - half)
+    return centre, across
