@@ -150,7 +150,7 @@ def test_step_table_writes_flat_cells_as_their_pieces_price_them(rules, path, un
     a = g.kernel_args
     assert (a.flat > 0).mean() > 0.3 and a.table_cost.size
     cost, uniform = np.empty_like(a.table_cost), np.empty_like(a.table_uniform)
-    tkern.step_table(a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, a.cols, a.plain,
+    tkern.step_table(a.base, a.steep, a.gx, a.gy, a.cols, a.plain,
                         a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start,
                         a.piece_dr, a.piece_dc, a.piece_w, a.enter, a.narrow,
                         np.empty(0, dtype=np.uint8), np.empty(0), False,
@@ -809,7 +809,7 @@ def state_search(g, source, budget):
                     rr, cc = r0 + a.fp_dr[j], c0 + a.fp_dc[j]
                     if 0 <= rr < rows and 0 <= cc < cols:
                         i = rr * cols + cc
-                        w = tkern.ground(a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, i,
+                        w = tkern.ground(a.base, a.steep, a.gx, a.gy, i,
                                             a.ux[k], a.uy[k])
                         if w != math.inf:
                             n = skern.push(lv, rem, org, n, w, a.fp_rem[j], i)
@@ -824,7 +824,7 @@ def state_search(g, source, budget):
                     break
                 if a.piece_w[j] == 0.0:
                     continue
-                w = tkern.ground(a.base, a.steep, a.gxf, a.gxb, a.gyf, a.gyb, i,
+                w = tkern.ground(a.base, a.steep, a.gx, a.gy, i,
                                     a.ux[k], a.uy[k])
                 cost, n, _ = skern.trail.advance(lv, rem, org, n, w, i,
                                                  a.piece_w[j] * a.step_len[k], a.depth, no_f,
@@ -878,7 +878,7 @@ def test_label_search_is_the_search_over_every_trail(rules, seed, depth, hills):
         assert got.keys() == expected.keys()
         assert all(got[c] == pytest.approx(expected[c], rel=1e-9) for c in got)
     assert ws.labels.cost.size > 8 and np.isinf(ws.dist).all() and (ws.pos == -1).all()
-    assert (dearer > 0) == (seed != 1)  # what the labels are for: 11 and 18 cells
+    assert dearer > 0  # what the labels are for: cells a one-path search would overprice
 
 
 def levels_rules(tmp_path, levels):

@@ -100,8 +100,9 @@ class TestSlopes:
 
     def test_reach_up_a_steep_hill_is_shorter_than_down(self, rules):
         g = grid_for(rules, STEEP_HILL)
-        r = engine.reach(g, (20.25, Y), 4)  # on the crest
-        assert r.reachable((16.25, Y))     # down: 4 cm
+        r = engine.reach(g, (20, Y), 4)  # on the crest
+        assert r.reachable((16.25, Y))   # down: 3.75 cm
+        assert not engine.reach(g, (20.5, Y), 4).reachable((16.25, Y))  # 0.5 up to it first
         g2 = grid_for(rules, STEEP_HILL)
         r2 = engine.reach(g2, (10.25, Y), 4)  # at the foot
         assert r2.reachable((12.25, Y)) and not r2.reachable((13.25, Y))
@@ -254,7 +255,7 @@ def test_a_cached_grid_serves_a_unit_that_moves_differently_as_that_unit(rules):
     fresh = engine.cost_grid(engine.load_map(MAPS / "demo.geojson"), rules,
                              rules.unit("humans", move=5))
     assert engine.reach(slow, (30, 40)).area == engine.reach(fresh, (30, 40)).area == 72.5
-    assert engine.reach(full, (30, 40)).area == 1068.0
+    assert engine.reach(full, (30, 40)).area == 1065.75
     # asked again, the same grid: flow fields and regions belong to one grid
     assert engine.cost_grid(bf, rules, rules.unit("humans", move=5)) is slow
 
@@ -275,3 +276,16 @@ def test_distinct_rows_numbers_rows_by_content_even_when_their_hashes_collide():
     assert first.tolist() == [0, 1] and which.tolist() == [0, 1, 1, 0, 0, 1]
     empty = _distinct_rows(np.empty((0, 4)))
     assert empty[0].size == empty[1].size == 0
+
+
+@pytest.mark.parametrize("cell", [0.5, 1.0, 0.1])
+def test_a_steep_hill_is_climbed_to_its_crest_on_any_grid(rules, cell):
+    """'steep hills slow soldiers down as they travel up the slope ... no movement
+    modifier for moving down': humans (steep x2) climbing 3 cm to the crest of a
+    steep hill 6 cm across pay 6, every centimetre of it, the last cell below the
+    crest included; down the far side, 3."""
+    hill = feature("hill", rect(10, -10, 16, 16), elevation=3, steep=True)
+    g = grid_for(rules, [hill], "humans", 30, 6, cell=cell)
+    assert engine.price_path(g, [(10, 3), (13, 3)]).cost == pytest.approx(6, abs=1e-6)
+    assert engine.price_path(g, [(13, 3), (16, 3)]).cost == pytest.approx(3, abs=1e-6)
+    assert engine.route(g, (7, 3), (19, 3)).cost == pytest.approx(3 + 6 + 3 + 3, abs=1e-6)

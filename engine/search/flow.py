@@ -198,7 +198,7 @@ def _reverse_field(grid: CostGrid, cells: np.ndarray, limit: float, bounds: np.n
     starts again with wider ones).
     """
     a = grid.kernel_args
-    ground = (*a[:17], a.nb, a.flat, a.flat_of, a.enter, a.narrow, *grid.incoming_steps,
+    ground = (*a[:15], a.nb, a.flat, a.flat_of, a.enter, a.narrow, *grid.incoming_steps,
               a.onward_start, a.onward)
     goals = np.unique(cells)
     reach = int(max(np.abs(a.step_dr).max(), np.abs(a.step_dc).max()))

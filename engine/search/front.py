@@ -146,8 +146,8 @@ class Reach:
         xs, ys = self._where(nodes)
         a = g.kernel_args
         return float(_kernels.point_cost(
-            float(xy[0]), float(xy[1]), xs, ys, nodes, costs, a.base, a.steep, a.gxf, a.gxb,
-            a.gyf, a.gyb, a.enter, a.narrow, g.clearance, a.cols, g.cell))
+            float(xy[0]), float(xy[1]), xs, ys, nodes, costs, a.base, a.steep, a.gx, a.gy,
+            a.enter, a.narrow, g.clearance, a.cols, g.cell))
 
     def _path_to(self, xy) -> list[tuple[float, float]] | None:
         """The path an any-angle reach prices ``xy`` along (`cost_at`): the start, the
@@ -497,8 +497,8 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
         xs, ys = (np.zeros(2 * len(points)) for _ in range(2))  # room for `refine`
         xs[:len(points)], ys[:len(points)] = zip(*points, strict=True)
         r, c = g.grid.xy_to_rc(points[0])
-        n = _kernels.refine(xs, ys, len(points), r * a.cols + c, a.base, a.steep, a.gxf,
-                            a.gxb, a.gyf, a.gyb, a.enter, a.narrow, g.clearance, a.cols, g.cell,
+        n = _kernels.refine(xs, ys, len(points), r * a.cols + c, a.base, a.steep, a.gx,
+                            a.gy, a.enter, a.narrow, g.clearance, a.cols, g.cell,
                             _SWEEPS)
         straight = [(float(x), float(y)) for x, y in zip(xs[:n], ys[:n], strict=True)]
         straight[0], straight[-1] = points[0], points[-1]

@@ -38,25 +38,25 @@ RISING = 2  # `step_table`: a step whose pieces' multipliers never fall
 
 
 @njit(cache=True)
-def climb(steep, gxf, gxb, gyf, gyb, ux, uy):
+def climb(steep, gx, gy, ux, uy):
     """The steep multiplier if travel along ``(ux, uy)`` gains height, else 1.
 
-    The rise is measured upwind: towards the neighbour the unit moves to
-    (``g?f``: forward differences, ``g?b``: backward), so a crest cell is
-    level both ways rather than uphill on the far side.  Scalars only: the
-    search calls it per step, where passing arrays would cost a reference
-    count each.
+    ``gx``, ``gy``: how much the cell's ground rises across it along x and
+    along y per table unit (`Layers.rise`, the hills' own heights at its
+    edges), so the cell below a crest rises to it and the cell beyond falls.
+    Scalars only: the search calls it per step, where passing arrays would
+    cost a reference count each.
     """
-    rise = (gxf if ux > 0.0 else gxb) * ux + (gyf if uy > 0.0 else gyb) * uy
+    rise = gx * ux + gy * uy
     return steep if rise > UPHILL_TOL else 1.0
 
 
 @njit(cache=True)
-def ground(base, steep, gxf, gxb, gyf, gyb, i, ux, uy):
+def ground(base, steep, gx, gy, i, ux, uy):
     """Multiplier of flat cell ``i`` travelling along ``(ux, uy)``: steep applies uphill only."""
     m = base[i]
     if steep[i] != 1.0:
-        m *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux, uy)
+        m *= climb(steep[i], gx[i], gy[i], ux, uy)
     return m
 
 
@@ -81,7 +81,7 @@ def entry(enter_i, enter_prev, narrow_i, narrow_prev):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def step_table(
-    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    base, steep, gx, gy, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
     narrow, flat, flat_of, incoming, into, cost, uniform,
 ):
@@ -162,7 +162,7 @@ def step_table(
                     continue
                 g = base[i]
                 if not plain and steep[i] != 1.0:
-                    g *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux[k], uy[k])
+                    g *= climb(steep[i], gx[i], gy[i], ux[k], uy[k])
                 if g == np.inf:
                     total = np.inf
                     break

@@ -63,8 +63,8 @@ class CostGrid:
     steep : ndarray of float64
         Extra multiplier paid moving uphill (1 where the ground is not steep).
     slope : tuple of ndarray of float64
-        ``(gxf, gxb, gyf, gyb)``: rise per table unit to the next cell along
-        +x, from the previous cell along x, and likewise along y.
+        ``(gx, gy)``: how much each cell's ground rises per table unit
+        across it along +x and along +y (`Layers.rise` over the cell size).
     combo : ndarray of int32
         Index into `combos`: which kinds cover the cell.
     combos : list of tuple of str
@@ -246,10 +246,8 @@ class KernelArgs(NamedTuple):
 
     base: np.ndarray
     steep: np.ndarray
-    gxf: np.ndarray
-    gxb: np.ndarray
-    gyf: np.ndarray
-    gyb: np.ndarray
+    gx: np.ndarray
+    gy: np.ndarray
     cols: int
     plain: bool
     step_dr: np.ndarray
@@ -303,7 +301,7 @@ def kernel_args(
     """
     f, i = np.empty(0), np.empty(0, dtype=np.int64)
     flat_steep = f if steep is None else steep.ravel()
-    flat_slope = (f, f, f, f) if slope is None else tuple(s.ravel() for s in slope)
+    flat_slope = (f, f) if slope is None else tuple(s.ravel() for s in slope)
     plain = depth == 0 and (steep is None or not (steep != 1.0).any())
     finite = base[np.isfinite(base)]
     top = float(finite.max()) if finite.size else 1.0
@@ -359,7 +357,7 @@ def _step_rows(a: KernelArgs, incoming: bool, cells: np.ndarray, cost: np.ndarra
     def block(t: int) -> None:
         lo, hi = cells.size * t // threads, cells.size * (t + 1) // threads
         if hi > lo:  # an empty block would ask for every cell's row
-            _kernels.step_table(*a[:17], a.enter, a.narrow, a.flat, a.flat_of, incoming,
+            _kernels.step_table(*a[:15], a.enter, a.narrow, a.flat, a.flat_of, incoming,
                                 cells[lo:hi], cost[lo * k:hi * k], uniform[lo * k:hi * k])
 
     on_threads(block, threads)
@@ -447,8 +445,7 @@ def cost_grid(
         if rules.combine == "worst":  # climbing costs the worse of the slope and the ground
             ok = np.isfinite(base) & (steep > 1.0)
             steep[ok] = np.maximum(steep[ok] / base[ok], 1.0)
-    gxf = gxb = lay.rise[0] / lay.grid.cell
-    gyf = gyb = lay.rise[1] / lay.grid.cell
+    gx, gy = lay.rise / lay.grid.cell
     st = steps(lay.grid.cell, directions)
 
     fp_start, fp_dr, fp_dc, fp_rem = [0], [], [], []
@@ -466,7 +463,7 @@ def cost_grid(
     )
     quantum = np.array([combo_quantum(c, rules, unit) for c in combos], dtype=np.float64)
     result = CostGrid(
-        battlefield, rules, unit, lay, base, steep, (gxf, gxb, gyf, gyb), combo, combos, st,
+        battlefield, rules, unit, lay, base, steep, (gx, gy), combo, combos, st,
         footprint, enter, narrow, quantum,
     )
     battlefield._cache[key] = result

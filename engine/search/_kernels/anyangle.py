@@ -112,7 +112,7 @@ def _crossings(lo, hi, delta):
 
 
 @njit(cache=True, error_model="numpy")
-def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, gxf, gxb, gyf, gyb,
+def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, gx, gy,
                  enter, narrow, clear):
     """The price of the straight move from ``(px, py)`` to ``(qx, qy)`` (table units),
     the front starting in cell ``at``: `walk_path`'s for a unit without rear ranks,
@@ -169,7 +169,7 @@ def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, gxf, gxb, 
         r = min(max(math.floor(cpy + sm * dy), 0), height - 1)
         c = min(max(math.floor(cpx + sm * dx), 0), cols - 1)
         i = r * cols + c
-        m = ground(base, steep, gxf, gxb, gyf, gyb, i, u, w)
+        m = ground(base, steep, gx, gy, i, u, w)
         if m == np.inf:
             return np.inf, at
         if entering:
@@ -203,12 +203,12 @@ def _length(dx, dy):
 
 
 @njit(cache=True, inline="always")
-def _node_xy(v, source, sx, sy, ncell, gx, gy, cols, cell):
+def _node_xy(v, source, sx, sy, ncell, tx, ty, cols, cell):
     """Where node v stands: the start, the goal or a cell's centre."""
     if v == source:
         return sx, sy
     if v == ncell:
-        return gx, gy
+        return tx, ty
     r = v // cols
     return (v - r * cols + 0.5) * cell, (r + 0.5) * cell
 
@@ -247,8 +247,7 @@ def _boxed(r, c, ar, ac, br, bc, clear, cols):
 
 
 @njit(cache=True, error_model="numpy")
-def _move_cost(ax, ay, a, bx, by, cell, cols, height, base, steep, gxf, gxb, gyf,
-               gyb, enter, narrow, clear):
+def _move_cost(ax, ay, a, bx, by, cell, cols, height, base, steep, gx, gy, enter, narrow, clear):
     """`segment_cost` from node a at ``(ax, ay)`` to the point ``(bx, by)`` (a cell's
     centre, or the goal), at once where both ends lie in one box of alike
     ground (`CostGrid.clearance`: around a's cell, b's or the middle's), which
@@ -261,8 +260,8 @@ def _move_cost(ax, ay, a, bx, by, cell, cols, height, base, steep, gxf, gxb, gyf
             or _boxed(br, bc, ar, ac, br, bc, clear, cols)
             or _boxed((ar + br) // 2, (ac + bc) // 2, ar, ac, br, bc, clear, cols)):
         return base[a] * _length(bx - ax, by - ay)
-    cost, _ = segment_cost(ax, ay, bx, by, a, cell, cols, height, base, steep, gxf, gxb,
-                           gyf, gyb, enter, narrow, clear)
+    cost, _ = segment_cost(ax, ay, bx, by, a, cell, cols, height, base, steep, gx, gy, enter,
+                           narrow, clear)
     return cost
 
 
@@ -339,11 +338,11 @@ def _in_sight(r, c, sight, r0, c0, w):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def theta_search(base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, alike, least, cols,
-                 cell, source, sx, sy, goal_cell, gx, gy, budget,
+def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
+                 cell, source, sx, sy, goal_cell, tx, ty, budget,
                  dist, parent, state, hkey, hidx, pos, touched, tried, stamp):
     """Theta* from the point ``(sx, sy)`` in cell ``source``: Dijkstra within
-    ``budget`` (``goal_cell < 0``), or A* to the point ``(gx, gy)`` in cell
+    ``budget`` (``goal_cell < 0``), or A* to the point ``(tx, ty)`` in cell
     ``goal_cell``, node ``ncell`` (the arrays hold ``ncell + 1`` nodes).
 
     ``clear`` (`CostGrid.clearance`) is how far around each cell the ground is
@@ -382,17 +381,17 @@ def theta_search(base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, alike, l
         state[u] = 2
         if u == ncell or (not astar and key > budget):
             break
-        ux, uy = _node_xy(u, source, sx, sy, ncell, gx, gy, cols, cell)
+        ux, uy = _node_xy(u, source, sx, sy, ncell, tx, ty, cols, cell)
         p = parent[u]
         px, py = 0.0, 0.0
         if p >= 0:
-            px, py = _node_xy(p, source, sx, sy, ncell, gx, gy, cols, cell)
+            px, py = _node_xy(p, source, sx, sy, ncell, tx, ty, cols, cell)
         ur = u // cols
         uc = u - ur * cols
         near_goal = astar and abs(ur - gr) <= 1 and abs(uc - gc) <= 1
         for j in range(10 if near_goal else 9):
             if j == 9:  # the goal node
-                v, vx, vy, vr, vc = ncell, gx, gy, gr, gc
+                v, vx, vy, vr, vc = ncell, tx, ty, gr, gc
             else:
                 vr, vc = ur + j // 3 - 1, uc + j % 3 - 1
                 if j == 4 or vr < 0 or vr >= height or vc < 0 or vc >= cols:
@@ -410,16 +409,16 @@ def theta_search(base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, alike, l
                     cost = base[p] * _length(vx - px, vy - py)
                 else:
                     cost = dist[p] + _move_cost(px, py, p, vx, vy, cell, cols, height, base,
-                                                steep, gxf, gxb, gyf, gyb, enter, narrow,
+                                                steep, gx, gy, enter, narrow,
                                                 clear)
             if min(cost, dist[v]) > dist[u] + _length(vx - ux, vy - uy):
                 step = dist[u] + _move_cost(ux, uy, u, vx, vy, cell, cols, height, base,
-                                            steep, gxf, gxb, gyf, gyb, enter, narrow, clear)
+                                            steep, gx, gy, enter, narrow, clear)
                 if cost > step * (1.0 + _TIE):  # on a tie, the parent farther back
                     cost, via = step, u
             if cost == np.inf:
                 continue
-            key = cost + _length(gx - vx, gy - vy) * (1.0 - _TIE) if astar else cost
+            key = cost + _length(tx - vx, ty - vy) * (1.0 - _TIE) if astar else cost
             n, nt = _offer(v, cost, via, key, n, dist, parent, state, hkey, hidx, pos,
                            touched, nt)
     return nt
@@ -436,7 +435,7 @@ def reset_nodes(touched, nt, dist, parent, state):
 
 
 @njit(cache=True, error_model="numpy")
-def point_cost(qx, qy, xs, ys, ats, costs, base, steep, gxf, gxb, gyf, gyb, enter, narrow,
+def point_cost(qx, qy, xs, ys, ats, costs, base, steep, gx, gy, enter, narrow,
                clear, cols, cell):
     """The cheapest of ``costs[j]`` plus a straight move from ``(xs[j], ys[j])`` (the
     front in cell ``ats[j]``) to the point ``(qx, qy)``: a reach's cost at a point."""
@@ -446,20 +445,20 @@ def point_cost(qx, qy, xs, ys, ats, costs, base, steep, gxf, gxb, gyf, gyb, ente
         if costs[j] >= best:
             continue
         c, _ = segment_cost(xs[j], ys[j], qx, qy, ats[j], cell, cols, height, base, steep,
-                            gxf, gxb, gyf, gyb, enter, narrow, clear)
+                            gx, gy, enter, narrow, clear)
         best = min(best, costs[j] + c)
     return best
 
 
 @njit(cache=True, error_model="numpy")
-def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, gxf, gxb, gyf, gyb,
+def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, gx, gy,
              enter, narrow, clear):
     """The price of the polyline's points ``lo .. hi``, the front starting in cell
     ``at``; returns it and the cell the front ends in."""
     total = 0.0
     for k in range(lo, hi):
         c, at = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], at, cell, cols, height,
-                             base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear)
+                             base, steep, gx, gy, enter, narrow, clear)
         total += c
         if total == np.inf:
             break
@@ -467,17 +466,17 @@ def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, gxf, gxb, gyf,
 
 
 @njit(cache=True, error_model="numpy")
-def _fronts(xs, ys, n, at0, cell, cols, height, base, steep, gxf, gxb, gyf, gyb, enter,
+def _fronts(xs, ys, n, at0, cell, cols, height, base, steep, gx, gy, enter,
             narrow, clear, ats):
     """``ats[k]``: the cell the front is in on reaching point k of the polyline."""
     ats[0] = at0
     for k in range(n - 1):
         _, ats[k + 1] = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], ats[k], cell, cols,
-                                     height, base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear)
+                                     height, base, steep, gx, gy, enter, narrow, clear)
 
 
 @njit(cache=True, error_model="numpy")
-def _pull(xs, ys, n, ats, cell, cols, height, base, steep, gxf, gxb, gyf, gyb, enter,
+def _pull(xs, ys, n, ats, cell, cols, height, base, steep, gx, gy, enter,
           narrow, clear):
     """Drop the points a straight move over them makes no dearer (string pulling),
     the farthest first; returns the new number of points."""
@@ -486,10 +485,10 @@ def _pull(xs, ys, n, ats, cell, cols, height, base, steep, gxf, gxb, gyf, gyb, e
     while i < n - 1:
         j = n - 1
         while j > i + 1:
-            along, _ = _stretch(xs, ys, i, j, ats[i], cell, cols, height, base, steep, gxf,
-                                gxb, gyf, gyb, enter, narrow, clear)
+            along, _ = _stretch(xs, ys, i, j, ats[i], cell, cols, height, base, steep, gx,
+                                gy, enter, narrow, clear)
             direct, _ = segment_cost(xs[i], ys[i], xs[j], ys[j], ats[i], cell, cols, height,
-                                     base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear)
+                                     base, steep, gx, gy, enter, narrow, clear)
             if direct <= along * (1.0 + _TIE):
                 break
             j -= 1
@@ -500,15 +499,15 @@ def _pull(xs, ys, n, ats, cell, cols, height, base, steep, gxf, gxb, gyf, gyb, e
 
 
 @njit(cache=True, error_model="numpy")
-def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, gxf, gxb, gyf,
-                 gyb, enter, narrow, clear):
+def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, gx, gy, enter,
+                 narrow, clear):
     """Move points ``k .. k + span - 1`` of the polyline together (one bend, or a
     move between two bends slid sideways) where the stretch from point ``k - 1``
     to point ``k + span + 1`` costs least: a compass search in 8 directions,
     from half a cell down to a millionth of one.  Returns True if they moved."""
     hi = min(k + span + 1, n - 1)
-    best, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep, gxf,
-                       gxb, gyf, gyb, enter, narrow, clear)
+    best, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep, gx,
+                       gy, enter, narrow, clear)
     width, tall = cols * cell, height * cell
     h = 0.5 * cell
     moved = False
@@ -526,7 +525,7 @@ def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, gxf, 
                 xs[j] += ox
                 ys[j] += oy
             c, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep,
-                            gxf, gxb, gyf, gyb, enter, narrow, clear)
+                            gx, gy, enter, narrow, clear)
             if c < best * (1.0 - _TIE):
                 best, found, moved = c, True, True
                 break
@@ -550,7 +549,7 @@ def _halve(xs, ys, n):
 
 
 @njit(cache=True, error_model="numpy")
-def refine(xs, ys, n, at0, base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear, cols,
+def refine(xs, ys, n, at0, base, steep, gx, gy, enter, narrow, clear, cols,
            cell, sweeps):
     """Straighten a polyline of ``n`` points (the first and last fixed) by its price:
     drop points a straight move makes no dearer (`_pull`), then move each bend,
@@ -562,7 +561,7 @@ def refine(xs, ys, n, at0, base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear
     does not rise (the caller keeps the path it gave if it does, by rounding)."""
     height = base.shape[0] // cols
     ats = np.empty(xs.shape[0], dtype=np.int64)
-    grid = (base, steep, gxf, gxb, gyf, gyb, enter, narrow, clear)
+    grid = (base, steep, gx, gy, enter, narrow, clear)
     n = _pulled(xs, ys, n, at0, ats, cell, cols, height, grid)
     for sweep in range(sweeps):
         if sweep == 1 and 2 * n - 1 <= xs.shape[0]:  # a bend halfway along every move

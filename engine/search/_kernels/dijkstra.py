@@ -16,7 +16,7 @@ from .heap import _heap_pop, _sift_up
 
 @njit(cache=True, error_model="numpy")
 def search(
-    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    base, steep, gx, gy, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, source, goal, cell, budget,
@@ -113,7 +113,7 @@ def search(
             if b < 0 or (pos[b] == -2 and not reopen):
                 continue
             if fa == 0.0 and not tabled:  # neither the table nor the flat multiplier
-                total = _step_cost(base, steep, gxf, gxb, gyf, gyb, cols, plain, step_len, ux,
+                total = _step_cost(base, steep, gx, gy, cols, plain, step_len, ux,
                                    uy, piece_start, piece_dr, piece_dc, piece_w, enter, narrow,
                                    a, k)
             nd = da + total
@@ -249,7 +249,7 @@ def _step_end(a, ar, ac, k, fa, table_cost, nsteps, step_off, step_dr, step_dc, 
 
 
 @njit(cache=True, inline="always")
-def _step_cost(base, steep, gxf, gxb, gyf, gyb, cols, plain, step_len, ux, uy, piece_start,
+def _step_cost(base, steep, gx, gy, cols, plain, step_len, ux, uy, piece_start,
                piece_dr, piece_dc, piece_w, enter, narrow, a, k):
     """Step ``k`` out of cell ``a`` priced over its pieces: each piece's share of the
     step's length at its multiplier (``base``, and unless ``plain`` the direction's
@@ -268,7 +268,7 @@ def _step_cost(base, steep, gxf, gxb, gyf, gyb, cols, plain, step_len, ux, uy, p
             continue
         g = base[i]
         if not plain and steep[i] != 1.0:
-            g *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux[k], uy[k])
+            g *= climb(steep[i], gx[i], gy[i], ux[k], uy[k])
         if g == np.inf:
             return np.inf
         total += piece_w[j] * step_len[k] * g
@@ -280,7 +280,7 @@ def _step_cost(base, steep, gxf, gxb, gyf, gyb, cols, plain, step_len, ux, uy, p
 
 @njit(cache=True, error_model="numpy")
 def settle_quanta(
-    cells, cost, parent, parent_step, base, steep, gxf, gxb, gyf, gyb, cols,
+    cells, cost, parent, parent_step, base, steep, gx, gy, cols,
     step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, quantum, out,
 ):
     """Reach costs with ground priced per started quantum, along the paths the search kept.
@@ -318,7 +318,7 @@ def settle_quanta(
                     q, d = quantum[i], 0.0
                 if q > 0.0:
                     d += piece_w[j] * step_len[k]
-                    m = ground(base, steep, gxf, gxb, gyf, gyb, i, ux[k], uy[k])
+                    m = ground(base, steep, gx, gy, i, ux[k], uy[k])
             adj[u] = adj[v] + (cost[u] - cost[v]) + extra
             qs[u], qd[u], qm[u] = q, d, m
         out[u] = adj[u]

@@ -29,7 +29,7 @@ TIE = 1.0 + 1e-12  # `search_labels`: a label beats another this much dearer, as
 
 @njit(cache=True, error_model="numpy")
 def search_labels(
-    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    base, steep, gx, gy, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, source, goal, cell, budget, merging,
@@ -85,7 +85,7 @@ def search_labels(
     straight = smallest(step_len)
     diagonal = min(largest(step_len), 2.0 * straight)
     return _search(
-        base, steep, gxf, gxb, gyf, gyb, cols, plain,
+        base, steep, gx, gy, cols, plain,
         step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
         depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
         narrow, onward_start, onward, source, goal, cell, budget, merging,
@@ -97,7 +97,7 @@ def search_labels(
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _search(
-    base, steep, gxf, gxb, gyf, gyb, cols, plain,
+    base, steep, gx, gy, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, source, goal, cell, budget, merging,
@@ -151,7 +151,7 @@ def _search(
             if not merging and beat[b] <= floor * TIE:
                 continue
             n, done = _uniform_trail(x, k, a, b, fa, light, heavy, depth, tabled, nsteps,
-                                     table_uniform, plain, base, steep, gxf, gxb, gyf, gyb, ux,
+                                     table_uniform, plain, base, steep, gx, gy, ux,
                                      uy, s_lv, s_rem)
             if not done:
                 if x != 0 and not merging and _beats_least(
@@ -159,12 +159,11 @@ def _search(
                         l_next):
                     continue
                 n = _start_trail(x, k, ar, ac, na, rows, cols, fp_start, fp_dr, fp_dc, fp_rem,
-                                 base, steep, gxf, gxb, gyf, gyb, ux, uy, l_lv, l_rem, s_lv,
+                                 base, steep, gx, gy, ux, uy, l_lv, l_rem, s_lv,
                                  s_rem, s_org)
                 total, n = _walk_pieces(a, k, n, cols, plain, depth, piece_start, piece_dr,
-                                        piece_dc, piece_w, step_len, base, steep, gxf, gxb, gyf,
-                                        gyb, ux, uy, enter, narrow, s_lv, s_rem, s_org, no_f,
-                                        no_i)
+                                        piece_dc, piece_w, step_len, base, steep, gx, gy, ux,
+                                        uy, enter, narrow, s_lv, s_rem, s_org, no_f, no_i)
             nd = da + total
             if not nd <= budget or nd == np.inf:  # blocked (inf fails the first unless
                 continue  # the budget is inf too)
@@ -283,7 +282,7 @@ def _step_to(a, ar, ac, k, fa, tabled, table_cost, nsteps, step_off, step_dr, st
 
 @njit(cache=True, inline="always")
 def _uniform_trail(x, k, a, b, fa, light, heavy, depth, tabled, nsteps, table_uniform, plain,
-                   base, steep, gxf, gxb, gyf, gyb, ux, uy, s_lv, s_rem):
+                   base, steep, gx, gy, ux, uy, s_lv, s_rem):
     """The trail step ``k`` from label ``x`` at ``a`` to ``b`` leaves where it is one
     level under the whole depth and known without its pieces (a light step, or a
     uniform or rising one from the table, none of the trail heavier than a's ground):
@@ -296,7 +295,7 @@ def _uniform_trail(x, k, a, b, fa, light, heavy, depth, tabled, nsteps, table_un
     if tabled and x != 0 and table_uniform[a * nsteps + k] > 0:
         g = base[a]
         if not plain and steep[a] != 1.0:
-            g *= climb(steep[a], gxf[a], gxb[a], gyf[a], gyb[a], ux[k], uy[k])
+            g *= climb(steep[a], gx[a], gy[a], ux[k], uy[k])
         if heavy <= g:
             if table_uniform[a * nsteps + k] == RISING:
                 # Each piece leaves the ground before it behind at once, the
@@ -304,7 +303,7 @@ def _uniform_trail(x, k, a, b, fa, light, heavy, depth, tabled, nsteps, table_un
                 # ground alone.
                 g = base[b]
                 if not plain and steep[b] != 1.0:
-                    g *= climb(steep[b], gxf[b], gxb[b], gyf[b], gyb[b], ux[k], uy[k])
+                    g *= climb(steep[b], gx[b], gy[b], ux[k], uy[k])
             s_lv[0] = g
             s_rem[0] = depth
             return 1, True
@@ -353,7 +352,7 @@ def _over_least(x, y, na, move, ground_b, l_cost, l_n, l_lv, l_rem):
 
 @njit(cache=True, inline="always")
 def _start_trail(x, k, ar, ac, na, rows, cols, fp_start, fp_dr, fp_dc, fp_rem, base, steep,
-                 gxf, gxb, gyf, gyb, ux, uy, l_lv, l_rem, s_lv, s_rem, s_org):
+                 gx, gy, ux, uy, l_lv, l_rem, s_lv, s_rem, s_org):
     """The trail step ``k`` sets out with, into ``s_*``: label ``x``'s (``na``
     levels), or out of the source (label 0, at row ``ar``, column ``ac``) the
     ground of the footprint standing there, its cells read in the step's
@@ -370,7 +369,7 @@ def _start_trail(x, k, ar, ac, na, rows, cols, fp_start, fp_dr, fp_dc, fp_rem, b
         if rr < 0 or rr >= rows or cc < 0 or cc >= cols:
             continue
         i = rr * cols + cc
-        g = ground(base, steep, gxf, gxb, gyf, gyb, i, ux[k], uy[k])
+        g = ground(base, steep, gx, gy, i, ux[k], uy[k])
         if g != np.inf:
             n = push(s_lv, s_rem, s_org, n, g, fp_rem[j], i)
     return n
@@ -378,7 +377,7 @@ def _start_trail(x, k, ar, ac, na, rows, cols, fp_start, fp_dr, fp_dc, fp_rem, b
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _walk_pieces(a, k, n, cols, plain, depth, piece_start, piece_dr, piece_dc, piece_w,
-                 step_len, base, steep, gxf, gxb, gyf, gyb, ux, uy, enter, narrow, s_lv, s_rem,
+                 step_len, base, steep, gx, gy, ux, uy, enter, narrow, s_lv, s_rem,
                  s_org, no_f, no_i):
     """Price step ``k`` from cell ``a`` piece by piece, the trail in ``s_*`` (``n``
     levels) moving along (`advance`) and the flat entry costs (`entry`) added.
@@ -394,7 +393,7 @@ def _walk_pieces(a, k, n, cols, plain, depth, piece_start, piece_dr, piece_dc, p
             continue
         g = base[i]
         if not plain and steep[i] != 1.0:
-            g *= climb(steep[i], gxf[i], gxb[i], gyf[i], gyb[i], ux[k], uy[k])
+            g *= climb(steep[i], gx[i], gy[i], ux[k], uy[k])
         if g == np.inf:
             return np.inf, n
         c, n, _ = advance(

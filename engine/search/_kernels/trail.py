@@ -91,7 +91,7 @@ _QUANTUM_TOL = 1e-9
 
 @njit(cache=True, error_model="numpy")
 def walk_path(
-    segs, cell, base, steep, gxf, gxb, gyf, gyb, enter, narrow, quantum, combo, lv, rem, org,
+    segs, cell, base, steep, gx, gy, enter, narrow, quantum, combo, lv, rem, org,
     n, at, depth, cols, out_f, out_i,
 ):
     """Price a polyline piece by piece: `engine.pricing`'s walk, in one call.
@@ -128,7 +128,7 @@ def walk_path(
     rec_lv = np.empty(TRAIL + 1)
     rec_org = np.empty(TRAIL + 1, dtype=np.int64)
     rec = (rec_len, rec_lv, rec_org)
-    grid, trail = (base, steep, gxf, gxb, gyf, gyb), (lv, rem, org)
+    grid, trail = (base, steep, gx, gy), (lv, rem, org)
     q, qd, qm, qcell = 0.0, 0.0, 1.0, -1
     k = 0
     for j in range(segs.shape[0]):
@@ -296,7 +296,7 @@ def _walk_pieces(breaks, pr, pc, seg, cell, height, cols, grid, enter, narrow, q
     counts that made the walk 1.6 to 2 times slower.
     """
     px, py, qx, qy, u, w = seg
-    base, steep, gxf, gxb, gyf, gyb = grid
+    base, steep, gx, gy = grid
     lv, rem, org = trail
     rec_len, rec_lv, rec_org = rec
     q, qd, qm, qcell = quantised
@@ -309,7 +309,7 @@ def _walk_pieces(breaks, pr, pc, seg, cell, height, cols, grid, enter, narrow, q
         ax, ay = px + u * s0 * cell, py + w * s0 * cell
         bx, by = (qx, qy) if t == nb - 2 else (px + u * s1 * cell, py + w * s1 * cell)
         length = (s1 - s0) * cell
-        m = ground(base, steep, gxf, gxb, gyf, gyb, i, u, w)
+        m = ground(base, steep, gx, gy, i, u, w)
         if m == np.inf:
             k = _write_row(out_f, out_i, k, BLOCKED, i, i, ax, ay, bx, by, length, np.inf, np.inf)
             continue
