@@ -108,7 +108,7 @@ function viridis(t) {
 
 function sizeBoard() {
   const t = state.terrain;
-  const room = Math.max(400, Math.min(1100, window.innerWidth - 380));
+  const room = Math.max(400, Math.min(1100, window.innerWidth - 460));
   state.scale = room / t.width;
   const w = Math.round(t.width * state.scale);
   const h = Math.round(t.height * state.scale);
@@ -464,10 +464,12 @@ function hover(ev) {
   if (state.threat) lines.push(`${state.threatCount[i]} enem${state.threatCount[i] === 1 ? "y" : "ies"} can reach it`);
   if (state.seen && $("show-sight").checked) lines.push(state.seen(i) ? "in sight" : "out of sight");
   tip.innerHTML = lines.join("<br>");
-  const box = $("board").getBoundingClientRect();
-  tip.style.left = `${ev.clientX - box.left + 14}px`;
-  tip.style.top = `${ev.clientY - box.top + 14}px`;
   tip.hidden = false;
+  const box = $("board").getBoundingClientRect();
+  const x = ev.clientX - box.left, y = ev.clientY - box.top;
+  // Beside the pointer, on the side of the board with room for it.
+  tip.style.left = `${x + 14 + tip.offsetWidth > box.width ? x - 14 - tip.offsetWidth : x + 14}px`;
+  tip.style.top = `${y + 14 + tip.offsetHeight > box.height ? y - 14 - tip.offsetHeight : y + 14}px`;
 }
 
 // ---- controls -------------------------------------------------------------------------
