@@ -101,7 +101,7 @@ def test_hover_shows_the_cost_at_the_cursor(page):
     tip = page.locator("#tip")
     tip.wait_for()
     text = tip.inner_text()
-    assert "×" in text and "reach costs" in text and "left" in text
+    assert "\u00d7" in text and "reach costs" in text and "left" in text  # the multiplier
 
 
 def test_threat_flow_and_sight_toggles(page, tmp_path):

@@ -248,36 +248,47 @@ def _limit(q: FlowQuery) -> float:
     return math.inf if q.limit is None else q.limit
 
 
+def _described(field: Callable) -> str:
+    """An endpoint's description: what its field function's docstring says of its JSON,
+    and how grids are sent (`fields`)."""
+    return " ".join((field.__doc__ or "").split()) + "\n\n" + " ".join(
+        (fields.__doc__ or "").split("\n\n", 1)[-1].split())
+
+
 def _fields(app: FastAPI, engine: _Engine) -> None:
     """Whole grids, for drawing (`fields`)."""
 
     @app.post("/v1/terrain", summary="the battlefield as a picture, one pixel a cell, and its "
-              "legend")
+              "legend", description=_described(fields.terrain_json))
     async def post_terrain(q: MapQuery) -> JSONResponse:
         return await engine.run(lambda: engine.on_map(
             q, lambda bf, rules: fields.terrain_json(bf, layers(bf, rules))))
 
-    @app.post("/v1/fields/ground", summary="what each cell costs the unit")
+    @app.post("/v1/fields/ground", summary="what each cell costs the unit",
+              description=_described(fields.ground_json))
     async def post_ground(q: UnitQuery) -> JSONResponse:
         return await engine.run(lambda: engine.on_unit(q, fields.ground_json))
 
-    @app.post("/v1/fields/reach", summary="a reach cell by cell")
+    @app.post("/v1/fields/reach", summary="a reach cell by cell",
+              description=_described(fields.reach_field_json))
     async def post_reach_field(q: ReachQuery) -> JSONResponse:
         return await engine.run(lambda: engine.on_unit(q, lambda g: fields.reach_field_json(
             g, reach(g, q.at, any_angle=not q.lattice))))
 
-    @app.post("/v1/fields/threat", summary="a threat map cell by cell")
+    @app.post("/v1/fields/threat", summary="a threat map cell by cell",
+              description=_described(fields.threat_field_json))
     async def post_threat_field(q: ThreatQuery) -> JSONResponse:
         return await engine.run(lambda: engine.on_map(q, lambda bf, rules: fields.threat_field_json(
             threat_answer(bf, rules, _enemies(q, rules), charge=q.charge)[0])))
 
-    @app.post("/v1/fields/flow", summary="a flow field's first steps, sampled")
+    @app.post("/v1/fields/flow", summary="a flow field's first steps, sampled",
+              description=_described(fields.flow_field_json))
     async def post_flow_field(q: FlowQuery) -> JSONResponse:
         return await engine.run(lambda: engine.on_unit(q, lambda g: fields.flow_field_json(
             flow_answer(g, q.goals, (), _limit(q))[0])))
 
     @app.post("/v1/fields/visible", summary="a viewshed cell by cell (the target, if any, "
-              "is not used)")
+              "is not used)", description=_described(fields.seen_json))
     async def post_seen(q: VisibleQuery) -> JSONResponse:
         return await engine.run(lambda: engine.on_map(q, lambda bf, rules: fields.seen_json(
             bf, q.observer, visible_answer(bf, rules, q.observer, flying=q.flying,
