@@ -354,3 +354,81 @@ def test_64_concurrent_requests_answer_as_one_at_a_time(served):
         answers = asyncio.run(asyncio.wait_for(together(), 900))
         assert [a.status_code for a in answers] == [200] * 64
         assert [a.json() for a in answers] == [a.json() for a in alone]
+
+
+def test_the_drawing_fields_agree_with_the_answers(client):
+    import base64
+
+    import numpy as np
+
+    unit = {"map": "demo", "race": "humans", "ranks": 2}
+    terrain = client.post("/v1/terrain", json={"map": "demo"}).json()
+    assert terrain["shape"] == [240, 360] and terrain["image"].startswith("data:image/png;base64,")
+    assert {"terrain": "woods", "colour": "#3f8f3a"} in terrain["legend"]
+
+    ground = client.post("/v1/fields/ground", json=unit).json()
+    index = np.frombuffer(base64.b64decode(ground["ground"]), dtype="<u2").reshape(240, 360)
+    rules = engine.load_rules("fantasy-warlord")
+    g = engine.cost_grid(engine.load_map("demo"), rules, rules.unit("humans", ranks=2))
+    multiplier = np.array([np.inf if k["multiplier"] is None else k["multiplier"]
+                           for k in ground["kinds"]])
+    assert np.array_equal(multiplier[index], g.base)
+
+    at = {"at": [30, 40], "probes": []}
+    field = client.post("/v1/fields/reach", json={**unit, **at}).json()
+    answer = client.post("/v1/reach", json={**unit, **at}).json()
+    assert len(field["cells"]) == answer["cells"] and field["allowance"] == answer["allowance"]
+    assert max(field["cost"]) <= field["allowance"]
+
+    enemies = {"map": "demo", "enemies": [{"race": "orcs", "at": [150, 60]}]}
+    threat = client.post("/v1/fields/threat", json=enemies).json()
+    assert len(threat["cells"]) == client.post("/v1/threat", json=enemies).json()["cells"]
+
+    sight = {"map": "demo", "from": [30, 40]}
+    seen = np.unpackbits(np.frombuffer(base64.b64decode(
+        client.post("/v1/fields/visible", json=sight).json()["seen"]), dtype=np.uint8))
+    assert int(seen.sum()) == client.post("/v1/visible", json=sight).json()["cells"]
+
+    flow = client.post("/v1/fields/flow", json={**unit, "goals": [[90, 30]]}).json()
+    assert flow["goals"] == [[90, 30]] and len(flow["arrows"]) > 1000
+    assert all(abs(ux * ux + uy * uy - 1) < 1e-3 for _, _, ux, uy in flow["arrows"])
+
+
+def test_running_out_of_memory_is_a_413_and_a_bug_a_one_line_500(client, monkeypatch):
+    import engine.serve.app as app
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(app, "reach_answer", no_memory)
+    body = {"map": "demo", "race": "humans", "at": [30, 40]}
+    answer = client.post("/v1/reach", json=body)
+    assert answer.status_code == 413 and "out of memory" in answer.json()["error"]
+
+    def bug(*args, **kwargs):
+        raise ZeroDivisionError("a\nbug")
+
+    monkeypatch.setattr(app, "reach_answer", bug)
+    with TestClient(client.app, raise_server_exceptions=False) as c:
+        answer = c.post("/v1/reach", json=body)
+    assert answer.status_code == 500
+    assert answer.json() == {"error": "internal error: ZeroDivisionError: a bug (please report "
+                                      "it)"}
+
+
+def test_which_hosts_are_this_machine_only():
+    from engine.serve.run import _local
+
+    assert _local("127.0.0.1") and _local("::1") and _local("localhost")
+    assert not _local("0.0.0.0") and not _local("192.168.1.5") and not _local("example.org")
+
+
+def test_serve_without_its_extra_says_what_to_install(capsys, monkeypatch):
+    import sys
+
+    for name in [m for m in sys.modules if m.startswith("engine.serve")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "fastapi", None)  # as if it were not installed
+    assert main(["serve"]) == 2
+    err = capsys.readouterr().err
+    assert "needs fastapi" in err and "tabletop-movement[serve]" in err

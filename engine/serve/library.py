@@ -110,7 +110,10 @@ class Library:
         path = self._path(source)
         if path is None:
             return "shipped", source
-        stat = path.stat()
+        try:
+            stat = path.stat()
+        except OSError as exc:  # removed since the folder was listed
+            raise MapError(f"cannot read map {source!r}: {exc.strerror or exc}") from None
         return "file", source, stat.st_mtime_ns, stat.st_size
 
     def load_map(self, source: str | dict[str, Any]) -> Battlefield:
