@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
 
@@ -333,8 +333,9 @@ def _rules_entry(name: str, rules: Ruleset) -> dict:
     return {"name": name, "title": rules.name, "units": rules.units, "races": races}
 
 
-def create_app(maps: str | os.PathLike | None = None, rules=(), *, cache_mb: float = 512,
-               lanes: int | None = None, max_body_mb: float = 16) -> FastAPI:
+def create_app(maps: str | os.PathLike | None = None, rules: Sequence[str | os.PathLike] = (),
+               *, cache_mb: float = 512, lanes: int | None = None,
+               max_body_mb: float = 16) -> FastAPI:
     """The server's application, to run under any ASGI server (``engine serve`` runs it
     under uvicorn).
 
