@@ -1,5 +1,6 @@
 """Command line: ``engine reach``, ``route``, ``price``, ``manoeuvre``, ``charge``,
-``network``, ``visible``, ``threat``, ``flow``, ``movingai`` and ``demo``.
+``network``, ``visible``, ``threat``, ``flow``, ``movingai``, ``demo``, ``warm-up`` and
+``serve`` (the same questions over HTTP: `engine.serve`).
 
 Every user mistake (a broken map, an unknown race, a point off the table)
 prints one line on stderr and exits with status 2; an error of the engine
@@ -17,16 +18,25 @@ import re
 import sys
 from importlib import resources
 
-import numpy as np
-
 from . import _coldstart
 from ._cache import announce_compiles
 from ._version import __version__
+from .answers import (
+    charge_answer,
+    flow_answer,
+    manoeuvre_answer,
+    network_answer,
+    price_answer,
+    reach_answer,
+    route_answer,
+    strict,
+    threat_answer,
+    visible_answer,
+)
 from .errors import EngineError, InputError
 from .maps.geojson import load_map
 from .rules.load import load_rules, shipped_rulesets
 from .search.front import reach, route, turns_for
-from .search.pricing import price_path
 from .terrain.costgrid import cost_grid
 
 __all__ = ["main"]
@@ -135,6 +145,16 @@ def _count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if v < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return v
+
+
+def _port(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= v <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port 0 to 65535, got {text!r}")
     return v
 
 
@@ -284,6 +304,8 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("warm-up", help="compile every kernel ahead (first run after an install)")
 
+    _serve_parser(sub)
+
     p = sub.add_parser("demo", help="run on the shipped battlefields and draw them")
     p.add_argument("--png", metavar="FILE", type=_picture, default="engine-demo.png",
                    help="picture to write (default: engine-demo.png; the crossings map's "
@@ -294,6 +316,23 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show the traceback of an unexpected error")
     return parser
+
+
+def _serve_parser(sub) -> None:
+    """``engine serve``'s options."""
+    p = sub.add_parser("serve", help="answer these questions over HTTP (JSON), with a viewer "
+                       "in the browser")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="the address to listen on (default: 127.0.0.1, this machine only)")
+    p.add_argument("--port", type=_port, default=8765, help="default: 8765; 0 takes a free one")
+    p.add_argument("--maps", metavar="DIR",
+                   help="a folder of GeoJSON maps, asked for by name (forest.geojson: forest)")
+    p.add_argument("--rules", metavar="FILE", nargs="+", action="extend", default=[],
+                   help="rules files, asked for by name (village.toml: village)")
+    p.add_argument("--cache-mb", type=_number, default=512,
+                   help="MiB the cached battlefields and cost grids may hold (default: 512)")
+    p.add_argument("--max-body-mb", type=_number, default=16,
+                   help="the largest request body taken, in MiB (default: 16)")
 
 
 # What a command compiles longest on a cold start, by whether its unit has rear ranks:
@@ -336,10 +375,6 @@ def _grid(args):
     return cost_grid(load_map(args.map), rules, unit)
 
 
-def _round(v: float) -> float | None:
-    return None if math.isinf(v) else round(v, 6)
-
-
 def _legs_text(legs) -> list[str]:
     return [
         f"  ({a[0]:.2f}, {a[1]:.2f}) -> ({b[0]:.2f}, {b[1]:.2f})  {leg.length:7.2f} x "
@@ -354,47 +389,31 @@ def _legs_text(legs) -> list[str]:
 
 def _cmd_reach(args) -> None:
     g = _grid(args)
-    r = reach(g, args.at, any_angle=not args.lattice)
+    r, answer = reach_answer(g, args.at, args.probe, lattice=args.lattice)
     units = g.battlefield.units
-    probes = []
-    for xy in args.probe:
-        c = r.cost_at(xy)
-        probes.append({"at": list(xy), "cost": _round(c), "reachable": r.reachable(xy)})
     if args.png:
         from .render import render_png
 
         render_png(args.png, g, reach=r)
     if args.json:
-        _print_json({
-            "allowance": r.allowance, "area": round(r.area, 6), "cells": len(r.cells),
-            "cell": g.grid.cell, "probes": probes,
-        })
+        _print_json(answer)
         return
     print(f"{g.unit.race} at ({args.at[0]:g}, {args.at[1]:g}), allowance {r.allowance:g} {units}: "
           f"{len(r.cells)} cells, {r.area:.2f} {units}^2 reachable")
-    for p in probes:
+    for p in answer["probes"]:
         cost = "out of reach" if p["cost"] is None else f"cost {p['cost']:g}"
         print(f"  ({p['at'][0]:g}, {p['at'][1]:g}): {cost}, reachable: {p['reachable']}")
 
 
-def _route_json(rt) -> dict:
-    return {
-        "cost": _round(rt.cost), "length": round(rt.length, 6), "turns": rt.turns,
-        "path": [[round(x, 6), round(y, 6)] for x, y in rt.path],
-        "stops": [[round(x, 6), round(y, 6)] for x, y in rt.stops],
-        "legs": [leg.as_dict() for leg in rt.legs],
-    }
-
-
 def _cmd_route(args) -> None:
     g = _grid(args)
-    rt = route(g, args.start, args.goal, any_angle=not args.lattice)
+    rt, answer = route_answer(g, args.start, args.goal, lattice=args.lattice)
     if args.png:
         from .render import render_png
 
         render_png(args.png, g, route=rt)
     if args.json:
-        _print_json(_route_json(rt))
+        _print_json(answer)
         return
     units = g.battlefield.units
     print(f"{g.unit.race}: cost {rt.cost:.2f} {units} over {rt.length:.2f} {units}, "
@@ -404,12 +423,9 @@ def _cmd_route(args) -> None:
 
 def _cmd_price(args) -> None:
     g = _grid(args)
-    p = price_path(g, args.path)
+    p, answer = price_answer(g, args.path)
     if args.json:
-        _print_json({
-            "cost": _round(p.cost), "length": round(p.length, 6),
-            "legs": [leg.as_dict() for leg in p.legs],
-        })
+        _print_json(answer)
         return
     units = g.battlefield.units
     cost = "impassable" if math.isinf(p.cost) else f"{p.cost:.2f} {units}"
@@ -418,32 +434,26 @@ def _cmd_price(args) -> None:
 
 
 def _cmd_manoeuvre(args) -> None:
-    from .ai.checks import manoeuvre
-
     if args.kind == "frontage" and args.figures is None:
         raise InputError("--kind frontage needs --figures N (the figures changing place)")
     g = _grid(args)
-    m = manoeuvre(g, args.at, args.kind, args.figures)
+    m, answer = manoeuvre_answer(g, args.at, args.kind, args.figures)
     if args.json:
-        _print_json({"kind": m.kind, "allowed": m.allowed, "cost": _round(m.cost),
-                     "reason": m.reason})
+        _print_json(answer)
         return
     print(f"{g.unit.race} at ({args.at[0]:g}, {args.at[1]:g}): {m.reason}")
 
 
 def _cmd_charge(args) -> None:
-    from .ai.checks import can_charge
-
     g = _grid(args)
-    c = can_charge(g, args.start, args.target, bonus=args.bonus, minimum_range=args.min_range,
-                   climbed=args.climbed)
+    c, answer = charge_answer(g, args.start, args.target, bonus=args.bonus,
+                              min_range=args.min_range, climbed=args.climbed)
     if args.png and c.route is not None:
         from .render import render_png
 
         render_png(args.png, g, route=c.route)
     if args.json:
-        _print_json({"allowed": c.allowed, "reasons": c.reasons, "checks": c.checks,
-                     "route": None if c.route is None else _route_json(c.route)})
+        _print_json(answer)
         return
     verdict = "can charge" if c.allowed else "cannot charge"
     print(f"{g.unit.race} {verdict}" + (f": {'; '.join(c.reasons)}" if c.reasons else ""))
@@ -452,17 +462,15 @@ def _cmd_charge(args) -> None:
 
 
 def _cmd_network(args) -> None:
-    from .terrain.roads import describe
-
     g = _grid(args)
-    net = describe(g.battlefield, g.rules, g.unit, args.tolerance)
+    net, answer = network_answer(g, args.tolerance)
     if args.png:
         from .render import render_png
 
         render_png(args.png, g, network=net,
                    title=f"network and chokepoints for {g.unit.race}")
     if args.json:
-        _print_json(net.as_dict())
+        _print_json(answer)
         return
     print(_network_text(net, g))
 
@@ -477,15 +485,13 @@ def _network_text(net, g) -> str:
               + ", ".join(f"R{r.id}" for r in c.joins) for c in net.chokepoints]
     return "\n".join(lines)
 def _cmd_visible(args) -> None:
-    from .ai.visibility import viewshed, visible
     from .terrain.raster import layers
 
     observer, target = args.observer, args.target
     rules = load_rules(args.rules)
     bf = load_map(args.map)
-    kw = {"flying": args.flying, "height": args.height}
-    sight = None if target is None else visible(bf, rules, observer, target, **kw)
-    seen = viewshed(bf, rules, observer, **kw) if args.png or target is None else None
+    sight, seen, answer = visible_answer(bf, rules, observer, target, flying=args.flying,
+                                         height=args.height, viewshed=bool(args.png))
     units = bf.units
     where = f"({observer[0]:g}, {observer[1]:g})"
     if args.png:
@@ -497,34 +503,27 @@ def _cmd_visible(args) -> None:
                             table_units=units)
     if sight is not None:
         if args.json:
-            _print_json(sight.as_dict())
+            _print_json(answer)
         else:
             print(sight.reason)
         return
-    count = int(seen.sum())
-    area = count * bf.cell**2
+    count, area = answer["cells"], answer["area"]
     if args.json:
-        _print_json({"observer": list(observer), "cells": count, "of": int(seen.size),
-                     "cell": bf.cell, "area": round(area, 6)})
+        _print_json(answer)
         return
     print(f"from {where}: sees {count} of {seen.size} cells ({100 * count / seen.size:.1f}%), "
           f"{area:.2f} {units}^2")
 
 
 def _cmd_threat(args) -> None:
-    from .ai.threat import threat_map
     from .terrain.raster import layers
 
     rules = load_rules(args.rules)
     bf = load_map(args.map)
     enemies = [(rules.unit(race), xy) for race, xy in args.enemy]
     _expect("threat", "ranks" if any(u.depth > 0 for u, _ in enemies) else "point")
-    t = threat_map(bf, rules, enemies, charge=args.charge)
-    probes = []
-    for xy in args.probe:
-        by = [{"enemy": i, "race": enemies[i][0].race, "margin": round(m, 6)} for i, m in t.at(xy)]
-        probes.append({"at": list(xy), "count": len(by), "by": by})
-    cells = int((t.count > 0).sum())
+    t, answer = threat_answer(bf, rules, enemies, charge=args.charge, probes=args.probe)
+    cells = answer["cells"]
     units = bf.units
     if args.png:
         from .render import render_ai_png
@@ -532,43 +531,28 @@ def _cmd_threat(args) -> None:
         render_ai_png(args.png, layers(bf, rules), threat=t,
                       units=[(xy, 1, u.race) for u, xy in enemies], sides=("friendly", "enemy"))
     if args.json:
-        _print_json({"enemies": [{"race": u.race, "at": list(xy)} for u, xy in enemies],
-                     "charge": args.charge, "cells": cells, "cell": bf.cell,
-                     "area": round(cells * bf.cell**2, 6), "most": int(t.count.max()),
-                     "probes": probes})
+        _print_json(answer)
         return
     print(f"{len(enemies)} enem{'y' if len(enemies) == 1 else 'ies'}"
           + (" charging" if args.charge else "") + f": {cells * bf.cell**2:.2f} {units}^2 "
           f"within reach next turn, up to {int(t.count.max())} at once")
-    for p in probes:
+    for p in answer["probes"]:
         who = ", ".join(f"#{b['enemy']} {b['race']} (margin {b['margin']:g})" for b in p["by"])
         print(f"  ({p['at'][0]:g}, {p['at'][1]:g}): {p['count']} can reach it"
               + (f": {who}" if who else ""))
 
 
 def _cmd_flow(args) -> None:
-    from .errors import NoRouteError
-    from .search.flow import flow_field
-
     g = _grid(args)
-    f = flow_field(g, args.goal, args.limit)
-    probes = []
-    for xy in args.probe:
-        try:
-            path = f.path_from(xy)
-        except NoRouteError:
-            path = []
-        probes.append({"from": list(xy), "cost": _round(f.cost_at(xy)),
-                       "path": [[round(x, 6), round(y, 6)] for x, y in path]})
-    cells = int(np.isfinite(f.cost).sum())
+    f, answer = flow_answer(g, args.goal, args.probe, args.limit)
+    probes, cells = answer["probes"], answer["cells"]
     if args.png:
         from .render import render_ai_png
 
         render_ai_png(args.png, g.layers, flow=f, sides=("start",),
                       units=[(tuple(p["from"]), 0, "from") for p in probes])
     if args.json:
-        _print_json({"goals": [list(xy) for xy in args.goal], "cells": cells,
-                     "cell": g.grid.cell, "probes": probes})
+        _print_json(answer)
         return
     units = g.battlefield.units
     print(f"{g.unit.race}: {cells} cells lead to "
@@ -637,20 +621,9 @@ def _cmd_demo(args) -> None:
     print(f"picture: {picture}")
 
 
-def _strict(value):
-    """``value`` with every non-finite float made None: strict JSON has no NaN or inf."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _strict(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_strict(v) for v in value]
-    return value
-
-
 def _print_json(value) -> None:
     """Print ``value`` as one line of strict JSON (no NaN, no Infinity: null)."""
-    print(json.dumps(_strict(value), allow_nan=False))
+    print(json.dumps(strict(value), allow_nan=False))
 
 
 def _warm_up(args) -> None:
@@ -663,11 +636,23 @@ def _warm_up(args) -> None:
     print(f"kernels ready in {cache_folder()}")
 
 
+def _serve(args) -> None:
+    """``engine serve``: the HTTP API and the viewer (the ``serve`` extra)."""
+    try:
+        from .serve import serve
+    except ImportError as exc:
+        raise InputError(f"engine serve needs {exc.name or 'its dependencies'}: pip install "
+                         "'tabletop-movement[serve]'") from None
+    serve(args.host, args.port, args.maps, args.rules, cache_mb=args.cache_mb,
+          max_body_mb=args.max_body_mb)
+
+
 _COMMANDS = {
     "reach": _cmd_reach, "route": _cmd_route, "price": _cmd_price,
     "manoeuvre": _cmd_manoeuvre, "charge": _cmd_charge,
     "network": _cmd_network, "visible": _cmd_visible, "threat": _cmd_threat,
     "flow": _cmd_flow, "movingai": _cmd_movingai, "demo": _cmd_demo, "warm-up": _warm_up,
+    "serve": _serve,
 }
 
 
@@ -679,7 +664,8 @@ def main(argv: list[str] | None = None) -> int:
     its traceback instead.
     """
     args = _parser().parse_args(argv)
-    if argv is None and args.command != "warm-up":  # the command line, not main([...])
+    # The command line, not main([...]); warm-up and serve compile with a progress bar.
+    if argv is None and args.command not in ("warm-up", "serve"):
         announce_compiles()
         _coldstart.enable()
     try:

@@ -21,7 +21,8 @@ from .terrain.roads import Network
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["FORMATS", "picture_path", "render_ai_png", "render_png", "render_viewshed_png"]
+__all__ = ["FORMATS", "flow_arrows", "picture_path", "render_ai_png", "render_png",
+           "render_viewshed_png", "terrain_image"]
 
 # Painted in this order, so later kinds (linear features last) lie on top.
 _AREAS = {
@@ -110,22 +111,31 @@ def _corners(cells: np.ndarray, cell: float) -> tuple[np.ndarray, np.ndarray, np
     return xs, ys, cells.repeat(2, 0).repeat(2, 1).astype(float)
 
 
-def _terrain(lay: Layers) -> tuple[np.ndarray, dict, list]:
-    """The terrain as an RGB image, each kind's cells and colour, and legend entries."""
-    from matplotlib.colors import to_rgb
-    from matplotlib.patches import Patch
+def terrain_image(lay: Layers) -> tuple[np.ndarray, dict, list[tuple[str, str]]]:
+    """The terrain as the pictures paint it: an RGB image of floats, one pixel a cell
+    (``[row, col]``, y down), each kind's cells and colour, and the legend:
+    ``(kind, "#rrggbb")`` in painting order, for the kinds on the map."""
+    from matplotlib.colors import to_hex, to_rgb
 
     image = np.empty((*lay.grid.shape, 3))
     image[:] = to_rgb(_GROUND)
-    covers, handles = {}, []
+    covers, legend = {}, []
     for kind, colour in _colours(lay.kinds).items():
         if kind in lay.kinds:
             cover = (lay.mask >> np.uint64(lay.kinds.index(kind)) & np.uint64(1)).astype(bool)
             if cover.any():
                 image[cover] = to_rgb(colour)
                 covers[kind] = cover, colour
-                handles.append(Patch(facecolor=colour, edgecolor="0.35", label=kind))
-    return image, covers, handles
+                legend.append((kind, to_hex(colour)))
+    return image, covers, legend
+
+
+def _terrain(lay: Layers) -> tuple[np.ndarray, dict, list]:
+    """`terrain_image`, its legend as matplotlib's legend entries."""
+    from matplotlib.patches import Patch
+
+    image, covers, legend = terrain_image(lay)
+    return image, covers, [Patch(facecolor=c, edgecolor="0.35", label=k) for k, c in legend]
 
 
 def _title(grid: CostGrid, reach: Reach | None, route: Route | None) -> str:
@@ -532,15 +542,10 @@ def _draw_flow(ax, lay: Layers, flow: FlowField, handles: list, units: str | Non
         cs = ax.contour(xc, yc, np.where(finite, flow.cost, np.nan), levels=10, colors="0.25",
                         linewidths=0.5, zorder=4)
         ax.clabel(cs, inline=True, fontsize=6, fmt=lambda v: f"{v:g}{unit}")
-    stride = max(1, round(max(rows, cols) / 45))
-    r, c = np.mgrid[stride // 2:rows:stride, stride // 2:cols:stride]
-    k = flow.step[r, c]
-    on = k >= 0
-    st = flow.grid.steps
+    x, y, ux, uy, spacing = flow_arrows(flow)
     # Arrows 0.6 of their spacing long, in table units (y down, as the image).
-    ax.quiver(xc[c[on]], yc[r[on]], st.ux[k[on]], st.uy[k[on]], angles="xy", pivot="mid",
-              scale_units="xy", scale=1.0 / (0.6 * stride * spec.cell), color="black",
-              width=0.0018, headwidth=4, zorder=5)
+    ax.quiver(x, y, ux, uy, angles="xy", pivot="mid", scale_units="xy",
+              scale=1.0 / (0.6 * spacing), color="black", width=0.0018, headwidth=4, zorder=5)
     for x, y in flow.goals:
         ax.plot(x, y, "D", ms=11, mfc="gold", mec="black", mew=1.2, zorder=8)
     handles.append(Line2D([], [], ls="", marker=r"$\rightarrow$", ms=12, color="black",
@@ -549,6 +554,23 @@ def _draw_flow(ax, lay: Layers, flow: FlowField, handles: list, units: str | Non
                           label="cost to the goal" + (f" ({units})" if units else "")))
     handles.append(Line2D([], [], ls="", marker="D", ms=8, mfc="gold", mec="black",
                           label="goal"))
+
+
+def flow_arrows(flow: FlowField, across: int = 45
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
+    """A flow field's first steps toward its goals, sampled about ``across`` to the
+    longer side: ``(x, y, ux, uy, spacing)``, the sampled cells' centres, the unit
+    vectors of their steps (y down) and the samples' spacing in table units.
+    Cells that lead nowhere are left out."""
+    spec = flow.grid.grid
+    rows, cols = spec.shape
+    stride = max(1, round(max(rows, cols) / across))
+    r, c = np.mgrid[stride // 2:rows:stride, stride // 2:cols:stride]
+    k = flow.step[r, c]
+    on = k >= 0
+    st = flow.grid.steps
+    return ((c[on] + 0.5) * spec.cell, (r[on] + 0.5) * spec.cell, st.ux[k[on]], st.uy[k[on]],
+            stride * spec.cell)
 
 
 def _draw_units(ax, units, sides: Sequence[str] | None, handles: list) -> None:

@@ -62,3 +62,75 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "fuzz" in item.keywords:
             item.add_marker(skip)
+
+
+VILLAGE_RULES = """
+[ruleset]
+name = "Village skirmish"
+units = "cm"
+rank_depth = 2.0
+
+[layers]
+mud = "area"
+
+[terrain.clear]
+[terrain.mud]
+layers = ["mud"]
+
+[defaults.multipliers]
+mud = 2.0
+
+[races.peasants]
+move = 10.0
+"""
+
+
+def village_map() -> dict:
+    """A small map in the village rules' terrain: mud across the middle."""
+    return battlefield([feature("mud", rect(10, 0, 20, 20), fid="mire")], 30, 20)
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory):
+    """A real ``engine serve`` on a free loopback port (with a maps folder holding
+    ``village`` and the rules file ``village``): its base URL and the line it printed
+    on starting. It stops at the end of the session, or by itself after 30 minutes."""
+    import json
+    import queue
+    import shutil
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    folder = tmp_path_factory.mktemp("served")
+    (folder / "maps").mkdir()
+    (folder / "maps" / "village.geojson").write_text(json.dumps(village_map()))
+    (folder / "village.toml").write_text(VILLAGE_RULES)
+    limit = ["timeout", "-s", "INT", "1800"] if shutil.which("timeout") else []
+    proc = subprocess.Popen(
+        [*limit, sys.executable, "-m", "engine", "serve", "--port", "0", "--maps",
+         str(folder / "maps"), "--rules", str(folder / "village.toml")],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
+    deadline, said = time.monotonic() + 900, []  # a cold start compiles every kernel
+    try:
+        while True:
+            try:
+                line = lines.get(timeout=max(deadline - time.monotonic(), 0.1))
+            except queue.Empty:
+                raise TimeoutError("engine serve did not start: " + "".join(said)) from None
+            said.append(line)
+            if line.startswith("engine serve: http://"):
+                break
+            if proc.poll() is not None and lines.empty():
+                raise RuntimeError("engine serve stopped: " + "".join(said))
+        yield line.split()[2].rstrip("/"), line
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
