@@ -237,7 +237,13 @@ def test_wrong_paths_and_methods_answer_in_json(client):
     assert answer.status_code == 405 and "GET" in answer.json()["error"]
 
 
-def test_grids_are_cached_per_map_rules_and_profile(client):
+def test_grids_are_cached_per_map_rules_and_profile(folder):
+    app = create_app(folder / "maps", [folder / "village.toml"], cache_mb=256, max_body_mb=1)
+    with TestClient(app) as client:  # a cache of its own: what other tests asked is not in it
+        _cached_per_map_rules_and_profile(client)
+
+
+def _cached_per_map_rules_and_profile(client):
     cache = client.app.state.engine.cache
     body = {"map": "crossings", "race": "dwarves", "at": [20, 20]}
     first = client.post("/v1/reach", json=body).json()
