@@ -24,11 +24,11 @@ from shapely.geometry import LineString, box, shape
 
 from .._args import did_you_mean, parse_int, real, tame
 from .._limits import BYTES_PER_CELL, is_file, memory_bytes, read_limited
-from ..errors import MapError
+from ..errors import InputError, MapError
 from .battlefield import _DEFAULT_CELL, Battlefield, Feature, Points
-from .tiled import is_tiled, read_tiled
+from .tiled import is_tiled, read_tiled, to_tiled
 
-__all__ = ["battlefield_of", "load_map", "map_document", "shipped_maps"]
+__all__ = ["battlefield_of", "convert_map", "load_map", "map_document", "shipped_maps"]
 _AREA_TYPES = ("Polygon", "MultiPolygon")
 _LINE_TYPES = ("LineString", "MultiLineString")
 _DATA = Path(__file__).resolve().parent / "data"
@@ -156,6 +156,57 @@ def map_document(source: str | Path | dict) -> tuple[Any, str, list[str] | None]
     if isinstance(data, dict) and data.get("type") == "map":  # a Tiled map saved as .json
         return _tiled(path, name)
     return data, name, None
+
+
+def convert_map(source: str | Path | dict, target: str | Path) -> Battlefield:
+    """Write a map in the other format: a Tiled map as GeoJSON, a GeoJSON map as Tiled.
+
+    ``source`` is read and validated as `load_map` reads it; ``target``'s suffix
+    chooses what is written: ``.geojson`` or ``.json`` the engine's GeoJSON
+    dialect (a Tiled map's tile layers become polygons, its points Point
+    features), ``.tmj`` a Tiled JSON map with one object layer (`to_tiled`).
+    Either, read back, gives the same battlefield.
+
+    Parameters
+    ----------
+    source : str, Path or dict
+        As `load_map` takes it.
+    target : str or Path
+        The file to write (replaced if it exists).
+
+    Returns
+    -------
+    Battlefield
+        The map, as ``source`` gives it.
+
+    Raises
+    ------
+    MapError
+        As `load_map`; a polygon with a hole for a ``.tmj``.
+    InputError
+        Another suffix, or a file that cannot be written.
+    """
+    data, name, origins = map_document(source)
+    bf = battlefield_of(data, name, origins)
+    target = Path(target)
+    suffix = target.suffix.lower()
+    if suffix == ".tmj":
+        text = json.dumps(to_tiled(data, bf), indent=1) + "\n"
+    elif suffix in (".geojson", ".json"):
+        rest = {k: v for k, v in data.items() if k not in ("type", "battlefield", "features")}
+        text = "".join([
+            '{"type": "FeatureCollection",\n "battlefield": ', json.dumps(data["battlefield"]),
+            *(f",\n {json.dumps(k)}: {json.dumps(v)}" for k, v in rest.items()),
+            ',\n "features": [\n  ', ",\n  ".join(json.dumps(f) for f in data["features"]),
+            "\n ]}\n"])
+    else:
+        raise InputError(f"cannot write a map as {target.name!r}: give a .geojson, .json or "
+                         ".tmj file (Tiled opens a .tmj and saves it as .tmx)")
+    try:
+        target.write_text(text, "utf-8")
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot write {target}: {exc}") from None
+    return bf
 
 
 def _tiled(path: Path, name: str) -> tuple[dict, str, list[str]]:

@@ -270,7 +270,7 @@ class _Reader:
         rr, c0, c1 = np.array(rr), np.array(c0), np.array(c1)
         runs = shapely.box(x0 + c0 * self.tile, y0 + rr * self.tile, x0 + c1 * self.tile,
                            y0 + (rr + 1) * self.tile)
-        return shapely.coverage_union_all(runs)
+        return shapely.coverage_union_all(runs).simplify(0.0)  # no vertex between two tiles
 
     def tiled_object(self, obj: Any, where: str, at: tuple[float, float]) -> None:
         what = f"layer {where!r}, object {obj.id}" + (f" {obj.name!r}" if obj.name else "")
