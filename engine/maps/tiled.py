@@ -93,8 +93,9 @@ def read_tiled(path: Path, name: str) -> tuple[dict, list[str]]:
 
     m = _parse(path, fail)
     if m.orientation != "orthogonal":
-        raise fail(f"a{'n' if str(m.orientation)[:1] in 'aeiou' else ''} "
-                   f"{shown(m.orientation)} map: only orthogonal maps are read")
+        kind = " ".join(str(m.orientation).split())[:40]
+        raise fail(f"a{'n' if kind[:1] in 'aeiou' else ''} {kind} map: only orthogonal maps "
+                   "are read")
     if m.infinite:
         raise fail("an infinite map: only fixed-size maps are read (untick Infinite in "
                    "Tiled's Map Properties)")
