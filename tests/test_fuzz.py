@@ -1,5 +1,5 @@
-"""Fuzzing: malformed maps, rules files, Moving AI files, command lines and API
-arguments end in an `EngineError` (on the command line: one line, exit 2), never
+"""Fuzzing: malformed maps (GeoJSON and Tiled), rules files, Moving AI files, command
+lines and API arguments end in an `EngineError` (on the command line: one line, exit 2), never
 in any other exception, a traceback or a crash.
 
 Each check runs twice: a short run of 100 cases in every test run, and a
@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -208,6 +209,26 @@ _map_bytes = _shipped_map.flatmap(
 test_map_documents, test_map_documents_long = _twice(check_map_documents, case=_map_docs)
 test_map_texts, test_map_texts_long = _twice(check_map_files, case=_map_texts)
 test_map_bytes, test_map_bytes_long = _twice(check_map_files, case=_map_bytes)
+
+
+# Tiled maps: the shipped example's .tmj mutated as a document, its .tmx byte by byte, each
+# read beside the external tileset both use.
+TILED = MAPS / "tiled"
+
+
+def check_tiled_files(case, scratch):
+    data, suffix = case
+    shutil.copy(TILED / "terrain.tsx", scratch / "terrain.tsx")
+    path = scratch / f"mutated{suffix}"
+    path.write_bytes(data)
+    _load(path, "fantasy-warlord")
+
+
+_tiled_texts = st.tuples(mutated(json.loads((TILED / "field.tmj").read_text())).map(
+    lambda doc: _text(doc).encode()), st.just(".tmj"))
+_tiled_bytes = st.tuples(mangled((TILED / "field.tmx").read_bytes()), st.just(".tmx"))
+test_tiled_texts, test_tiled_texts_long = _twice(check_tiled_files, case=_tiled_texts)
+test_tiled_bytes, test_tiled_bytes_long = _twice(check_tiled_files, case=_tiled_bytes)
 
 
 # Rules files: a number replaced by a hostile one, a line dropped or repeated, bytes.
