@@ -524,6 +524,30 @@ def test_files_pytiled_parser_cannot_read(tmp_path, text, words):
         load_map(path)
 
 
+@pytest.mark.parametrize("write", [write_tmj, write_tmx], ids=["tmj", "tmx"])
+def test_tile_data_that_unpacks_past_the_map_is_refused(tmp_path, write):
+    """Compressed data is unpacked only as far as the map's tiles need (4 bytes each)."""
+    doc = field()
+    if write is write_tmj:
+        doc["layers"][0] |= {"encoding": "base64", "compression": "zlib", "data":
+                             base64.b64encode(zlib.compress(bytes(10**7))).decode()}
+        refused(tmp_path, doc, "zlib tile data unpacks to more than the map's 20 x 10 tiles")
+        return
+    path = write(tmp_path, doc, "gzip")
+    text = path.read_text()
+    start = text.index('compression="gzip">') + len('compression="gzip">')
+    end = text.index("</data>", start)
+    path.write_text(text[:start] + base64.b64encode(gzip.compress(bytes(10**7))).decode()
+                    + text[end:])
+    with pytest.raises(MapError, match="gzip tile data unpacks to more than the map's 20 x 10"):
+        load_map(path)
+
+
+def test_a_map_of_too_many_tiles_is_refused(tmp_path):
+    doc = tiled_map([object_layer("o", [])], width=5000, height=4000)
+    refused(tmp_path, doc, "a map of 5000 x 4000 tiles, more than the 16777216")
+
+
 def test_a_missing_map_file(tmp_path):
     with pytest.raises(MapError, match="no map file"):
         load_map(tmp_path / "nowhere.tmj")

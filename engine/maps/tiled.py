@@ -25,11 +25,14 @@ zlib or gzip compressed base64, tilesets embedded or external (``.tsj``,
 
 from __future__ import annotations
 
+import base64
 import json
 import math
+import zlib
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import numpy as np
 import pytiled_parser as tiled
@@ -134,8 +137,53 @@ def read_tiled(path: Path, name: str) -> tuple[dict, list[str]]:
     return doc, read.origins
 
 
+def _packed(path: Path) -> tuple[Any, Any, list[tuple[str, str]]]:
+    """A map file's width and height in tiles and its compressed tile data, each as
+    (compression, base64 text), read ahead of pytiled-parser; nothing for a file
+    neither JSON nor XML (pytiled-parser says what is wrong with it)."""
+    raw = path.read_bytes()
+    try:
+        if raw.lstrip()[:1] == b"<":
+            root = ElementTree.fromstring(raw)
+            blobs = [(d.get("compression"), d.text) for d in root.iter("data")]
+            size = [root.get(k, "") for k in ("width", "height")]
+            return (*(int(v) if v.isdigit() else None for v in size), blobs)
+        doc = json.loads(raw)
+    except (ElementTree.ParseError, ValueError, RecursionError):
+        return None, None, []
+    if not isinstance(doc, dict):
+        return None, None, []
+    blobs, layers = [], list(doc.get("layers") or [])
+    while layers:
+        layer = layers.pop()
+        if isinstance(layer, dict):
+            if isinstance(layer.get("layers"), list):  # a group's
+                layers += layer["layers"]
+            chunks = layer.get("chunks") if isinstance(layer.get("chunks"), list) else []
+            blobs += [(part.get("compression", layer.get("compression")), part.get("data"))
+                      for part in [layer, *chunks] if isinstance(part, dict)]
+    return doc.get("width"), doc.get("height"), blobs
+
+
 def _parse(path: Path, fail) -> tiled.TiledMap:
-    """pytiled-parser's reading of ``path``; any failure of it is a `MapError`."""
+    """pytiled-parser's reading of ``path``; any failure of it is a `MapError`.
+
+    Compressed tile data is first unpacked here, up to four bytes a tile of the
+    map, and refused if it holds more: pytiled-parser would unpack it whole.
+    """
+    cols, rows, blobs = _packed(path)
+    if finite(cols) and finite(rows) and 0 < cols * rows <= _MAX_TILES:
+        limit = 4 * int(cols) * int(rows)
+        for compression, text in blobs:
+            if compression in ("zlib", "gzip") and isinstance(text, str):
+                try:
+                    unpack = zlib.decompressobj(47)  # zlib or gzip, told by its header
+                    size = len(unpack.decompress(base64.b64decode(text.strip()), limit + 1))
+                except (ValueError, zlib.error):
+                    continue  # pytiled-parser refuses it
+                if size > limit:
+                    raise fail(f"{compression} tile data unpacks to more than the map's "
+                               f"{int(cols)} x {int(rows)} tiles")
     try:
         return tiled.parse_map(path)
     except FileNotFoundError as exc:
