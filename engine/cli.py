@@ -90,8 +90,7 @@ def _point(text: str) -> tuple[float, float] | _Named:
 def _points(tokens: list[str]) -> list[tuple[float, float]]:
     """Points from command-line tokens, each ``X,Y``, two tokens ``X Y`` or ``@NAME``."""
     out, pending = [], []
-    bad = argparse.ArgumentTypeError(
-        f"expected points X,Y, X Y or @NAME, got {' '.join(tokens)!r}")
+    bad = argparse.ArgumentTypeError(f"expected points X,Y or X Y, got {' '.join(tokens)!r}")
     for token in tokens:
         if "," in token or token.startswith("@"):
             if pending:
@@ -122,7 +121,7 @@ class _PointAction(argparse.Action):
             pts = _points(values)
             if not self.many and len(pts) != 1:
                 raise argparse.ArgumentTypeError(
-                    f"expected one point X,Y, X Y or @NAME, got {' '.join(values)!r}")
+                    f"expected one point X,Y or X Y, got {' '.join(values)!r}")
         except argparse.ArgumentTypeError as exc:
             parser.error(f"argument {option_string}: {exc}")
         value = pts if self.many else pts[0]

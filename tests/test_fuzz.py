@@ -369,6 +369,10 @@ _ARGVS = [
      "0,3.25", "--json"],
     ["route", f"{_EX}/goblins.geojson", "--race", "goblins", "--from", "0,3.25", "--to",
      "24.5,3.25", "--png", "route.svg"],
+    ["reach", f"{TILED}/field.tmx", "--race", "humans", "--at", "@Blue Knights", "--probe",
+     "@Objective", "--json"],
+    ["threat", f"{TILED}/field.tmj", "--enemy", "orcs@@Red Orcs", "--probe", "@Objective",
+     "--json"],
 ]
 _HOSTILE_TOKENS = [
     "1e-320", "-1", "nan", "inf", "1e308", "9" * 400, "", "x,y", ",", "1,2,3", "--", "-",
@@ -376,7 +380,7 @@ _HOSTILE_TOKENS = [
     "-0", "1e-300", "humans", "hill trolls", "@", "orcs@", "orcs@1e308,0", "0,0", "-5,-5",
     "1e9,1e9", "--ranks", "1000000", "--depth", "--move", "--frontage", "0.0001", "--march",
     "--rules", "battlesystem", "--formation", "regular", "--help", "x" * 5000, "a\x00b",
-    "maps", ".", "~",
+    "maps", ".", "~", "@Red Orcs", "@", "@@", "goblins@@Objective", "@Nowhere",
 ]
 
 

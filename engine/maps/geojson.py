@@ -6,7 +6,9 @@ A map is a GeoJSON FeatureCollection with a top-level member
 x to the right, y down.  Every feature has ``properties.terrain``.  Areas are
 (Multi)Polygons; linear features are (Multi)LineStrings with
 ``properties.width``; hills are polygons with ``properties.elevation`` and
-optional ``properties.steep``.  Features are clipped to the table.
+optional ``properties.steep``.  Features are clipped to the table.  Point features
+with ``properties.name`` are named places (`Battlefield.points`).  A Tiled map is
+read as this dialect (`engine.maps.tiled`); `convert_map` writes either format.
 """
 
 from __future__ import annotations
@@ -139,11 +141,10 @@ def map_document(source: str | Path | dict) -> tuple[Any, str, list[str] | None]
     name = str(source)
     path = _shipped(name) if isinstance(source, str) and not is_file(source) else None
     path = path or Path(source)
+    tiled = is_tiled(path)
     try:
         raw = read_limited(path)
-        if is_tiled(path):
-            return _tiled(path, name)
-        data = json.loads(raw.decode("utf-8"), parse_int=parse_int)
+        data = None if tiled else json.loads(raw.decode("utf-8"), parse_int=parse_int)
     except FileNotFoundError:
         raise MapError(f"no map file {name!r} (nor a shipped map of that name: "
                        f"{', '.join(shipped_maps())})") from None
@@ -153,8 +154,9 @@ def map_document(source: str | Path | dict) -> tuple[Any, str, list[str] | None]
         raise MapError(f"cannot read map {name}: {exc}") from None
     except RecursionError:
         raise MapError(f"{name}: nested too deeply to be a map") from None
-    if isinstance(data, dict) and data.get("type") == "map":  # a Tiled map saved as .json
-        return _tiled(path, name)
+    if tiled or (isinstance(data, dict) and data.get("type") == "map"):  # Tiled's .json too
+        doc, origins = read_tiled(path, name)
+        return doc, name, origins
     return data, name, None
 
 
@@ -207,12 +209,6 @@ def convert_map(source: str | Path | dict, target: str | Path) -> Battlefield:
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot write {target}: {exc}") from None
     return bf
-
-
-def _tiled(path: Path, name: str) -> tuple[dict, str, list[str]]:
-    """`map_document` of a Tiled map: `read_tiled`'s document and origins."""
-    doc, origins = read_tiled(path, name)
-    return doc, name, origins
 
 
 def battlefield_of(data: Any, name: str = "<memory>",

@@ -40,6 +40,7 @@ import shapely
 from shapely.geometry import mapping
 
 from .._args import did_you_mean, finite, shown
+from .._limits import read_limited
 from ..errors import MapError
 from .battlefield import _DEFAULT_CELL, Battlefield
 
@@ -137,11 +138,10 @@ def read_tiled(path: Path, name: str) -> tuple[dict, list[str]]:
     return doc, read.origins
 
 
-def _packed(path: Path) -> tuple[Any, Any, list[tuple[str, str]]]:
+def _packed(raw: bytes) -> tuple[Any, Any, list[tuple[str, str]]]:
     """A map file's width and height in tiles and its compressed tile data, each as
     (compression, base64 text), read ahead of pytiled-parser; nothing for a file
     neither JSON nor XML (pytiled-parser says what is wrong with it)."""
-    raw = path.read_bytes()
     try:
         if raw.lstrip()[:1] == b"<":
             root = ElementTree.fromstring(raw)
@@ -153,7 +153,8 @@ def _packed(path: Path) -> tuple[Any, Any, list[tuple[str, str]]]:
         return None, None, []
     if not isinstance(doc, dict):
         return None, None, []
-    blobs, layers = [], list(doc.get("layers") or [])
+    blobs, layers = [], doc.get("layers")
+    layers = list(layers) if isinstance(layers, list) else []
     while layers:
         layer = layers.pop()
         if isinstance(layer, dict):
@@ -171,7 +172,11 @@ def _parse(path: Path, fail) -> tiled.TiledMap:
     Compressed tile data is first unpacked here, up to four bytes a tile of the
     map, and refused if it holds more: pytiled-parser would unpack it whole.
     """
-    cols, rows, blobs = _packed(path)
+    try:
+        raw = read_limited(path)
+    except (OSError, ValueError) as exc:
+        raise fail(f"cannot read the map: {exc}") from None
+    cols, rows, blobs = _packed(raw)
     if finite(cols) and finite(rows) and 0 < cols * rows <= _MAX_TILES:
         limit = 4 * int(cols) * int(rows)
         for compression, text in blobs:
