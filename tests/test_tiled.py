@@ -516,6 +516,7 @@ def test_broken_layers_objects_and_tiles(tmp_path, change, words):
     ('{"type": "map", "orientation": "orthogonal"}', "pytiled-parser can read"),
     ("<?xml version='1.0'?>\n<map version='1.10'><layer>", "pytiled-parser can read"),
     ("", "pytiled-parser can read"),
+    ("<?xml version='1.0' encoding='TTF-8'?>\n<map/>", "LookupError: unknown encoding"),
 ])
 def test_files_pytiled_parser_cannot_read(tmp_path, text, words):
     path = tmp_path / "broken.tmx"

@@ -149,7 +149,7 @@ def _packed(raw: bytes) -> tuple[Any, Any, list[tuple[str, str]]]:
             size = [root.get(k, "") for k in ("width", "height")]
             return (*(int(v) if v.isdigit() else None for v in size), blobs)
         doc = json.loads(raw)
-    except (ElementTree.ParseError, ValueError, RecursionError):
+    except (ElementTree.ParseError, ValueError, LookupError, RecursionError):
         return None, None, []
     if not isinstance(doc, dict):
         return None, None, []
