@@ -483,6 +483,8 @@ def test_map_properties_of_your_own_begin_x(tmp_path):
     (lambda d: d["layers"][0]["data"].__setitem__(5, 77),
      "layer 'ground': tile id 77 belongs to no tileset"),
     (lambda d: d["layers"][0]["data"].pop(), "layer 'ground': its data is not 20 x 10 tile ids"),
+    (lambda d: d["layers"][0]["data"].__setitem__(5, 1.5), "its data is not 20 x 10 tile ids"),
+    (lambda d: d["tilesets"][0].__setitem__("firstgid", 0), "firstgid must be a whole number"),
     (lambda d: d["layers"][1]["objects"].append(obj(50, w=16, h=16)),
      "object 50: has no class"),
     (lambda d: d["layers"][1]["objects"].append(obj(51, "woods", w=16, h=16,

@@ -39,7 +39,7 @@ import pytiled_parser as tiled
 import shapely
 from shapely.geometry import mapping
 
-from .._args import did_you_mean, finite, shown
+from .._args import did_you_mean, finite, shown, whole
 from .._limits import read_limited
 from ..errors import MapError
 from .battlefield import _DEFAULT_CELL, Battlefield
@@ -60,8 +60,8 @@ _TILE_PX = 32
 
 
 def is_tiled(path: Path) -> bool:
-    """Whether ``path`` names a Tiled map by its suffix (``.tmx``, ``.tmj``); a
-    ``.json`` file is one when it says ``"type": "map"``."""
+    """Whether ``path`` names a Tiled map by its suffix (``.tmx``, ``.tmj``).  A
+    ``.json`` file is one too when it says ``"type": "map"`` (`load_map` looks)."""
     return path.suffix.lower() in _SUFFIXES
 
 
@@ -118,7 +118,7 @@ def read_tiled(path: Path, name: str) -> tuple[dict, list[str]]:
     units = props.get("units")
     if units is None:
         raise fail('needs a map property "units": "cm" or "in"')
-    if units not in _DEFAULT_CELL:
+    if not isinstance(units, str) or units not in _DEFAULT_CELL:
         raise fail(f'map property units must be "cm" or "in", got {shown(units)}')
     tile = props.get("tile_size", 1)
     if not finite(tile) or tile <= 0:
@@ -231,13 +231,13 @@ def _properties(raw: Any, what: str, fail) -> dict[str, Any]:
 def _terrain(kind: Any, props: dict, what: str, fail) -> str | None:
     """The terrain kind a class and a ``terrain`` property name (None: neither)."""
     given = props.pop("terrain", None)
-    kinds = {k for k in (kind or None, given) if k is not None}
-    if len(kinds) > 1:
+    kinds = [k for k in (kind or None, given) if k is not None]
+    if len(kinds) == 2 and kinds[0] != kinds[1]:
         raise fail(f"{what}: class {shown(kind)} and terrain property {shown(given)} "
                    "disagree; give one")
     if not kinds:
         return None
-    (terrain,) = kinds
+    terrain = kinds[0]
     if not isinstance(terrain, str) or not terrain.strip():
         raise fail(f"{what}: terrain must be the name of a terrain kind, got {shown(terrain)}")
     return terrain
@@ -251,6 +251,8 @@ class _Reader:
         self.features: list[dict] = []
         self.origins: list[str] = []
         self.drawn = False  # any object drawn as an area or a line
+        if not all(whole(first) and first >= 1 for first in m.tilesets):
+            raise fail("a tileset's firstgid must be a whole number >= 1")
         self.firsts = sorted(m.tilesets)
 
     def add(self, feature: dict, origin: str) -> None:
@@ -290,12 +292,11 @@ class _Reader:
 
     def tile_layer(self, layer: tiled.TileLayer, where: str, at: tuple[float, float]) -> None:
         cols, rows = self.m.map_size
-        data = layer.data or []
         try:
-            gids = np.array(data, dtype=np.int64)
-        except (ValueError, TypeError, OverflowError):
-            gids = None
-        if gids is None or gids.shape != (rows, cols) or (gids < 0).any():
+            gids = np.array(layer.data or [])
+        except (ValueError, TypeError, OverflowError):  # rows of unequal length
+            gids = np.zeros(0)
+        if gids.dtype.kind not in "iu" or gids.shape != (rows, cols) or (gids < 0).any():
             raise self.fail(f"layer {where!r}: its data is not {cols} x {rows} tile ids "
                             "(whole numbers >= 0), one per tile of the map")
         ids = gids & _GID
