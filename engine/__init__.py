@@ -29,7 +29,7 @@ from .ai import (  # noqa: E402
 )
 from .errors import EngineError, InputError, MapError, NoRouteError, RulesError  # noqa: E402
 from .grid import GridSpec  # noqa: E402
-from .maps import Battlefield, Feature, load_map, shipped_maps  # noqa: E402
+from .maps import Battlefield, Feature, Points, convert_map, load_map, shipped_maps  # noqa: E402
 from .rules import Ruleset, Unit, load_rules, shipped_rulesets  # noqa: E402
 from .search import (  # noqa: E402
     FlowField,
@@ -86,6 +86,7 @@ __all__ = [
     "Network",
     "NoRouteError",
     "Option",
+    "Points",
     "Pricing",
     "Reach",
     "Region",
@@ -101,6 +102,7 @@ __all__ = [
     "chokepoints",
     "choose_position",
     "connected",
+    "convert_map",
     "cost_field",
     "cost_grid",
     "describe",

@@ -7,6 +7,7 @@ never a bool where a number is asked for, and only a bool where a yes/no is:
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
 from collections.abc import Iterable, Sequence
@@ -16,8 +17,8 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["Huge", "finite", "flag", "instance", "listed", "parse_int", "point", "real", "shown",
-           "tame", "whole"]
+__all__ = ["Huge", "did_you_mean", "finite", "flag", "instance", "listed", "parse_int", "point",
+           "real", "shown", "tame", "whole"]
 
 # Integers with more digits than this are read as `Huge`: a float holds at most 309.
 _MAX_DIGITS = 300
@@ -90,6 +91,12 @@ def shown(value: Any) -> str:
     as "a 401-digit integer", and at most 60 characters of it."""
     text = repr(tame(value))
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def did_you_mean(key: Any, known: Sequence[str]) -> str:
+    """", did you mean 'x'?" for the one of ``known`` closest to ``key``, or ""."""
+    close = difflib.get_close_matches(str(key), known, n=1)
+    return f", did you mean {close[0]!r}?" if close else ""
 
 
 def whole(value: Any) -> bool:

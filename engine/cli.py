@@ -1,6 +1,9 @@
 """Command line: ``engine reach``, ``route``, ``price``, ``manoeuvre``, ``charge``,
-``network``, ``visible``, ``threat``, ``flow``, ``movingai``, ``demo``, ``warm-up`` and
-``serve`` (the same questions over HTTP: `engine.serve`).
+``network``, ``visible``, ``threat``, ``flow``, ``convert``, ``movingai``, ``demo``,
+``warm-up`` and ``serve`` (the same questions over HTTP: `engine.serve`).
+
+A point is ``X,Y`` (or two tokens ``X Y``), or ``@NAME``: a named point of the map
+(`Battlefield.points`), looked up once the map is loaded.
 
 Every user mistake (a broken map, an unknown race, a point off the table)
 prints one line on stderr and exits with status 2; an error of the engine
@@ -34,7 +37,7 @@ from .answers import (
     visible_answer,
 )
 from .errors import EngineError, InputError
-from .maps.geojson import load_map
+from .maps.geojson import convert_map, load_map
 from .rules.load import load_rules, shipped_rulesets
 from .search.front import reach, route, turns_for
 from .terrain.costgrid import cost_grid
@@ -47,7 +50,8 @@ CROSSINGS_START = (10.0, 20.0)
 CROSSINGS_GOAL = (190.0, 130.0)
 
 
-_MAP_HELP = "a GeoJSON battlefield: a path, or the name of a shipped map (demo, crossings)"
+_MAP_HELP = ("a battlefield: a GeoJSON or Tiled (.tmx, .tmj) map's path, or the name of a "
+             "shipped map (demo, crossings)")
 _LATTICE_HELP = ("search the step lattice from cell centres (the grid's directions) instead "
                  "of measuring any-angle from the unit's own point")
 
@@ -75,7 +79,15 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def _point(text: str) -> tuple[float, float]:
+class _Named(str):
+    """A point given by name (``@NAME``), looked up in the map's points (`_resolve`)."""
+
+
+def _point(text: str) -> tuple[float, float] | _Named:
+    if text.startswith("@"):
+        if not text[1:].strip():
+            raise argparse.ArgumentTypeError(f"expected a point's name after @, got {text!r}")
+        return _Named(text[1:])
     try:
         x, y = (float(v) for v in text.split(","))
     except ValueError:
@@ -86,11 +98,11 @@ def _point(text: str) -> tuple[float, float]:
 
 
 def _points(tokens: list[str]) -> list[tuple[float, float]]:
-    """Points from command-line tokens, each ``X,Y`` or two tokens ``X Y``."""
+    """Points from command-line tokens, each ``X,Y``, two tokens ``X Y`` or ``@NAME``."""
     out, pending = [], []
     bad = argparse.ArgumentTypeError(f"expected points X,Y or X Y, got {' '.join(tokens)!r}")
     for token in tokens:
-        if "," in token:
+        if "," in token or token.startswith("@"):
             if pending:
                 raise bad
             out.append(_point(token))
@@ -158,11 +170,32 @@ def _port(text: str) -> int:
     return v
 
 
-def _enemy(text: str) -> tuple[str, tuple[float, float]]:
-    race, at, where = text.rpartition("@")
+def _enemy(text: str) -> tuple[str, tuple[float, float] | _Named]:
+    race, at, where = text.partition("@@") if "@@" in text else text.rpartition("@")
     if not at or not race:
-        raise argparse.ArgumentTypeError(f"expected RACE@X,Y, got {text!r}")
-    return race, _point(where)
+        raise argparse.ArgumentTypeError(f"expected RACE@X,Y or RACE@@NAME, got {text!r}")
+    return race, _point("@" + where if at == "@@" else where)
+
+
+def _resolve(args, bf) -> None:
+    """Replace every point ``args`` gives by name (``@NAME``) by where ``bf`` has it."""
+
+    def resolved(value):
+        if isinstance(value, _Named):
+            return bf.points[str(value)]
+        if isinstance(value, list | tuple):
+            return type(value)(resolved(v) for v in value)
+        return value
+
+    for key, value in vars(args).items():
+        setattr(args, key, resolved(value))
+
+
+def _battlefield(args):
+    """The map ``args`` names, with its named points resolved in ``args`` (`_resolve`)."""
+    bf = load_map(args.map)
+    _resolve(args, bf)
+    return bf
 
 
 def _picture(text: str) -> str:
@@ -221,7 +254,8 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("route", help="the cheapest route between two points")
     unit_args(p)
     p.add_argument("--from", dest="start", action=_PointAction, required=True,
-                   help="where the unit stands (X,Y or X Y, as every point here)")
+                   help="where the unit stands (X,Y or X Y, as every point here, or @NAME: "
+                   "a named point of the map)")
     p.add_argument("--to", dest="goal", action=_PointAction, required=True,
                    help="where it goes")
     p.add_argument("--lattice", action="store_true", help=_LATTICE_HELP)
@@ -279,7 +313,8 @@ def _parser() -> argparse.ArgumentParser:
         help=f"a rules file, or a shipped ruleset ({', '.join(shipped_rulesets())})",
     )
     p.add_argument("--enemy", type=_enemy, action="append", required=True, metavar="RACE@X,Y",
-                   help="an enemy unit and its position (repeatable)")
+                   help="an enemy unit and its position (repeatable; RACE@@NAME: at a named "
+                   "point of the map)")
     p.add_argument("--charge", action="store_true",
                    help="reach as a charge (move plus the rules' charge_bonus)")
     p.add_argument("--probe", action=_PointAction, append=True, default=[],
@@ -295,6 +330,12 @@ def _parser() -> argparse.ArgumentParser:
                    metavar="X,Y", help="a point to follow the field from (repeatable)")
     p.add_argument("--limit", type=_number, default=math.inf,
                    help="search costs up to this only (default: the whole battlefield)")
+
+    p = sub.add_parser("convert", help="write a map in the other format: Tiled to GeoJSON, "
+                       "GeoJSON to Tiled")
+    p.add_argument("source", help=_MAP_HELP)
+    p.add_argument("target", help="the file to write: .geojson or .json (GeoJSON), or .tmj "
+                   "(a Tiled map with one object layer)")
 
     p = sub.add_parser("movingai", help="solve Moving AI benchmark scenarios and check them")
     p.add_argument("scen", help="a .scen file")
@@ -372,7 +413,7 @@ def _grid(args):
     unit = rules.unit(race, move=args.move, ranks=args.ranks, depth=args.depth,
                       frontage=args.frontage, march=args.march, formation=args.formation)
     _expect(args.command, _searched(unit, getattr(args, "lattice", False)))
-    return cost_grid(load_map(args.map), rules, unit)
+    return cost_grid(_battlefield(args), rules, unit)
 
 
 def _legs_text(legs) -> list[str]:
@@ -484,12 +525,14 @@ def _network_text(net, g) -> str:
     lines += [f"  chokepoint: {c.kind} at ({c.at[0]:g}, {c.at[1]:g}), {c.feature}, joins "
               + ", ".join(f"R{r.id}" for r in c.joins) for c in net.chokepoints]
     return "\n".join(lines)
+
+
 def _cmd_visible(args) -> None:
     from .terrain.raster import layers
 
-    observer, target = args.observer, args.target
     rules = load_rules(args.rules)
-    bf = load_map(args.map)
+    bf = _battlefield(args)
+    observer, target = args.observer, args.target
     sight, seen, answer = visible_answer(bf, rules, observer, target, flying=args.flying,
                                          height=args.height, viewshed=bool(args.png))
     units = bf.units
@@ -519,7 +562,7 @@ def _cmd_threat(args) -> None:
     from .terrain.raster import layers
 
     rules = load_rules(args.rules)
-    bf = load_map(args.map)
+    bf = _battlefield(args)
     enemies = [(rules.unit(race), xy) for race, xy in args.enemy]
     _expect("threat", "ranks" if any(u.depth > 0 for u, _ in enemies) else "point")
     t, answer = threat_answer(bf, rules, enemies, charge=args.charge, probes=args.probe)
@@ -567,6 +610,12 @@ def _cmd_flow(args) -> None:
                      else "never at move 0" if p["cost"] > 0 else "0 turn(s)")
             print(f"  from ({x:g}, {y:g}): cost {p['cost']:g} {units}, {len(p['path']) - 1} "
                   f"steps, {turns}")
+
+
+def _cmd_convert(args) -> None:
+    bf = convert_map(args.source, args.target)
+    print(f"{args.target}: {bf.width:g} x {bf.height:g} {bf.units} (cell {bf.cell:g}), "
+          f"{len(bf.features)} features, {len(bf.points)} named points")
 
 
 def _cmd_movingai(args) -> None:
@@ -651,8 +700,8 @@ _COMMANDS = {
     "reach": _cmd_reach, "route": _cmd_route, "price": _cmd_price,
     "manoeuvre": _cmd_manoeuvre, "charge": _cmd_charge,
     "network": _cmd_network, "visible": _cmd_visible, "threat": _cmd_threat,
-    "flow": _cmd_flow, "movingai": _cmd_movingai, "demo": _cmd_demo, "warm-up": _warm_up,
-    "serve": _serve,
+    "flow": _cmd_flow, "convert": _cmd_convert, "movingai": _cmd_movingai, "demo": _cmd_demo,
+    "warm-up": _warm_up, "serve": _serve,
 }
 
 

@@ -1,5 +1,5 @@
-"""Fuzzing: malformed maps, rules files, Moving AI files, command lines and API
-arguments end in an `EngineError` (on the command line: one line, exit 2), never
+"""Fuzzing: malformed maps (GeoJSON and Tiled), rules files, Moving AI files, command
+lines and API arguments end in an `EngineError` (on the command line: one line, exit 2), never
 in any other exception, a traceback or a crash.
 
 Each check runs twice: a short run of 100 cases in every test run, and a
@@ -20,6 +20,7 @@ import json
 import math
 import os
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -210,6 +211,26 @@ test_map_texts, test_map_texts_long = _twice(check_map_files, case=_map_texts)
 test_map_bytes, test_map_bytes_long = _twice(check_map_files, case=_map_bytes)
 
 
+# Tiled maps: the shipped example's .tmj mutated as a document, its .tmx byte by byte, each
+# read beside the external tileset both use.
+TILED = MAPS / "tiled"
+
+
+def check_tiled_files(case, scratch):
+    data, suffix = case
+    shutil.copy(TILED / "terrain.tsx", scratch / "terrain.tsx")
+    path = scratch / f"mutated{suffix}"
+    path.write_bytes(data)
+    _load(path, "fantasy-warlord")
+
+
+_tiled_texts = st.tuples(mutated(json.loads((TILED / "field.tmj").read_text())).map(
+    lambda doc: _text(doc).encode()), st.just(".tmj"))
+_tiled_bytes = st.tuples(mangled((TILED / "field.tmx").read_bytes()), st.just(".tmx"))
+test_tiled_texts, test_tiled_texts_long = _twice(check_tiled_files, case=_tiled_texts)
+test_tiled_bytes, test_tiled_bytes_long = _twice(check_tiled_files, case=_tiled_bytes)
+
+
 # Rules files: a number replaced by a hostile one, a line dropped or repeated, bytes.
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(\.\d+)?([eE][-+]?\d+)?(?![\w.])")
 _HOSTILE_TOML = ["0", "-1", "1e-310", "1e308", "1e309", "inf", "nan", "9" * 400, "9" * 5000,
@@ -348,6 +369,10 @@ _ARGVS = [
      "0,3.25", "--json"],
     ["route", f"{_EX}/goblins.geojson", "--race", "goblins", "--from", "0,3.25", "--to",
      "24.5,3.25", "--png", "route.svg"],
+    ["reach", f"{TILED}/field.tmx", "--race", "humans", "--at", "@Blue Knights", "--probe",
+     "@Objective", "--json"],
+    ["threat", f"{TILED}/field.tmj", "--enemy", "orcs@@Red Orcs", "--probe", "@Objective",
+     "--json"],
 ]
 _HOSTILE_TOKENS = [
     "1e-320", "-1", "nan", "inf", "1e308", "9" * 400, "", "x,y", ",", "1,2,3", "--", "-",
@@ -355,7 +380,7 @@ _HOSTILE_TOKENS = [
     "-0", "1e-300", "humans", "hill trolls", "@", "orcs@", "orcs@1e308,0", "0,0", "-5,-5",
     "1e9,1e9", "--ranks", "1000000", "--depth", "--move", "--frontage", "0.0001", "--march",
     "--rules", "battlesystem", "--formation", "regular", "--help", "x" * 5000, "a\x00b",
-    "maps", ".", "~",
+    "maps", ".", "~", "@Red Orcs", "@", "@@", "goblins@@Objective", "@Nowhere",
 ]
 
 

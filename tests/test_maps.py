@@ -149,8 +149,10 @@ NAN, INF = float("nan"), float("inf")
     (polygon((0, 0), (INF, 0), (1, 1), (0, 0)), "non-finite coordinate"),
     (polygon((0, 0), ("1", 0), (1, 1), (0, 0)), "malformed or non-finite coordinate"),
     ({"type": "Polygon"}, "missing, malformed or non-finite coordinate"),
-    ({"type": "Point", "coordinates": [1, 1]}, "geometry type 'Point' is not a Polygon"),
-], ids=["bow-tie", "empty", "zero-area", "nan", "inf", "string", "no-coordinates", "point"])
+    ({"type": "Point", "coordinates": [1, 1]}, "a Point is a named place"),
+    ({"type": "MultiPoint", "coordinates": [[1, 1]]}, "geometry type 'MultiPoint' is not a"),
+], ids=["bow-tie", "empty", "zero-area", "nan", "inf", "string", "no-coordinates", "point",
+        "multipoint"])
 def test_bad_geometry_refused(geometry, problem):
     bad_feature(feature("woods", geometry, fid="w"), "(id 'w')", problem)
 

@@ -13,6 +13,7 @@ the points where its ends project onto the river's centreline
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,11 +22,11 @@ import shapely
 from shapely.ops import substring
 
 from .._args import instance
-from ..errors import MapError
+from ..errors import InputError, MapError
 from ..grid import GridSpec
 from ..rules.ruleset import Ruleset, TerrainKind
 
-__all__ = ["Battlefield", "Feature"]
+__all__ = ["Battlefield", "Feature", "Points"]
 
 _DEFAULT_CELL = {"cm": 0.5, "in": 0.25}
 _UNIT_NAMES = {"cm": "centimetres", "in": "inches"}
@@ -65,6 +66,10 @@ class Feature:
     climb : float or None
         ``properties.climb`` on a hill: what climbing it costs per unit
         travelled, as a scenario sets it (Battlesystem: "3" (or more)").
+    origin : str or None
+        How the map's own format names the feature, where that is not its
+        index in a GeoJSON file: a Tiled map's layer and object or tile
+        (``layer 'terrain', object 7 'oak wood'``).  `label` shows it.
     """
 
     index: int
@@ -79,16 +84,70 @@ class Feature:
     centreline: Any = field(default=None, repr=False)
     cost: float | None = None
     climb: float | None = None
+    origin: str | None = None
 
     @property
     def label(self) -> str:
-        """How messages name this feature: ``feature 3 (id 'north-wood')``."""
+        """How messages name this feature: ``feature 3 (id 'north-wood')``, or its
+        `origin` in the map's own format."""
+        if self.origin is not None:
+            return self.origin
         return f"feature {self.index}" + (f" (id {self.id!r})" if self.id is not None else "")
+
+
+class _NoSuchPoint(InputError, KeyError):
+    """A name `Points` does not hold: an `InputError` with a one-line message, and a
+    `KeyError` too, so ``in`` and ``get`` work as on any mapping."""
+
+    __str__ = Exception.__str__
+
+
+class Points(Mapping[str, tuple[float, float]]):
+    """A battlefield's named places (unit start points, objectives): name -> (x, y)
+    in table units, read-only.
+
+    Looking up a name the map does not have raises an `InputError` (also a
+    `KeyError`) that lists the names it has.
+
+    Examples
+    --------
+    >>> points = Points({"Blue Knights": (12.0, 30.0)}, "field.tmj")
+    >>> points["Blue Knights"], "Red Orcs" in points
+    ((12.0, 30.0), False)
+    >>> try:
+    ...     points["Red Orcs"]
+    ... except InputError as error:
+    ...     print(error)
+    field.tmj: no point named 'Red Orcs' (its points: 'Blue Knights')
+    """
+
+    def __init__(self, places: Mapping[str, tuple[float, float]] | None = None,
+                 source: str = "<memory>"):
+        self._places = dict(places or {})
+        self._source = source
+
+    def __getitem__(self, name: str) -> tuple[float, float]:
+        try:
+            return self._places[name]
+        except (KeyError, TypeError):  # TypeError: an unhashable name
+            have = ", ".join(repr(n) for n in self._places) or "none"
+            raise _NoSuchPoint(f"{self._source}: no point named {str(name)!r:.80} "
+                               f"(its points: {have:.400})") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._places)
+
+    def __len__(self) -> int:
+        return len(self._places)
+
+    def __repr__(self) -> str:
+        return f"Points({self._places!r})"
 
 
 @dataclass(frozen=True, eq=False)
 class Battlefield:
-    """A validated battlefield: table size, units, grid and features."""
+    """A validated battlefield: table size, units, grid, features and named points
+    (`points`: ``battlefield.points["Blue Knights"]`` is an (x, y))."""
 
     width: float
     height: float
@@ -96,6 +155,7 @@ class Battlefield:
     cell: float
     features: tuple[Feature, ...]
     source: str = "<memory>"
+    points: Points = field(default_factory=Points)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property

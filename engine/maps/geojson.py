@@ -6,15 +6,17 @@ A map is a GeoJSON FeatureCollection with a top-level member
 x to the right, y down.  Every feature has ``properties.terrain``.  Areas are
 (Multi)Polygons; linear features are (Multi)LineStrings with
 ``properties.width``; hills are polygons with ``properties.elevation`` and
-optional ``properties.steep``.  Features are clipped to the table.
+optional ``properties.steep``.  Features are clipped to the table.  Point features
+with ``properties.name`` are named places (`Battlefield.points`).  A Tiled map is
+read as this dialect (`engine.maps.tiled`); `convert_map` writes either format.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +24,13 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, box, shape
 
-from .._args import parse_int, real, tame
+from .._args import did_you_mean, parse_int, real, tame
 from .._limits import BYTES_PER_CELL, is_file, memory_bytes, read_limited
-from ..errors import MapError
-from .battlefield import _DEFAULT_CELL, Battlefield, Feature
+from ..errors import InputError, MapError
+from .battlefield import _DEFAULT_CELL, Battlefield, Feature, Points
+from .tiled import is_tiled, read_tiled, to_tiled
 
-__all__ = ["load_map", "shipped_maps"]
+__all__ = ["battlefield_of", "convert_map", "load_map", "map_document", "shipped_maps"]
 _AREA_TYPES = ("Polygon", "MultiPolygon")
 _LINE_TYPES = ("LineString", "MultiLineString")
 _DATA = Path(__file__).resolve().parent / "data"
@@ -69,14 +72,158 @@ def _shipped(name: str) -> Path | None:
 
 
 def load_map(source: str | Path | dict) -> Battlefield:
-    """Load and validate a GeoJSON battlefield.
+    """Load and validate a battlefield: a GeoJSON map, or a Tiled map.
 
     Parameters
     ----------
     source : str, Path or dict
-        A path to a ``.geojson`` file, the name of a map shipped with the engine
-        (`shipped_maps`: ``"demo"``, ``"crossings"``) when no such file exists, or
-        the parsed GeoJSON itself.
+        A path to a ``.geojson`` file or a Tiled map (``.tmx``, ``.tmj``, or a
+        ``.json`` Tiled wrote: `engine.maps.tiled`), the name of a map shipped
+        with the engine (`shipped_maps`: ``"demo"``, ``"crossings"``) when no such
+        file exists, or the parsed GeoJSON itself.
+
+    Returns
+    -------
+    Battlefield
+        Its `Battlefield.points` holds the map's named places (GeoJSON Point
+        features with a ``name``; a Tiled map's point objects).
+
+    Raises
+    ------
+    MapError
+        One line naming the feature (index and id; a Tiled map's layer and
+        object or tile) and the problem.
+
+    Examples
+    --------
+    >>> bf = load_map({"type": "FeatureCollection",
+    ...     "battlefield": {"width": 20, "height": 10, "units": "cm"},
+    ...     "features": [{"type": "Feature", "properties": {"terrain": "woods"},
+    ...         "geometry": {"type": "Polygon",
+    ...                      "coordinates": [[[5, 0], [15, 0], [15, 30], [5, 30], [5, 0]]]}},
+    ...         {"type": "Feature", "properties": {"name": "Blue Knights"},
+    ...          "geometry": {"type": "Point", "coordinates": [2, 5]}}]})
+    >>> bf.grid.shape, bf.features[0].area.area, bf.points["Blue Knights"]
+    ((20, 40), 100.0, (2.0, 5.0))
+    """
+    return battlefield_of(*map_document(source))
+
+
+def map_document(source: str | Path | dict) -> tuple[Any, str, list[str] | None]:
+    """A map's GeoJSON document, unvalidated: a Tiled map translated into it.
+
+    Parameters
+    ----------
+    source : str, Path or dict
+        As `load_map` takes it.
+
+    Returns
+    -------
+    tuple
+        ``(document, name, origins)``: the parsed GeoJSON, the name messages
+        give the map, and for a Tiled map how it names each feature (its
+        layer and object or tile; None for GeoJSON).  `battlefield_of`
+        validates them.
+
+    Raises
+    ------
+    MapError
+        A file that cannot be read, is not JSON, or is a broken Tiled map.
+    """
+    if isinstance(source, dict):
+        name = "<memory>"
+        try:
+            return tame(source), name, None
+        except RecursionError:
+            raise MapError(f"{name}: nested too deeply to be a map") from None
+    if not isinstance(source, str | os.PathLike):
+        raise MapError(f"a map is a path or a parsed GeoJSON dict, got {source!r:.80}")
+    name = str(source)
+    path = _shipped(name) if isinstance(source, str) and not is_file(source) else None
+    path = path or Path(source)
+    tiled = is_tiled(path)
+    try:
+        raw = read_limited(path)
+        data = None if tiled else json.loads(raw.decode("utf-8"), parse_int=parse_int)
+    except FileNotFoundError:
+        raise MapError(f"no map file {name!r} (nor a shipped map of that name: "
+                       f"{', '.join(shipped_maps())})") from None
+    except json.JSONDecodeError as exc:
+        raise MapError(f"{name}: not valid JSON: {exc}") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise MapError(f"cannot read map {name}: {exc}") from None
+    except RecursionError:
+        raise MapError(f"{name}: nested too deeply to be a map") from None
+    if tiled or (isinstance(data, dict) and data.get("type") == "map"):  # Tiled's .json too
+        doc, origins = read_tiled(path, name)
+        return doc, name, origins
+    return data, name, None
+
+
+def convert_map(source: str | Path | dict, target: str | Path) -> Battlefield:
+    """Write a map in the other format: a Tiled map as GeoJSON, a GeoJSON map as Tiled.
+
+    ``source`` is read and validated as `load_map` reads it; ``target``'s suffix
+    chooses what is written: ``.geojson`` or ``.json`` the engine's GeoJSON
+    dialect (a Tiled map's tile layers become polygons, its points Point
+    features), ``.tmj`` a Tiled JSON map with one object layer (`to_tiled`).
+    Either, read back, gives the same battlefield.
+
+    Parameters
+    ----------
+    source : str, Path or dict
+        As `load_map` takes it.
+    target : str or Path
+        The file to write (replaced if it exists).
+
+    Returns
+    -------
+    Battlefield
+        The map, as ``source`` gives it.
+
+    Raises
+    ------
+    MapError
+        As `load_map`; a polygon with a hole for a ``.tmj``.
+    InputError
+        Another suffix, or a file that cannot be written.
+    """
+    data, name, origins = map_document(source)
+    bf = battlefield_of(data, name, origins)
+    target = Path(target)
+    suffix = target.suffix.lower()
+    if suffix == ".tmj":
+        text = json.dumps(to_tiled(data, bf), indent=1) + "\n"
+    elif suffix in (".geojson", ".json"):
+        rest = {k: v for k, v in data.items() if k not in ("type", "battlefield", "features")}
+        text = "".join([
+            '{"type": "FeatureCollection",\n "battlefield": ', json.dumps(data["battlefield"]),
+            *(f",\n {json.dumps(k)}: {json.dumps(v)}" for k, v in rest.items()),
+            ',\n "features": [\n  ', ",\n  ".join(json.dumps(f) for f in data["features"]),
+            "\n ]}\n"])
+    else:
+        raise InputError(f"cannot write a map as {target.name!r}: give a .geojson, .json or "
+                         ".tmj file (Tiled opens a .tmj and saves it as .tmx)")
+    try:
+        target.write_text(text, "utf-8")
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot write {target}: {exc}") from None
+    return bf
+
+
+def battlefield_of(data: Any, name: str = "<memory>",
+                   origins: list[str] | None = None) -> Battlefield:
+    """Validate a parsed GeoJSON map (`map_document`) into a `Battlefield`.
+
+    Parameters
+    ----------
+    data : dict
+        The GeoJSON FeatureCollection with its ``battlefield`` header.
+    name : str
+        What messages call the map.
+    origins : list of str, optional
+        How the map's own format names each feature (``data["features"][i]``):
+        messages and `Feature.label` use it instead of ``feature i``.
 
     Returns
     -------
@@ -85,41 +232,8 @@ def load_map(source: str | Path | dict) -> Battlefield:
     Raises
     ------
     MapError
-        One line naming the feature (index and id) and the problem.
-
-    Examples
-    --------
-    >>> bf = load_map({"type": "FeatureCollection",
-    ...     "battlefield": {"width": 20, "height": 10, "units": "cm"},
-    ...     "features": [{"type": "Feature", "properties": {"terrain": "woods"},
-    ...         "geometry": {"type": "Polygon",
-    ...                      "coordinates": [[[5, 0], [15, 0], [15, 30], [5, 30], [5, 0]]]}}]})
-    >>> bf.grid.shape, bf.features[0].area.area
-    ((20, 40), 100.0)
+        As `load_map`.
     """
-    if isinstance(source, dict):
-        name = "<memory>"
-        try:
-            data = tame(source)
-        except RecursionError:
-            raise MapError(f"{name}: nested too deeply to be a map") from None
-    elif not isinstance(source, str | os.PathLike):
-        raise MapError(f"a map is a path or a parsed GeoJSON dict, got {source!r:.80}")
-    else:
-        name = str(source)
-        path = _shipped(name) if isinstance(source, str) and not is_file(source) else None
-        try:
-            data = json.loads(read_limited(path or Path(source)).decode("utf-8"),
-                              parse_int=parse_int)
-        except FileNotFoundError:
-            raise MapError(f"no map file {name!r} (nor a shipped map of that name: "
-                           f"{', '.join(shipped_maps())})") from None
-        except json.JSONDecodeError as exc:
-            raise MapError(f"{name}: not valid JSON: {exc}") from None
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise MapError(f"cannot read map {name}: {exc}") from None
-        except RecursionError:
-            raise MapError(f"{name}: nested too deeply to be a map") from None
 
     def fail(msg: str) -> MapError:
         return MapError(f"{name}: {msg}")
@@ -138,7 +252,7 @@ def load_map(source: str | Path | dict) -> Battlefield:
     unknown = sorted(set(head) - {"width", "height", "units", "cell"})
     if unknown:
         raise fail(f"unknown battlefield key {unknown[0]!r}"
-                   f"{_did_you_mean(unknown[0], ('width', 'height', 'units', 'cell'))}")
+                   f"{did_you_mean(unknown[0], ('width', 'height', 'units', 'cell'))}")
     for what, v in (("width", width), ("height", height)):
         if v > _MAX_COORD:
             raise fail(f"battlefield {what} {v:g} is larger than {_MAX_COORD:g} table units")
@@ -165,14 +279,18 @@ def load_map(source: str | Path | dict) -> Battlefield:
     if len(raw) > _MAX_FEATURES:
         raise fail(f"{len(raw)} features, more than the {_MAX_FEATURES} a map may have")
     table = box(0.0, 0.0, width, height)
-    features = tuple(_feature(i, f, table, cell, fail) for i, f in enumerate(raw))
-    return Battlefield(width, height, units, cell, features, name)
-
-
-def _did_you_mean(key: Any, known: tuple[str, ...]) -> str:
-    """", did you mean 'x'?" for the one of ``known`` closest to ``key``, or ""."""
-    close = difflib.get_close_matches(str(key), known, n=1)
-    return f", did you mean {close[0]!r}?" if close else ""
+    features, points = [], {}
+    for i, f in enumerate(raw):
+        origin = origins[i] if origins else None
+        if not _is_point(f):
+            features.append(_feature(i, f, table, cell, fail, origin))
+            continue
+        place, xy = _place(_label(i, f, origin), f, width, height, fail)
+        if place in points:
+            raise fail(f"{_label(i, f, origin)}: a second point named {place!r}")
+        points[place] = xy
+    return Battlefield(width, height, units, cell, tuple(features), name,
+                       Points(points, name))
 
 
 def _positive(value: Any, what: str, fail) -> float:
@@ -181,14 +299,65 @@ def _positive(value: Any, what: str, fail) -> float:
     return float(value)
 
 
-def _feature(index: int, raw: Any, table, cell: float, fail) -> Feature:
-    fid = None
-    if isinstance(raw, dict):
-        fid = raw.get("id")
-        props = raw.get("properties")
-        if fid is None and isinstance(props, dict):
-            fid = props.get("id")
-    label = f"feature {index}" + (f" (id {str(fid)!r})" if fid is not None else "")
+def _fid(raw: Any) -> Any:
+    """A feature's ``id``, else its ``properties.id``, else None."""
+    if not isinstance(raw, dict):
+        return None
+    props = raw.get("properties")
+    fid = raw.get("id")
+    return props.get("id") if fid is None and isinstance(props, dict) else fid
+
+
+def _label(index: int, raw: Any, origin: str | None) -> str:
+    """How messages name feature ``index``: `Feature.label`."""
+    if origin is not None:
+        return origin
+    fid = _fid(raw)
+    return f"feature {index}" + (f" (id {str(fid)!r})" if fid is not None else "")
+
+
+def _is_point(raw: Any) -> bool:
+    """Whether ``raw`` is a GeoJSON feature whose geometry is a Point (a named place)."""
+    geom = raw.get("geometry") if isinstance(raw, dict) else None
+    return isinstance(geom, dict) and geom.get("type") == "Point"
+
+
+def _unknown_property(props: dict, known: tuple[str, ...], bad) -> None:
+    """Refuse a property neither ``known``, a simplestyle key nor one beginning "x-"."""
+    for key in props:
+        if key not in known and key not in _STYLE and not str(key).startswith("x-"):
+            raise bad(f"unknown property {str(key)!r:.60}{did_you_mean(key, known)} "
+                      '(a property of your own must begin "x-")')
+
+
+def _place(label: str, raw: dict, width: float, height: float,
+           fail) -> tuple[str, tuple[float, float]]:
+    """A Point feature's name and (x, y): a named place, on the table."""
+
+    def bad(msg: str) -> MapError:
+        return fail(f"{label}: {msg}")
+
+    props = raw.get("properties")
+    if not isinstance(props, dict) or not isinstance(props.get("name"), str) or not (
+            props["name"].strip()):
+        raise bad("a Point is a named place: it needs a name (properties.name)")
+    if "terrain" in props:
+        raise bad("a Point is a named place, not ground: terrain needs a Polygon or a "
+                  "LineString")
+    _unknown_property(props, ("name", "id"), bad)
+    coords = raw["geometry"].get("coordinates")
+    if not (_finite_coords(coords, _MAX_COORD, depth=1) and len(coords) == 2):
+        raise bad("a Point needs one finite coordinate pair [x, y]")
+    x, y = float(coords[0]), float(coords[1])
+    if not (0 <= x <= width and 0 <= y <= height):
+        raise bad(f"point {props['name']!r:.80} at ({x:g}, {y:g}) lies off the table "
+                  f"(0..{width:g} x 0..{height:g})")
+    return props["name"], (x, y)
+
+
+def _feature(index: int, raw: Any, table, cell: float, fail, origin: str | None) -> Feature:
+    fid = _fid(raw)
+    label = _label(index, raw, origin)
 
     def bad(msg: str) -> MapError:
         return fail(f"{label}: {msg}")
@@ -201,18 +370,15 @@ def _feature(index: int, raw: Any, table, cell: float, fail) -> Feature:
     terrain = props.get("terrain")
     if not isinstance(terrain, str) or not terrain:
         raise bad('has no "terrain" property')
-    for key in props:
-        if key not in _PROPERTIES and key not in _STYLE and not str(key).startswith("x-"):
-            raise bad(f"unknown property {str(key)!r:.60}{_did_you_mean(key, _PROPERTIES)} "
-                      '(a property of your own must begin "x-")')
+    _unknown_property(props, _PROPERTIES, bad)
     geom = raw.get("geometry")
     if not isinstance(geom, dict) or "type" not in geom:
         raise bad("has no geometry")
     gtype = geom["type"]
     if gtype not in _AREA_TYPES + _LINE_TYPES:
         raise bad(
-            f"geometry type {gtype!r} is not a Polygon, MultiPolygon, LineString "
-            "or MultiLineString"
+            f"geometry type {str(gtype)!r:.60} is not a Polygon, MultiPolygon, LineString, "
+            "MultiLineString or Point"
         )
     coords = geom.get("coordinates")
     if coords == []:
@@ -231,8 +397,8 @@ def _feature(index: int, raw: Any, table, cell: float, fail) -> Feature:
         raise bad(f"{gtype} has {shapely.get_num_coordinates(g)} vertices, more than the "
                   f"{_MAX_GIVEN} a feature may be given")
     try:
-        return _shaped(index, fid, terrain, props, gtype, _bounded(g, gtype, table, cell, bad),
-                       table, bad)
+        return replace(_shaped(index, fid, terrain, props, gtype,
+                               _bounded(g, gtype, table, cell, bad), table, bad), origin=origin)
     except shapely.errors.ShapelyError as exc:
         raise bad(f"geometry cannot be processed: {exc}") from None
 
