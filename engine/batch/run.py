@@ -183,8 +183,8 @@ def _stream(client: Any, todo: list[Job], write, bar) -> None:
         running[future] = task
         return future
 
-    done = as_completed([submit(t) for t in tasks(todo, workers)], with_results=True,
-                        raise_errors=False)
+    done = as_completed([submit(t) for t in tasks(todo, workers)], loop=client.loop,
+                        with_results=True, raise_errors=False)
     for future, result in done:
         task = running.pop(future)
         if future.status == "error":
