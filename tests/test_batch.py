@@ -386,3 +386,32 @@ def test_a_worker_killed_mid_run_loses_no_job(scheduler_and_workers, tmp_path, r
     assert not batch.is_alive() and killed_at < len(ROUTES)
     assert finished["summary"].failed == 0 and procs["a"].wait(10) != 0
     _each_answered_once(out, routes)
+
+
+def _deadly(jobs, cache_bytes):
+    """`answer_task`, but a task holding the job "deadly" fails as the scheduler fails a
+    task whose workers all died running it."""
+    from types import SimpleNamespace
+
+    from distributed.scheduler import KilledWorker
+
+    if any(job.id == "deadly" for job in jobs):
+        raise KilledWorker("a task", SimpleNamespace(address="tcp://127.0.0.1:9"), 3)
+    return batch_work.answer_task(jobs, cache_bytes)
+
+
+def test_a_job_that_kills_its_workers_costs_only_its_own_answer(tmp_path, monkeypatch):
+    monkeypatch.setattr(batch_run, "answer_task", _deadly)
+    jobs = [{"id": i, "command": "reach", "map": "demo", "race": "orcs", "at": [20 + i, 40]}
+            for i in range(30)]
+    jobs.insert(7, {"id": "deadly", "command": "reach", "map": "demo", "race": "orcs",
+                    "at": [30, 40]})
+    out = tmp_path / "out.jsonl"
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None, silence_logs=40) as c:
+        summary = run_batch(_write_jobs(tmp_path / "jobs.jsonl", jobs), out,
+                            scheduler=c.scheduler_address)
+    lines = {line["id"]: line for line in _results(out)}
+    assert summary.failed == 1 and len(lines) == len(jobs) == summary.answered
+    assert lines["deadly"]["error"].startswith("the workers answering this job died each time")
+    assert all("result" in line for ident, line in lines.items() if ident != "deadly")
