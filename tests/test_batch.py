@@ -59,8 +59,9 @@ def _cli(capsys, argv: list[str]) -> dict:
 def cluster():
     """A LocalCluster of two worker processes of one thread each, for the module."""
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=40,
-                                  env={"NUMBA_NUM_THREADS": "1"}) as c:
+                                  host="127.0.0.1", dashboard_address=None,
+                                  scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                                  silence_logs=40, env={"NUMBA_NUM_THREADS": "1"}) as c:
         yield c.scheduler_address
 
 
@@ -309,22 +310,36 @@ def _wait_for_lines(out: Path, fewest: int, seconds: float = 240) -> int:
     raise TimeoutError(f"{out} has fewer than {fewest} lines after {seconds} s")
 
 
-def test_a_batch_killed_half_way_resumes_with_nothing_lost_or_doubled(tmp_path, routes):
+def _batch_until(jobs: Path, out: Path, fewest: int, how: signal.Signals,
+                 *resume: str) -> tuple[int, str]:
+    """``engine batch`` in a process of its own, sent ``how`` (to it, its cluster and
+    its workers) once ``out`` has ``fewest`` lines: its exit status and stderr."""
+    batch = subprocess.Popen([*LIMIT, sys.executable, "-m", "engine", "batch", str(jobs),
+                              "--out", str(out), "--workers", "2", *resume], cwd=ROOT,
+                             env=ENV, start_new_session=True, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_lines(out, fewest)
+    finally:
+        os.killpg(batch.pid, how)
+        _, err = batch.communicate(timeout=60)
+    return batch.returncode, err
+
+
+def test_a_batch_stopped_or_killed_half_way_resumes_with_nothing_lost_or_doubled(
+        tmp_path, routes):
     jobs = _write_jobs(tmp_path / "jobs.jsonl", ROUTES)
     out = tmp_path / "out.jsonl"
-    batch = subprocess.Popen([*LIMIT, sys.executable, "-m", "engine", "batch", str(jobs),
-                              "--out", str(out), "--workers", "2"], cwd=ROOT, env=ENV,
-                             start_new_session=True, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-    try:
-        written = _wait_for_lines(out, 1)
-    finally:
-        os.killpg(batch.pid, signal.SIGKILL)  # the batch, its cluster and its workers
-        batch.wait(30)
-    assert 0 < written < len(ROUTES)
+    code, err = _batch_until(jobs, out, 1, signal.SIGINT)  # Ctrl-C
+    assert code == 130 and err == (f"engine: interrupted; the results so far are in {out} "
+                                   "(--resume continues)\n")
+    stopped = out.read_text().count("\n")
+    code, _ = _batch_until(jobs, out, stopped + 1, signal.SIGKILL, "--resume")
+    assert code == -signal.SIGKILL or code == 128 + signal.SIGKILL
+    kept = out.read_text().count("\n")
+    assert 0 < stopped < kept < len(ROUTES)
     with open(out, "a") as f:
         f.write('{"id": "r0", "res')  # as if killed in the middle of a line
-    kept = out.read_text().count("\n")
     done = subprocess.run([*LIMIT, sys.executable, "-m", "engine", "batch", str(jobs),
                            "--out", str(out), "--workers", "2", "--resume"], cwd=ROOT,
                           env=ENV, capture_output=True, text=True, timeout=300)
@@ -342,7 +357,8 @@ def scheduler_and_workers(tmp_path):
     address = f"tcp://127.0.0.1:{port}"
     procs = {"scheduler": subprocess.Popen(
         [*LIMIT, str(DASK), "scheduler", "--host", "127.0.0.1", "--port", str(port),
-         "--no-dashboard", "--idle-timeout", "300"], env=ENV, start_new_session=True,
+         "--no-dashboard", "--dashboard-address", "127.0.0.1:0", "--idle-timeout", "300"],
+        env=ENV, start_new_session=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)}
     for name in ("a", "b"):
         procs[name] = subprocess.Popen(
@@ -408,7 +424,8 @@ def test_a_job_that_kills_its_workers_costs_only_its_own_answer(tmp_path, monkey
                     "at": [30, 40]})
     out = tmp_path / "out.jsonl"
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None, silence_logs=40) as c:
+                                  dashboard_address=None, silence_logs=40,
+                                  scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as c:
         summary = run_batch(_write_jobs(tmp_path / "jobs.jsonl", jobs), out,
                             scheduler=c.scheduler_address)
     lines = {line["id"]: line for line in _results(out)}

@@ -15,7 +15,9 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Hashable, Iterator
 from contextlib import contextmanager
@@ -121,6 +123,20 @@ def _cores() -> int:
 
 
 @contextmanager
+def _deaf_to_interrupts() -> Iterator[None]:
+    """Processes started in this block ignore Ctrl-C (SIGINT), which only this one
+    handles: it stops the cluster itself, and the workers say nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+@contextmanager
 def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     """A Dask client: of a local cluster of ``workers`` processes, or of the
     scheduler at ``scheduler``."""
@@ -128,9 +144,13 @@ def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
 
     if scheduler is None:
         # One thread a worker, and numba's threads too (NUMBA_NUM_THREADS).
-        with LocalCluster(n_workers=workers or _cores(), threads_per_worker=1, processes=True,
-                          dashboard_address=None, silence_logs=logging.ERROR,
-                          env={"NUMBA_NUM_THREADS": "1"}) as cluster, Client(cluster) as client:
+        with _deaf_to_interrupts():
+            cluster = LocalCluster(n_workers=workers or _cores(), threads_per_worker=1,
+                                   processes=True, host="127.0.0.1", dashboard_address=None,
+                                   # no dashboard; its HTTP server on any free port
+                                   scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                                   silence_logs=logging.ERROR, env={"NUMBA_NUM_THREADS": "1"})
+        with cluster, Client(cluster) as client:
             yield client
         return
     try:
@@ -185,17 +205,21 @@ def _stream(client: Any, todo: list[Job], write, bar) -> None:
 
     done = as_completed([submit(t) for t in tasks(todo, workers)], loop=client.loop,
                         with_results=True, raise_errors=False)
-    for future, result in done:
-        task = running.pop(future)
-        if future.status == "error":
-            exc = future.exception()
-            if isinstance(exc, KilledWorker) and len(task) > 1:
-                done.update([submit([job]) for job in task])  # find the job that kills
-                continue
-            result = [{"id": job.id, "error": _lost(exc)} for job in task]
-        for job, line in zip(task, result, strict=True):
-            write(job, line)
-        bar.update(len(task))
+    try:
+        for future, result in done:
+            task = running.pop(future)
+            if future.status == "error":
+                exc = future.exception()
+                if isinstance(exc, KilledWorker) and len(task) > 1:
+                    done.update([submit([job]) for job in task])  # find the job that kills
+                    continue
+                result = [{"id": job.id, "error": _lost(exc)} for job in task]
+            for job, line in zip(task, result, strict=True):
+                write(job, line)
+            bar.update(len(task))
+    finally:  # interrupted: nothing left waiting on the cluster as it stops
+        done.clear()
+        client.cancel(list(running))
 
 
 def run_batch(jobs: str | os.PathLike | None, out: str | os.PathLike, *,
