@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import engine
 from engine.answers import route_answer, strict
@@ -166,6 +168,34 @@ def test_answers_equal_the_cli_json_and_bad_jobs_are_error_lines(cluster, tmp_pa
     assert errors["missing too"] == errors["missing"]
     assert errors["extra"] == "speed: Extra inputs are not permitted"
     assert all("\n" not in e for e in errors.values())
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=8)
+_FIELDS = st.sampled_from(["id", "command", "map", "race", "at", "from", "to", "path", "goals",
+                           "enemies", "probes", "scen", "first", "limit", "move", "ranks"])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines=st.lists(st.one_of(
+    st.text(max_size=40),
+    st.dictionaries(_FIELDS, _JSON, max_size=6).map(json.dumps),
+    st.builds(lambda c, extra: json.dumps({"command": c, **extra}),
+              st.sampled_from(sorted(batch_jobs.COMMANDS)),
+              st.dictionaries(_FIELDS, _JSON, max_size=5))), max_size=6))
+def test_any_job_file_reads_as_jobs_and_one_line_refusals(tmp_path_factory, lines):
+    path = tmp_path_factory.mktemp("fuzz") / "jobs.jsonl"
+    path.write_text("\n".join(line.replace("\n", " ").replace("\r", " ") for line in lines))
+    try:
+        entries = batch_jobs.read_jobs(path)
+    except engine.InputError as exc:
+        assert "every job needs an id of its own" in str(exc)
+        return
+    for entry in entries:
+        if isinstance(entry, batch_jobs.Line):
+            assert entry.error and "\n" not in entry.error
+            json.dumps(entry.result(), allow_nan=False)
 
 
 def test_duplicate_ids_are_refused_before_anything_runs(tmp_path, capsys):

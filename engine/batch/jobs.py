@@ -16,6 +16,7 @@ import os
 from collections import defaultdict
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -125,7 +126,13 @@ def _resolved(text: str | None, folder: Path) -> str | None:
     return str(path.resolve()) if is_file(path) else text
 
 
-def _job(ident: str | int, doc: dict, n: int, folder: Path, library: Library) -> Job:
+@lru_cache(maxsize=1)
+def _library() -> Library:
+    """What tells inline maps apart (`Library.map_key`: a hash of their content)."""
+    return Library()
+
+
+def _job(ident: str | int, doc: dict, n: int, folder: Path) -> Job:
     """The job ``ident`` of line ``n``'s object ``doc``; `InputError` or
     `ValidationError` when it is not one."""
     fields = {k: v for k, v in doc.items() if k not in ("id", "command")}
@@ -144,12 +151,12 @@ def _job(ident: str | int, doc: dict, n: int, folder: Path, library: Library) ->
         source = _resolved(source, folder)
         key = ("map", source)
     else:
-        key = library.map_key(source)
+        key = _library().map_key(source)
     query = query.model_copy(update={"map": source, "rules": _resolved(query.rules, folder)})
     return Job(ident, n, command, query, (key, query.rules))
 
 
-def _read(n: int, text: str, folder: Path, library: Library) -> Job | Line:
+def _read(n: int, text: str, folder: Path) -> Job | Line:
     """Line ``n`` of a job file, as a job or as the reason it is not one."""
     try:
         doc = json.loads(text, parse_int=parse_int)
@@ -162,7 +169,7 @@ def _read(n: int, text: str, folder: Path, library: Library) -> Job | Line:
     except InputError as exc:
         return Line(None, n, f"line {n}: {exc}")
     try:
-        return _job(ident, doc, n, folder, library)
+        return _job(ident, doc, n, folder)
     except ValidationError as exc:
         return Line(ident, n, _one_line(exc)[1])
     except EngineError as exc:
@@ -194,13 +201,12 @@ def read_jobs(path: str | os.PathLike) -> list[Job | Line]:
     """
     path = Path(path)
     folder = path.resolve().parent
-    library = Library()
     out: list[Job | Line] = []
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             for n, text in enumerate(f, start=1):
                 if text.strip():
-                    out.append(_read(n, text, folder, library))
+                    out.append(_read(n, text, folder))
     except OSError as exc:
         raise InputError(f"cannot read the job file {str(path)!r}: "
                          f"{exc.strerror or exc}") from None
