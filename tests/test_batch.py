@@ -120,9 +120,11 @@ def test_answers_equal_the_cli_json_and_bad_jobs_are_error_lines(cluster, tmp_pa
     (tmp_path / "maps").mkdir()
     shutil.copy(MAPS / "demo.geojson", tmp_path / "maps" / "here.geojson")
     jobs = [{"id": f"q{i}", **job} for i, (job, _) in enumerate(QUESTIONS)] + [
-        # a relative path is looked for in the job file's folder
+        # a relative path is looked for in the job file's folder; a map may be inline
         {"id": "relative", "command": "route", "map": "maps/here.geojson", "race": "orcs",
          "from": [30, 40], "to": [150, 60]},
+        {"id": "inline", "command": "route", "map": json.loads(Path(DEMO).read_text()),
+         "race": "orcs", "from": [30, 40], "to": [150, 60]},
         "not json at all",
         "[1, 2]",
         {"command": "reach", "map": DEMO, "race": "humans", "at": [30, 40]},
@@ -152,12 +154,12 @@ def test_answers_equal_the_cli_json_and_bad_jobs_are_error_lines(cluster, tmp_pa
     assert len(found) + 3 == len(lines) == len(jobs)  # three lines without an id
     for ident, answer in expected.items():
         assert found[ident] == {"id": ident, "result": answer}, ident
-    assert found["relative"]["result"] == expected["q2"]
+    assert found["relative"]["result"] == found["inline"]["result"] == expected["q2"]
     anonymous = sorted((line["line"], line["error"]) for line in lines if line["id"] is None)
-    assert [n for n, _ in anonymous] == [14, 15, 16]
-    assert anonymous[0][1].startswith("line 14 is not JSON: ")
-    assert anonymous[1][1] == "line 15 is not a JSON object but list"
-    assert anonymous[2][1] == "line 16: the job has no id"
+    assert [n for n, _ in anonymous] == [15, 16, 17]
+    assert anonymous[0][1].startswith("line 15 is not JSON: ")
+    assert anonymous[1][1] == "line 16 is not a JSON object but list"
+    assert anonymous[2][1] == "line 17: the job has no id"
     errors = {k: v["error"] for k, v in found.items() if "error" in v}
     assert errors[7].startswith("unknown command 'teleport'; a job is one of reach, route,")
     assert errors[8].startswith("the job has no command (one of reach, route,")
