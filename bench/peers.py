@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
 from bench.anyangle import SECTION as ANYANGLE  # noqa: E402
+from bench.batch import SECTION as BATCH  # noqa: E402
 from bench.cold_start import SECTION, section_of  # noqa: E402
 from bench.conftest import median_ms, random_grid  # noqa: E402
 from engine.grid import DIRECTIONS  # noqa: E402
@@ -431,7 +432,7 @@ def write(t: Table, movingai, acc, memory) -> None:
     ]
     results = ROOT / "bench" / "RESULTS.md"  # the other scripts' sections are kept as they are
     text = results.read_text() if results.exists() else ""
-    kept = [line for title in (SECTION, ANYANGLE) for line in section_of(text, title)]
+    kept = [line for title in (SECTION, ANYANGLE, BATCH) for line in section_of(text, title)]
     results.write_text("\n".join(out + kept))
     print("wrote bench/RESULTS.md")
 

@@ -1,6 +1,7 @@
 """Command line: ``engine reach``, ``route``, ``price``, ``manoeuvre``, ``charge``,
 ``network``, ``visible``, ``threat``, ``flow``, ``convert``, ``movingai``, ``demo``,
-``warm-up`` and ``serve`` (the same questions over HTTP: `engine.serve`).
+``warm-up``, ``serve`` (the same questions over HTTP: `engine.serve`) and ``batch``
+(many of them on a Dask cluster: `engine.batch`).
 
 A point is ``X,Y`` (or two tokens ``X Y``), or ``@NAME``: a named point of the map
 (`Battlefield.points`), looked up once the map is loaded.
@@ -346,6 +347,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("warm-up", help="compile every kernel ahead (first run after an install)")
 
     _serve_parser(sub)
+    _batch_parser(sub)
 
     p = sub.add_parser("demo", help="run on the shipped battlefields and draw them")
     p.add_argument("--png", metavar="FILE", type=_picture, default="engine-demo.png",
@@ -374,6 +376,26 @@ def _serve_parser(sub) -> None:
                    help="MiB the cached battlefields and cost grids may hold (default: 512)")
     p.add_argument("--max-body-mb", type=_number, default=16,
                    help="the largest request body taken, in MiB (default: 16)")
+
+
+def _batch_parser(sub) -> None:
+    """``engine batch``'s options."""
+    p = sub.add_parser("batch", help="answer a file of questions (JSON Lines) on this "
+                       "machine's cores or a Dask cluster")
+    p.add_argument("jobs", nargs="?", metavar="JOBS",
+                   help="the job file: one JSON object a line, {\"id\", \"command\", "
+                   "...the command's fields}")
+    p.add_argument("--out", required=True, metavar="RESULTS",
+                   help="the results, one JSON line a job, written as they finish")
+    p.add_argument("--movingai", metavar="DIR",
+                   help="instead of a job file: every X.map with its X.map.scen in DIR")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                       help="a running Dask scheduler (default: a cluster on this machine)")
+    where.add_argument("--workers", type=_count,
+                       help="worker processes of the local cluster (default: the cores)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue RESULTS: ask only the jobs it does not answer yet")
 
 
 # What a command compiles longest on a cold start, by whether its unit has rear ranks:
@@ -696,29 +718,51 @@ def _serve(args) -> None:
           max_body_mb=args.max_body_mb)
 
 
+def _batch(args) -> int:
+    """``engine batch``: 0 when every job is answered, 1 when any failed."""
+    if (args.jobs is None) == (args.movingai is None):
+        raise InputError("engine batch takes a job file or --movingai DIR (one of them)")
+    try:
+        from .batch import run_batch
+    except ImportError as exc:
+        raise InputError(f"engine batch needs {exc.name or 'its dependencies'}: pip install "
+                         "'tabletop-movement[distributed]'") from None
+    try:
+        summary = run_batch(args.jobs, args.out, movingai=args.movingai,
+                            scheduler=args.scheduler, workers=args.workers,
+                            resume=args.resume)
+    except KeyboardInterrupt:
+        print(f"engine: interrupted; the results so far are in {args.out} (--resume "
+              "continues)", file=sys.stderr)
+        return 130
+    print(summary.line(args.out))
+    return 1 if summary.failed else 0
+
+
 _COMMANDS = {
     "reach": _cmd_reach, "route": _cmd_route, "price": _cmd_price,
     "manoeuvre": _cmd_manoeuvre, "charge": _cmd_charge,
     "network": _cmd_network, "visible": _cmd_visible, "threat": _cmd_threat,
     "flow": _cmd_flow, "convert": _cmd_convert, "movingai": _cmd_movingai, "demo": _cmd_demo,
-    "warm-up": _warm_up, "serve": _serve,
+    "warm-up": _warm_up, "serve": _serve, "batch": _batch,
 }
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status.
 
-    0 on success, 2 on a user error (an `EngineError`, or memory running out: one
-    line on stderr), 3 on anything else: one line naming it, and with ``--debug``
-    its traceback instead.
+    0 on success (``batch``: 1 when any of its jobs failed), 2 on a user error (an
+    `EngineError`, or memory running out: one line on stderr), 3 on anything else:
+    one line naming it, and with ``--debug`` its traceback instead.
     """
     args = _parser().parse_args(argv)
-    # The command line, not main([...]); warm-up and serve compile with a progress bar.
-    if argv is None and args.command not in ("warm-up", "serve"):
+    # The command line, not main([...]); warm-up and serve compile with a progress bar,
+    # batch's workers compile what they use.
+    if argv is None and args.command not in ("warm-up", "serve", "batch"):
         announce_compiles()
         _coldstart.enable()
     try:
-        _COMMANDS[args.command](args)
+        status = _COMMANDS[args.command](args)
     except EngineError as exc:
         print(f"engine: error: {exc}", file=sys.stderr)
         return 2
@@ -735,7 +779,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"engine: internal error: {type(exc).__name__}: {what} (rerun with --debug "
               "for the traceback, and please report it)", file=sys.stderr)
         return 3
-    return 0
+    return status or 0
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ FLOORS = {
     "search": 4,
     "ai": 5,
     "answers": 6, "render": 6, "warmup": 6, "_coldstart": 6,
-    "serve": 7,
+    "serve": 7, "batch": 7,
     "cli": 8, "__main__": 8, "": 8,
 }
 

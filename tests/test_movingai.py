@@ -80,6 +80,20 @@ def test_run_and_cli_on_a_tiny_pair(tmp_path, capsys):
     assert out["matched"] == 2
 
 
+def test_routers_given_are_reused_and_added_to(tmp_path):
+    grid_map = load_grid_map(write(tmp_path, "w.map", "type octile\nheight 2\nwidth 4\nmap\n"
+                                                      "..WW\n.@WW\n"))
+    scen = load_scenarios(write(tmp_path, "w.map.scen", "version 1\n0 w.map 4 2 0 0 0 1 1\n"
+                                                        "0 w.map 4 2 2 0 3 1 1.41421356\n"))
+    routers: dict = {}
+    first = run_scenarios(grid_map, scen[:1], routers=routers)
+    assert set(routers) == {"."} and first.matched == 1
+    kept = routers["."]
+    both = run_scenarios(grid_map, scen, routers=routers)
+    assert routers["."] is kept and set(routers) == {".", "W"}  # one router a class
+    assert both.lengths == run_scenarios(grid_map, scen).lengths and both.matched == 2
+
+
 @needs_data
 @pytest.mark.parametrize("name", PAIRS)
 def test_engine_lengths_equal_the_published_optima(name):

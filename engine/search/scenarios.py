@@ -33,17 +33,20 @@ class ScenarioResults:
 
 
 def run_scenarios(
-    grid_map: GridMap, scenarios: list[Scenario], limit: int | None = None
+    grid_map: GridMap, scenarios: list[Scenario], limit: int | None = None,
+    routers: dict[str, GridRouter] | None = None,
 ) -> ScenarioResults:
     """Solve scenarios with the engine's A* and compare with their optimal lengths.
 
     ``seconds`` is the search time alone (building each class's router once
-    per map included; loading files excluded).
+    per map included; loading files excluded).  ``routers``: the routers already
+    built for ``grid_map``, by cell class; the ones this call builds are added, so
+    that a caller solving the map's scenarios in several calls builds each once.
     """
     if limit is not None and (not whole(limit) or limit < 0):
         raise InputError(f"limit must be a whole number >= 0 or None, got {limit!r}")
     todo = scenarios if limit is None else scenarios[:int(limit)]
-    routers: dict[str, GridRouter] = {}
+    routers = {} if routers is None else routers
     lengths, matched, worst = [], 0, 0.0
     started = time.perf_counter()
     for sc in todo:
