@@ -449,14 +449,17 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
 
 def _this_turn(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: float,
                found: tuple) -> tuple:
-    """``found`` (a route's path, pricing and rows), or where it costs more than a
-    turn's allowance to a goal within it as the crow flies, the path `reach` prices
-    the goal along, if cheaper (straightened): A* and Dijkstra settle Theta*'s
-    cells in other orders and so keep other parents, and a goal `reach` says the
-    unit reaches this turn must be one its route reaches this turn."""
-    if not found[1].cost > per_turn + _SLACK or math.dist(start, goal) > per_turn:
+    """``found`` (a route's path, pricing and rows), or, to a goal within a turn's
+    allowance as the crow flies, the path `reach` prices the goal along, if
+    cheaper (straightened): A* and Dijkstra settle Theta*'s cells in other
+    orders and so keep other parents (and Dijkstra settles the start's plain
+    sight at once), and a route to a goal `reach` says the unit reaches this
+    turn must cost no more than `reach` says.  The reach goes only as far as
+    the route's own cost (or the turn's allowance, if less)."""
+    if math.dist(start, goal) > per_turn:
         return found
-    r = Reach(g, start, per_turn, *_nodes(g).within(g, source, start, per_turn))
+    budget = min(found[1].cost, per_turn)
+    r = Reach(g, start, budget, *_nodes(g).within(g, source, start, budget))
     points = r._path_to(goal)
     if points is None:
         return found
