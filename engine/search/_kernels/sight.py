@@ -59,13 +59,20 @@ def _merge(alo, ahi, na, clo, chi, nc, blo, bhi):
         else:
             lo, hi = clo[j], chi[j]
             j += 1
-        if n > 0 and lo <= bhi[n - 1]:
-            bhi[n - 1] = max(bhi[n - 1], hi)
-        else:
-            blo[n] = lo
-            bhi[n] = hi
-            n += 1
+        n = _append(lo, hi, blo, bhi, n)
     return n
+
+
+@njit(cache=True, inline="always")
+def _append(lo, hi, los, his, n):
+    """Add the interval ``lo .. hi`` (``lo`` no less than any before it) to the first
+    ``n`` of ``los``, ``his``, joined to the last if they overlap; returns the count."""
+    if n > 0 and lo <= his[n - 1]:
+        his[n - 1] = max(his[n - 1], hi)
+        return n
+    los[n] = lo
+    his[n] = hi
+    return n + 1
 
 
 @njit(cache=True)
@@ -124,13 +131,7 @@ def _sight_major(kind, k0, cols, height, ox, oy, sr, sc, reach, major, out, r0, 
                 lo, hi = min(b0 / near, b0 / far), max(b1 / near, b1 / far)
             if hi < -1.0 or lo > 1.0:  # beyond every sight line asked about
                 continue
-            lo, hi = max(lo, -_SPAN), min(hi, _SPAN)
-            if nc > 0 and lo <= chi[nc - 1]:
-                chi[nc - 1] = max(chi[nc - 1], hi)
-            else:
-                clo[nc] = lo
-                chi[nc] = hi
-                nc += 1
+            nc = _append(max(lo, -_SPAN), min(hi, _SPAN), clo, chi, nc)
         if nc > 0:
             na = _merge(alo, ahi, na, clo, chi, nc, blo, bhi)
             alo, blo = blo, alo
