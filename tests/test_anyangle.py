@@ -199,7 +199,7 @@ def test_segment_cost_is_the_pricers_walk(race):
         p, q = (float(p[0]), float(p[1])), (float(q[0]), float(q[1]))
         r, c = g.grid.xy_to_rc(p)
         args = (*p, *q, r * a.cols + c, g.cell, a.cols, g.base.shape[0], a.base, a.steep,
-                a.gx, a.gy, a.enter, a.narrow)
+                a.slope_of, a.slopes, a.enter, a.narrow)
         cost, end = _kernels.anyangle.segment_cost(*args, g.clearance)
         ref = engine.price_path(g, [p, q]).cost
         assert cost == ref or abs(cost - ref) <= 1e-9 * max(1.0, ref)

@@ -254,7 +254,7 @@ def test_a_cached_grid_serves_a_unit_that_moves_differently_as_that_unit(rules):
     assert slow.kernel_args is args and slow.base is full.base
     fresh = engine.cost_grid(engine.load_map(MAPS / "demo.geojson"), rules,
                              rules.unit("humans", move=5))
-    assert engine.reach(slow, (30, 40)).area == engine.reach(fresh, (30, 40)).area == 72.5
+    assert engine.reach(slow, (30, 40)).area == engine.reach(fresh, (30, 40)).area == 72.0
     assert engine.reach(full, (30, 40)).area == 1065.75
     # asked again, the same grid: flow fields and regions belong to one grid
     assert engine.cost_grid(bf, rules, rules.unit("humans", move=5)) is slow
@@ -278,14 +278,33 @@ def test_distinct_rows_numbers_rows_by_content_even_when_their_hashes_collide():
     assert empty[0].size == empty[1].size == 0
 
 
-@pytest.mark.parametrize("cell", [0.5, 1.0, 0.1])
+@pytest.mark.parametrize("cell", [0.5, 1.0, 0.1, 0.4, 1.2])
 def test_a_steep_hill_is_climbed_to_its_crest_on_any_grid(rules, cell):
     """'steep hills slow soldiers down as they travel up the slope ... no movement
     modifier for moving down': humans (steep x2) climbing 3 cm to the crest of a
     steep hill 6 cm across pay 6, every centimetre of it, the last cell below the
-    crest included; down the far side, 3."""
+    crest included; down the far side, 3.  On 0.4 cm cells the crest runs through
+    the middle of a cell; on 1.2 cm cells the crest and both feet do."""
     hill = feature("hill", rect(10, -10, 16, 16), elevation=3, steep=True)
     g = grid_for(rules, [hill], "humans", 30, 6, cell=cell)
     assert engine.price_path(g, [(10, 3), (13, 3)]).cost == pytest.approx(6, abs=1e-6)
     assert engine.price_path(g, [(13, 3), (16, 3)]).cost == pytest.approx(3, abs=1e-6)
     assert engine.route(g, (7, 3), (19, 3)).cost == pytest.approx(3 + 6 + 3 + 3, abs=1e-6)
+
+
+@pytest.mark.parametrize("cell", [0.5, 1.0, 0.3])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_steep_ridge_at_an_angle_is_climbed_to_its_crest(rules, cell, reverse):
+    """'steep hills slow soldiers down as they travel up the slope': a steep ridge
+    2 cm across and 1 cm high, its crest the line x - y = 8 (at 45 degrees to the
+    grid, so it crosses cells anywhere in them).  Humans (steep x2) crossing it
+    along y = 3 go 2 x sqrt(2) cm over it, half of it up to the crest: 12 cm from
+    x = 5 to 17 cost 12 + sqrt(2), either way."""
+    far = 20 / math.sqrt(2)
+    ridge = feature("hill", line((11 - far, 3 - far), (11 + far, 3 + far)), width=2,
+                    elevation=1, steep=True)
+    g = grid_for(rules, [ridge], "humans", 30, 6, cell=cell)
+    path = [(5, 3), (17, 3)][::-1] if reverse else [(5, 3), (17, 3)]
+    assert engine.price_path(g, path).cost == pytest.approx(12 + math.sqrt(2), abs=1e-6)
+    up = [(11 - math.sqrt(2), 3), (11, 3)]  # foot to crest, along y = 3
+    assert engine.price_path(g, up).cost == pytest.approx(2 * math.sqrt(2), abs=1e-6)
