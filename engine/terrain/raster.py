@@ -270,17 +270,18 @@ def _hill_height(grid: GridSpec, window, cells: np.ndarray, outline, elevation: 
         (np.arange(r.start, r.stop) + 0.5) * grid.cell,
     )
     centre = np.zeros(xs.shape)
-    centre[cells] = _tangent(outline, elevation, xs[cells], ys[cells])[0]
+    crest = shapely.maximum_inscribed_circle(outline).length
+    centre[cells] = np.minimum(_tangent(outline, elevation, crest, xs[cells], ys[cells])[0],
+                               elevation)
     return centre
 
 
-def _tangent(outline, elevation: float, px: np.ndarray, py: np.ndarray):
+def _tangent(outline, elevation: float, crest: float, px: np.ndarray, py: np.ndarray):
     """A hill's ground at points: its height and the gradient of the plane touching it
     there, ``(h, gx, gy)``.  The height rises linearly with the distance from the
-    outline, ``elevation`` at the largest inscribed circle's radius: inside, the
-    plane rises straight away from the nearest point of the outline; outside, it
-    is level at 0."""
-    crest = shapely.maximum_inscribed_circle(outline).length
+    outline, ``elevation`` at ``crest`` (the largest inscribed circle's radius):
+    inside, the plane rises straight away from the nearest point of the outline;
+    outside, it is level at 0."""
     points = shapely.points(px, py)
     inside = shapely.contains_xy(outline, px, py) & (crest > 0)
     near = shapely.get_coordinates(shapely.shortest_line(outline.boundary, points))[::2]
@@ -306,12 +307,13 @@ def _hill_slopes(grid: GridSpec, window, cells: np.ndarray, outline, elevation: 
     rr, cc = rr + r.start, cc + c.start
     h = grid.cell
     cx, cy = (cc + 0.5) * h, (rr + 0.5) * h
-    hc, gax, gay = _tangent(outline, elevation, cx, cy)
+    crest = shapely.maximum_inscribed_circle(outline).length
+    hc, gax, gay = _tangent(outline, elevation, crest, cx, cy)
     off_plane = np.zeros(cx.shape)
     far = np.zeros((2, *cx.shape))
     for dx in (-0.5, 0.5):
         for dy in (-0.5, 0.5):
-            hk = _tangent(outline, elevation, cx + dx * h, cy + dy * h)[0]
+            hk = _tangent(outline, elevation, crest, cx + dx * h, cy + dy * h)[0]
             dev = np.abs(hk - (hc + (gax * dx + gay * dy) * h))
             farther = dev > off_plane
             off_plane = np.where(farther, dev, off_plane)
@@ -322,7 +324,8 @@ def _hill_slopes(grid: GridSpec, window, cells: np.ndarray, outline, elevation: 
     rows[:, 4:6], rows[:, 6] = 0.0, -1.0
     if fold.any():
         fx, fy = far[0, fold], far[1, fold]
-        hb, gbx, gby = _tangent(outline, elevation, cx[fold] + fx * h, cy[fold] + fy * h)
+        hb, gbx, gby = _tangent(outline, elevation, crest, cx[fold] + fx * h,
+                                cy[fold] + fy * h)
         nx, ny = (gax[fold] - gbx) * h, (gay[fold] - gby) * h  # (A - B) per cell from the centre
         off = hc[fold] - (hb - (gbx * fx + gby * fy) * h)
         flip = np.where(off + nx * fx + ny * fy < 0.0, -1.0, 1.0)  # A where it is negative
