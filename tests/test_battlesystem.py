@@ -539,3 +539,28 @@ def test_a_crest_and_foot_inside_cells_are_priced_exactly(bs, cell):
     assert cost(g, (5, 2), (5.2, 2)) == pytest.approx(0.2 + 0.1, abs=1e-6)  # over the crest
     assert cost(g, (5.2, 2), (5, 2)) == pytest.approx(0.2 + 0.1, abs=1e-6)
     assert engine.route(g, (0, 2), (10, 2)).cost == pytest.approx(11, abs=1e-6)
+
+
+@pytest.mark.parametrize("cell", [0.25, 0.4, 1.0])
+def test_a_round_hill_is_climbed_to_its_summit_on_any_grid(bs, cell):
+    """'a unit pays 2" of movement to climb 1" of elevation ... Descending ... at no
+    additional cost': a round hill 3" across the radius and 1" high, its summit at
+    (8.1, 3.1), inside a cell on every one of these grids.  Across it through the
+    summit: 2 clear + 3 up (6) + 3 down + 2 clear = 13, either way; from the clear
+    ground 3" from the summit, up to it at an angle: twice the distance inside the
+    hill's outline (a polygon of 64 sides) plus the rest, measured by shapely."""
+    import shapely
+
+    circle = shapely.Point(8.1, 3.1).buffer(3, quad_segs=16)
+    hill = feature("hill", json.loads(shapely.to_geojson(circle)), elevation=1)
+    bf = load_map(battlefield([hill], 16, 6, units="in", cell=cell))
+    g = engine.cost_grid(bf, bs, bs.unit("infantry", frontage=4.0))
+    assert cost(g, (3.1, 3.1), (13.1, 3.1)) == pytest.approx(13, abs=1e-6)
+    assert cost(g, (13.1, 3.1), (3.1, 3.1)) == pytest.approx(13, abs=1e-6)
+    assert cost(g, (3.1, 3.1), (8.1, 3.1)) == pytest.approx(2 + 6, abs=1e-6)
+    start = (8.1 - 3 * 0.6, 3.1 - 3 * 0.8)
+    inside = shapely.LineString([start, (8.1, 3.1)]).intersection(circle).length
+    assert cost(g, start, (8.1, 3.1)) == pytest.approx(2 * inside + (3 - inside), abs=1e-6)
+    # A route may do better than the straight line: into the polygon where an edge,
+    # not a corner, lies a little nearer the summit (climbing costs twice).
+    assert 7.99 < engine.route(g, (3.1, 3.1), (8.1, 3.1)).cost <= 8 + 1e-9

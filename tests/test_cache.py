@@ -71,7 +71,7 @@ def test_an_edited_callee_in_another_file_is_compiled_again(tmp_path):
     assert _price(root, cache) == (folder, cost)  # the same sources: the same folder
     kernels = root / "engine" / "terrain" / "_kernels.py"
     text = kernels.read_text()
-    edited = text.replace("    m_a = steep if", "    m_a = 3.0 * steep if", 1)
+    edited = text.replace("steep if (rise if inside", "3.0 * steep if (rise if inside")
     assert edited != text
     kernels.write_text(edited)  # climbing to the crest now costs 6 a cm, not 2
     folder2, cost2 = _price(root, cache)

@@ -827,15 +827,14 @@ def state_search(g, source, budget):
                 ends = [(t + e * a.piece_w[j]) * a.step_dc[k] - a.piece_dc[j] for e in (0, 1)]
                 ends += [(t + e * a.piece_w[j]) * a.step_dr[k] - a.piece_dr[j] for e in (0, 1)]
                 t += a.piece_w[j]
-                share, m1, m2 = 1.0, 1.0, 1.0
-                if a.steep[i] != 1.0:
-                    share, m1, m2 = tkern.fold(a.steep[i], a.slopes, a.slope_of[i], a.ux[k],
-                                               a.uy[k], ends[0], ends[2], ends[1], ends[3])
+                cut = (1.0, 1.0, 1.0, 1.0, 1.0)
+                if a.steep[i] != 1.0:  # the stretches between the folds it crosses
+                    cut = tkern.fold(a.steep[i], a.slopes, a.slope_of[i], a.ux[k], a.uy[k],
+                                     ends[0], ends[2], ends[1], ends[3])
                 length = a.piece_w[j] * a.step_len[k]
-                parts = [(a.base[i] * m1, share * length)]
-                if share < 1.0:  # the far side of a fold it crosses
-                    parts.append((a.base[i] * m2, length - share * length))
-                for w, along in parts:
+                parts = [tkern.stretch(cut, part, length) for part in range(3)]
+                for along, m in [p for n_, p in enumerate(parts) if p[0] > 0 or n_ == 0]:
+                    w = a.base[i] * m
                     cost, n, _ = skern.trail.advance(lv, rem, org, n, w, i, along, a.depth,
                                                      no_f, no_f, no_i, False)
                     total += cost

@@ -65,12 +65,10 @@ class ReferencePricer(_Pricer):
             length = (s1 - s0) * self.cell
             rr, cc = divmod(i, self.cols)
             ox, oy = p[0] / self.cell - cc - 0.5, p[1] / self.cell - rr - 0.5
-            m, share, m2 = float(self.flat[0][i]), 1.0, 0.0
-            if self.flat[1][i] != 1.0:  # each side of a fold at its own multiplier
-                share, c1, c2 = tkern.fold(self.flat[1][i], self.flat[3], self.flat[2][i], *u,
-                                           ox + u[0] * s0, oy + u[1] * s0, ox + u[0] * s1,
-                                           oy + u[1] * s1)
-                m, m2 = m * c1, m * c2
+            m, cut = float(self.flat[0][i]), (1.0, 1.0, 1.0, 1.0, 1.0)
+            if self.flat[1][i] != 1.0:  # each stretch between folds at its own multiplier
+                cut = tkern.fold(self.flat[1][i], self.flat[3], self.flat[2][i], *u,
+                                 ox + u[0] * s0, oy + u[1] * s0, ox + u[0] * s1, oy + u[1] * s1)
             if m == math.inf:
                 self.pieces.append(Leg(a, b, length, math.inf, math.inf, [self._blocked(i)]))
                 continue
@@ -82,12 +80,14 @@ class ReferencePricer(_Pricer):
             if self.quantum is not None and self.quantum[i] != self.q:
                 self.close(a)
                 self.q, self.qd = float(self.quantum[i]), 0.0
-            parts = [(a, b, length, m)]
-            if share < 1.0:
-                f = (a[0] + share * (b[0] - a[0]), a[1] + share * (b[1] - a[1]))
-                parts = [(a, f, share * length, m), (f, b, length - share * length, m2)]
-            for a, b, along, level in parts:
-                self.stretch(a, b, along, level, i, rec)
+            shares = [0.0, cut[0], cut[1], 1.0]
+            for part in range(3):
+                along, slope = tkern.stretch(cut, part, length)
+                if along > 0 or part == 0:
+                    f0, f1 = shares[part], shares[part + 1]
+                    x0 = (a[0] + f0 * (b[0] - a[0]), a[1] + f0 * (b[1] - a[1]))
+                    x1 = b if f1 == 1.0 else (a[0] + f1 * (b[0] - a[0]), a[1] + f1 * (b[1] - a[1]))
+                    self.stretch(x0, x1, along, m * slope, i, rec)
 
     def stretch(self, a, b, length, m, i, rec) -> None:
         """The front moves ``length`` from a to b in cell i over ground ``m``."""

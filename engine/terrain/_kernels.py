@@ -26,10 +26,12 @@ __all__ = [
     "flat_cells",
     "fold",
     "largest",
+    "mean",
     "smallest",
     "step_climb",
     "step_fold",
     "step_table",
+    "stretch",
     "through",
     "trail_cells",
 ]
@@ -42,40 +44,117 @@ RISING = 2  # `step_table`: a step whose pieces' multipliers never fall
 
 
 @njit(cache=True, inline="always")
-def fold(steep, slopes, j, ux, uy, ax, ay, bx, by):
-    """How a piece travelling along ``(ux, uy)`` climbs: ``(t, first, second)``, the
-    slope's multiplier (``steep`` gaining height, else 1) over the share ``t`` of
-    the piece before it crosses the fold and over the rest (``t`` 1: no crossing).
-
-    ``slopes[j]`` (`Layers.slopes`) is the cell's ground: the gradient of one
-    plane (per table unit) on the side of its line where ``off + nx * x + ny * y``
-    is negative and of another on the rest, ``(gax, gay, gbx, gby, nx, ny, off)``
-    (x, y in cells from the cell's centre), so a crest or a hill's foot crossing
-    the cell is where the ground folds.  The piece runs from ``(ax, ay)`` to
-    ``(bx, by)``, in cells from the cell's centre.  Scalars but the table: the
-    search calls it per piece, where passing more arrays would cost a reference
-    count each.
-    """
-    m_a = steep if slopes[j, 0] * ux + slopes[j, 1] * uy > UPHILL_TOL else 1.0
-    m_b = steep if slopes[j, 2] * ux + slopes[j, 3] * uy > UPHILL_TOL else 1.0
-    if m_a == m_b:
-        return 1.0, m_a, m_a
-    s0 = slopes[j, 6] + slopes[j, 4] * ax + slopes[j, 5] * ay
-    s1 = slopes[j, 6] + slopes[j, 4] * bx + slopes[j, 5] * by
-    first, second = (m_a, m_b) if s0 < 0.0 else (m_b, m_a)
-    if (s0 < 0.0) == (s1 < 0.0):
-        return 1.0, first, first
-    return s0 / (s0 - s1), first, second
+def _plane(slopes, o, j, px, py):
+    """Height at ``(px, py)`` (cells from the cell's centre) of plane ``j`` of the cell
+    whose `Layers.slopes` start at ``o``, and its gradient per cell along x and y."""
+    p = o + 3 + 3 * j
+    return slopes[p] + slopes[p + 1] * px + slopes[p + 2] * py, slopes[p + 1], slopes[p + 2]
 
 
 @njit(cache=True, inline="always")
-def climb(steep, slopes, j, ux, uy, ax, ay, bx, by):
+def _lowest(slopes, o, k, ux, uy, px, py):
+    """The plane lowest at a point, the one falling fastest along ``(ux, uy)`` on a
+    tie (the lowest just beyond it): ``(index, height, rise along u)``."""
+    best, rise, at = np.inf, 0.0, -1
+    for j in range(k):
+        v, gx, gy = _plane(slopes, o, j, px, py)
+        s = gx * ux + gy * uy
+        if v < best or (v == best and s < rise):
+            best, rise, at = v, s, j
+    return at, best, rise
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def fold(steep, slopes, o, ux, uy, ax, ay, bx, by):
+    """How a piece from ``(ax, ay)`` to ``(bx, by)`` (cells from the centre of its cell)
+    along ``(ux, uy)`` climbs: ``(t1, t2, m0, m1, m2)``, the slope's multiplier
+    (``steep`` where it gains height, else 1) over the shares ``[0, t1)``,
+    ``[t1, t2)`` and ``[t2, 1]`` of it.
+
+    The cell's ground (`Layers.slopes` from ``o``: ``k`` planes, the gradient per
+    cell of the other hills' ground, then per plane its height at the centre and
+    gradient) is the lowest of its planes where that is above 0, else 0, plus
+    the other hills' plane: so a hill's crest, its foot and the bends of its
+    slope cross the cell where they do, and the piece climbs over one stretch
+    of it at most, or two where another hill's slope rises under a hill's
+    foot.  The walk follows the lowest plane along the piece from one plane to
+    the next (each falls faster than the one before: at most ``k`` of them)
+    and over 0 and back (once each).
+    """
+    k = int(slopes[o])
+    extra = slopes[o + 1] * ux + slopes[o + 2] * uy
+    length = math.hypot(bx - ax, by - ay)
+    at, v, rise = _lowest(slopes, o, k, ux, uy, ax, ay)
+    inside = k > 0 and (v > 0.0 or (v == 0.0 and rise > 0.0))
+    t, t1, t2 = 0.0, 1.0, 1.0
+    m0 = m1 = m2 = steep if (rise if inside else 0.0) + extra > UPHILL_TOL else 1.0
+    parts = 1
+    for _ in range(k + 3):
+        m = steep if (rise if inside else 0.0) + extra > UPHILL_TOL else 1.0
+        if parts == 1 and m != m0:
+            t1, m1, m2, parts = t, m, m, 2
+        elif parts == 2 and m != m1:
+            t2, m2, parts = t, m, 3
+        if length == 0.0 or k == 0:
+            break
+        # The next event: another plane below this one, or the ground at 0.
+        nxt, to = 1.0, -1
+        px, py = ax + t * (bx - ax), ay + t * (by - ay)
+        here = _plane(slopes, o, at, px, py)[0]
+        for j in range(k):
+            vj, gx, gy = _plane(slopes, o, j, px, py)
+            s = gx * ux + gy * uy
+            if s < rise:
+                tj = t + max(vj - here, 0.0) / ((rise - s) * length)
+                if tj < nxt:
+                    nxt, to = tj, j
+        if inside and rise < 0.0:
+            t0 = t + here / (-rise * length)
+            if t0 <= nxt:
+                nxt, to = t0, -2
+        elif not inside and rise > 0.0:
+            t0 = t + max(-here, 0.0) / (rise * length)
+            if t0 <= nxt:
+                nxt, to = t0, -2
+        if to == -1:
+            break
+        t = nxt
+        if to == -2:
+            inside = not inside
+        else:
+            at = to
+            _, gx, gy = _plane(slopes, o, at, 0.0, 0.0)
+            rise = gx * ux + gy * uy
+    return t1, t2, m0, m1, m2
+
+
+@njit(cache=True, inline="always")
+def stretch(cut, part, length):
+    """Stretch ``part`` (0, 1, 2) of a piece ``length`` long cut by `fold` (``cut``, its
+    answer): how long it is (0: none, but for the first of an uncut piece) and its
+    multiplier for slope."""
+    t1, t2, m0, m1, m2 = cut
+    if part == 0:
+        return length if t1 == 1.0 else t1 * length, m0
+    if part == 1:
+        return t2 * length - t1 * length, m1
+    return length - t2 * length, m2
+
+
+@njit(cache=True, inline="always")
+def mean(cut):
+    """The mean multiplier for slope over a piece cut by `fold` (``cut``, its answer)."""
+    t1, t2, m0, m1, m2 = cut
+    if t1 == 1.0:
+        return m0
+    return t1 * m0 + (t2 - t1) * m1 + (1.0 - t2) * m2
+
+
+@njit(cache=True, inline="always")
+def climb(steep, slopes, o, ux, uy, ax, ay, bx, by):
     """The mean multiplier for slope over a piece (`fold`): ``steep`` where it
     gains height, 1 elsewhere."""
-    t, first, second = fold(steep, slopes, j, ux, uy, ax, ay, bx, by)
-    if t == 1.0:
-        return first
-    return t * first + (1.0 - t) * second
+    return mean(fold(steep, slopes, o, ux, uy, ax, ay, bx, by))
 
 
 @njit(cache=True, inline="always")
@@ -98,16 +177,20 @@ def step_climb(steep, slopes, j, ux, uy, t0, t1, dr, dc, pdr, pdc):
 def end_climb(steep, slopes, j, ux, uy, k, last, pieces):
     """`step_climb` for the first piece of lattice step ``k`` (in the cell it leaves) or,
     with ``last``, its last (in the cell it reaches), as the step's walk prices it;
-    ``pieces``: ``(step_dr, step_dc, piece_start, piece_w)``."""
+    ``pieces``: ``(step_dr, step_dc, piece_start, piece_w)`` (corner touches, of
+    width 0, are listed after the pieces)."""
     step_dr, step_dc, piece_start, piece_w = pieces
     if not last:
         return step_climb(steep, slopes, j, ux, uy, 0.0, piece_w[piece_start[k]],
                           step_dr[k], step_dc[k], 0, 0)
+    end = piece_start[k + 1] - 1
+    while piece_w[end] == 0.0:
+        end -= 1
     t = 0.0
-    for p in range(piece_start[k], piece_start[k + 1] - 1):
+    for p in range(piece_start[k], end):
         t += piece_w[p]
-    return step_climb(steep, slopes, j, ux, uy, t, t + piece_w[piece_start[k + 1] - 1],
-                      step_dr[k], step_dc[k], step_dr[k], step_dc[k])
+    return step_climb(steep, slopes, j, ux, uy, t, t + piece_w[end], step_dr[k], step_dc[k],
+                      step_dr[k], step_dc[k])
 
 
 @njit(cache=True, inline="always")
@@ -116,7 +199,7 @@ def through(base, steep, slope_of, slopes, i, ux, uy):
     through it is not walked: steep if the ground at its centre rises that way."""
     m = base[i]
     if steep[i] != 1.0:
-        m *= fold(steep[i], slopes, slope_of[i], ux, uy, 0.0, 0.0, 0.0, 0.0)[1]
+        m *= fold(steep[i], slopes, slope_of[i], ux, uy, 0.0, 0.0, 0.0, 0.0)[2]
     return m
 
 
@@ -221,22 +304,23 @@ def step_table(
                         total = np.inf
                         break
                     continue
-                g = g1 = g2 = base[i]  # g1, g2: before and after a fold the piece crosses
+                g = g0 = g1 = g2 = base[i]  # g0, g1, g2: across folds the piece crosses
                 if not plain and steep[i] != 1.0:
-                    share, m1, m2 = step_fold(steep[i], slopes, slope_of[i], ux[k], uy[k], t,
-                                              t + piece_w[j], step_dr[k], step_dc[k],
-                                              piece_dr[j], piece_dc[j])
-                    g1, g2 = g * m1, g * m2
-                    g *= m1 if share == 1.0 else share * m1 + (1.0 - share) * m2  # `climb`
+                    cut = step_fold(steep[i], slopes, slope_of[i], ux[k], uy[k], t,
+                                    t + piece_w[j], step_dr[k], step_dc[k], piece_dr[j],
+                                    piece_dc[j])
+                    g0, g1, g2 = g * cut[2], g * cut[3], g * cut[4]
+                    g *= mean(cut)
                 t += piece_w[j]
                 if g == np.inf:
                     total = np.inf
                     break
-                if first < 0.0 and g1 == g2:
+                one = g0 == g1 and g1 == g2  # one multiplier all along
+                if first < 0.0 and one:
                     first = g
-                elif g != first or g1 != g2:
+                elif g != first or not one:
                     same = False
-                rising = rising and g1 >= last and g2 >= g1
+                rising = rising and g0 >= last and g1 >= g0 and g2 >= g1
                 last = g2
                 total += piece_w[j] * step_len[k] * g
                 if entering:

@@ -302,7 +302,7 @@ def kernel_args(
     f, i = np.empty(0), np.empty(0, dtype=np.int64)
     flat_steep = f if steep is None else steep.ravel()
     level = np.zeros(0 if steep is None else base.size, dtype=np.int32)  # no slope: row 0
-    flat_slope = (level, np.zeros((1, 7))) if slope is None else (slope[0].ravel(), slope[1])
+    flat_slope = (level, np.zeros(3)) if slope is None else (slope[0].ravel(), slope[1])
     plain = depth == 0 and (steep is None or not (steep != 1.0).any())
     finite = base[np.isfinite(base)]
     top = float(finite.max()) if finite.size else 1.0

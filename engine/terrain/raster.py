@@ -44,18 +44,16 @@ class Layers:
     elevation : ndarray of float64
         Ground height at each cell's centre (0 off hills).
     slope_of : ndarray of int32
-        Each cell's row of `slopes` (row 0, level ground, off hills).
-    slopes : ndarray of float64, shape ``(n, 7)``
-        The ground of the cells hills overlap, read from the hills themselves:
-        per row the gradients (rise per table unit along x and y) of two
-        planes and the line the ground folds along between them,
-        ``(gax, gay, gbx, gby, nx, ny, off)``: plane a where
-        ``off + nx * x + ny * y < 0`` (x, y in cells from the cell's centre),
-        plane b elsewhere.  The fold is a crest, a hill's foot or a bend of its
-        slope crossing the cell (one per cell: where two cross one cell, or
-        two hills fold in one, the second is priced by its plane at the
-        cell's centre); cells without one have the same plane twice.
-        Overlapping hills add up.
+        Where each cell's ground starts in `slopes` (0, level ground, off hills).
+    slopes : ndarray of float64
+        The ground of the cells hills overlap, read from the hills themselves,
+        a block a cell: ``k``, the gradient per cell (along x and y) of the
+        other hills overlapping it, then ``k`` planes, each its height at the
+        cell's centre and gradient per cell.  The ground is the lowest of the
+        planes where that is above 0, else 0 (a hill's foot), plus the other
+        hills' plane: on a convex hill, exactly the hill's height (the crest,
+        the foot and every bend of its slope wherever they cross the cell); on
+        others, each edge's distance touched at the cell's centre.
     hills : ndarray of uint64
         Kinds of the hills overlapping each cell, however little (bits as in
         `mask`): where their slopes are priced.
@@ -150,7 +148,7 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
         if f.elevation > 0:
             elevation[window] += _hill_height(grid, window, cells, f.full, f.elevation)
             window, cells = _cover(grid, area, True)  # its slopes reach every cell it touches
-            folds.append(_hill_slopes(grid, window, cells, f.full, f.elevation))
+            folds.append(_hill_planes(grid, window, cells, f.full, f.elevation))
             hills[window][cells] |= bit[f.terrain]
         if f.steep:
             steep[window][cells] |= bit[f.terrain]
@@ -242,93 +240,147 @@ def _cover(grid: GridSpec, area, linear: bool) -> tuple[tuple[slice, slice], np.
     return window, inside
 
 
-def _gather(grid: GridSpec, folds: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
-    """`Layers.slope_of` and `Layers.slopes` from each hill's `_hill_slopes`: where hills
-    overlap, their planes add up, the first that folds there giving the fold."""
+def _gather(grid: GridSpec, hills: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
+    """`Layers.slope_of` and `Layers.slopes` from each hill's `_hill_planes`.
+
+    Where hills overlap, the cell keeps the planes of a hill whose ground folds
+    there (the one with the most planes), and the others' lowest planes at its
+    centre (where above 0) add their gradients as one plane under it all.
+    """
     slope_of = np.zeros(grid.shape, dtype=np.int32)
-    if not folds:
-        return slope_of, np.zeros((1, 7))
-    index = np.concatenate([f[0] for f in folds])
-    rows = np.concatenate([f[1] for f in folds])
-    fold = np.concatenate([f[2] for f in folds])
-    order = np.lexsort((~fold, index))  # by cell, a folding row first
-    index, rows = index[order], rows[order]
-    first = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
-    plane = np.add.reduceat(rows[:, 0:2], first, axis=0)  # every hill's plane a, added up
-    out = rows[first]
-    out[:, 2:4] += plane - out[:, 0:2]
-    out[:, 0:2] = plane
-    slope_of.ravel()[index[first]] = np.arange(1, first.size + 1, dtype=np.int32)
-    return slope_of, np.concatenate([np.zeros((1, 7)), out])
+    if not hills:
+        return slope_of, np.zeros(3)
+    index = np.concatenate([h[0] for h in hills])
+    count = np.concatenate([h[1] for h in hills])
+    lowest = np.concatenate([h[3] for h in hills])
+    folds = np.concatenate([h[4] for h in hills])
+    first_plane = np.cumsum(np.concatenate([[0], count]))[:-1]
+    planes = np.concatenate([h[2] for h in hills])
+    order = np.lexsort((-count, ~folds, index))  # by cell, folding and most planes first
+    index, count, lowest, first_plane = (index[order], count[order], lowest[order],
+                                         first_plane[order])
+    head = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
+    extra = np.add.reduceat(lowest, head, axis=0) - lowest[head]  # the other hills'
+    k = count[head]
+    size = 3 + 3 * k
+    start = np.cumsum(np.concatenate([[3], size]))[:-1]  # block 0: level ground
+    out = np.zeros(3 + int(size.sum()))
+    out[start], out[start + 1], out[start + 2] = k, extra[:, 0], extra[:, 1]
+    rows = np.repeat(first_plane[head], k) + (np.arange(int(k.sum()))
+                                              - np.repeat(np.cumsum(k) - k, k))
+    at = np.repeat(start + 3, 3 * k) + (np.arange(int(3 * k.sum()))
+                                        - np.repeat(np.cumsum(3 * k) - 3 * k, 3 * k))
+    out[at] = planes[rows].ravel()
+    if start[-1] > np.iinfo(np.int32).max:
+        raise MapError(f"{grid.shape[0]} x {grid.shape[1]} cells of hills are too many to "
+                       "price; use a larger cell")
+    slope_of.ravel()[index[head]] = start
+    return slope_of, out
 
 
 def _hill_height(grid: GridSpec, window, cells: np.ndarray, outline, elevation: float):
-    """One hill's height at the centre of each cell of ``window`` it covers (0 elsewhere)."""
+    """One hill's height at the centre of each cell of ``window`` it covers (0 elsewhere):
+    linear in the distance from its outline, ``elevation`` on its crest."""
     r, c = window
     xs, ys = np.meshgrid(
         (np.arange(c.start, c.stop) + 0.5) * grid.cell,
         (np.arange(r.start, r.stop) + 0.5) * grid.cell,
     )
-    centre = np.zeros(xs.shape)
     crest = shapely.maximum_inscribed_circle(outline).length
-    centre[cells] = np.minimum(_tangent(outline, elevation, crest, xs[cells], ys[cells])[0],
-                               elevation)
+    centre = np.zeros(xs.shape)
+    if crest > 0:
+        d = shapely.distance(outline.boundary, shapely.points(xs[cells], ys[cells]))
+        centre[cells] = elevation * np.minimum(d / crest, 1.0)
     return centre
 
 
-def _tangent(outline, elevation: float, crest: float, px: np.ndarray, py: np.ndarray):
-    """A hill's ground at points: its height and the gradient of the plane touching it
-    there, ``(h, gx, gy)``.  The height rises linearly with the distance from the
-    outline, ``elevation`` at ``crest`` (the largest inscribed circle's radius):
-    inside, the plane rises straight away from the nearest point of the outline;
-    outside, it is level at 0."""
-    points = shapely.points(px, py)
-    inside = shapely.contains_xy(outline, px, py) & (crest > 0)
-    near = shapely.get_coordinates(shapely.shortest_line(outline.boundary, points))[::2]
-    ax, ay = px - near[:, 0], py - near[:, 1]
-    d = np.hypot(ax, ay)
-    on = inside & (d > 0)
-    slope = np.where(on, elevation / np.where(on, crest * d, 1.0), 0.0)
-    h = np.where(on, elevation * d / np.where(on, crest, 1.0), 0.0)
-    return h, ax * slope, ay * slope
+def _hill_planes(grid: GridSpec, window, cells: np.ndarray, outline, elevation: float):
+    """One hill's ground over the cells of ``window`` it overlaps (``cells``), as the
+    planes whose lowest (where above 0) it is: ``(index, count, planes, lowest,
+    folds)``, the cells' flat indices, how many planes each has, the planes in
+    cell order (height at the cell's centre, gradient per cell along x and along
+    y), the gradient of each cell's lowest plane at its centre (0 where that is
+    below 0) and whether the ground folds in the cell (`_folds`).
 
-
-def _hill_slopes(grid: GridSpec, window, cells: np.ndarray, outline, elevation: float):
-    """One hill's ground over the cells of ``window`` it overlaps (``cells``): their
-    flat indices and rows of `Layers.slopes`, and which rows fold.
-
-    A cell's ground is the plane touching the hill at its centre, unless the hill
-    at one of its corners lies off that plane (a crest, a hill's foot or a bend
-    of its slope crosses the cell): then also the plane touching it at the
-    corner farthest off, the ground folding where the two meet.
+    The hill's height is ``elevation`` times the distance from its outline over
+    its largest inscribed circle's radius.  On a convex hill that is, exactly,
+    the lowest over its edges of the distance from the edge's line (signed:
+    negative outside), and a cell keeps the edges that can be lowest somewhere
+    in it (within a cell's diagonal of the lowest at its centre: distances
+    change no faster than the distance moved).  On any other hill each edge
+    gives the plane touching the distance from it at the centre (from its
+    nearest point: an end of it gives a cone, touched there), and a cell whose
+    centre is outside keeps its nearest edge alone.
     """
     r, c = window
     rr, cc = np.nonzero(cells)
-    rr, cc = rr + r.start, cc + c.start
+    index = (rr + r.start) * grid.shape[1] + cc + c.start
     h = grid.cell
-    cx, cy = (cc + 0.5) * h, (rr + 0.5) * h
+    cx, cy = (cc + c.start + 0.5) * h, (rr + r.start + 0.5) * h
     crest = shapely.maximum_inscribed_circle(outline).length
-    hc, gax, gay = _tangent(outline, elevation, crest, cx, cy)
-    off_plane = np.zeros(cx.shape)
-    far = np.zeros((2, *cx.shape))
-    for dx in (-0.5, 0.5):
-        for dy in (-0.5, 0.5):
-            hk = _tangent(outline, elevation, crest, cx + dx * h, cy + dy * h)[0]
-            dev = np.abs(hk - (hc + (gax * dx + gay * dy) * h))
-            farther = dev > off_plane
-            off_plane = np.where(farther, dev, off_plane)
-            far[0, farther], far[1, farther] = dx, dy
-    fold = off_plane > 1e-9 * max(elevation, 1.0)
-    rows = np.empty((cx.size, 7))
-    rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = gax, gay, gax, gay
-    rows[:, 4:6], rows[:, 6] = 0.0, -1.0
-    if fold.any():
-        fx, fy = far[0, fold], far[1, fold]
-        hb, gbx, gby = _tangent(outline, elevation, crest, cx[fold] + fx * h,
-                                cy[fold] + fy * h)
-        nx, ny = (gax[fold] - gbx) * h, (gay[fold] - gby) * h  # (A - B) per cell from the centre
-        off = hc[fold] - (hb - (gbx * fx + gby * fy) * h)
-        flip = np.where(off + nx * fx + ny * fy < 0.0, -1.0, 1.0)  # A where it is negative
-        rows[fold, 2], rows[fold, 3] = gbx, gby
-        rows[fold, 4], rows[fold, 5], rows[fold, 6] = nx * flip, ny * flip, off * flip
-    return rr * grid.shape[1] + cc, rows, fold
+    scale = elevation / crest if crest > 0 else 0.0
+    oriented = shapely.orient_polygons(outline)  # the inside on each edge's left
+    rings = [oriented.exterior, *oriented.interiors] if oriented.geom_type == "Polygon" \
+        else [ring for p in oriented.geoms for ring in (p.exterior, *p.interiors)]
+    ends = np.concatenate([np.stack([np.asarray(ring.coords)[:-1], np.asarray(ring.coords)[1:]],
+                                    axis=1) for ring in rings])
+    convex = shapely.equals(outline, shapely.convex_hull(outline))
+    count = np.zeros(index.size, dtype=np.int64)
+    planes, lowest, folds = [], np.zeros((index.size, 2)), np.zeros(index.size, dtype=bool)
+    for lo in range(0, index.size, 4096):  # cells at a time, against every edge
+        x, y = cx[lo:lo + 4096, None], cy[lo:lo + 4096, None]
+        value, gx, gy = _edge_planes(ends, x, y, convex)
+        if not convex:
+            inside = shapely.contains_xy(outline, x[:, 0], y[:, 0])[:, None]
+            value, gx, gy = (np.where(inside, v, -v) for v in (value, gx, gy))
+        least = value.min(axis=1, keepdims=True)
+        keep = value <= least + h * math.sqrt(2) + 1e-9 * h
+        if not convex:  # outside, the nearest edge alone (its distance, negative)
+            keep = np.where(inside, keep, value == value.max(axis=1, keepdims=True))
+        count[lo:lo + 4096] = keep.sum(axis=1)
+        planes.append(np.stack([value[keep] * scale, gx[keep] * scale * h,
+                                gy[keep] * scale * h], axis=1))
+        first = np.argmin(value, axis=1)
+        on = (least[:, 0] > 0)[:, None]
+        pick = np.arange(first.size)
+        lowest[lo:lo + 4096] = np.where(on, np.stack([gx[pick, first], gy[pick, first]], 1)
+                                        * scale * h, 0.0)
+        near = (keep.sum(axis=1) > 1) | (np.abs(least[:, 0]) < h)  # may fold: look closer
+        folds[lo:lo + 4096][near] = _folds(np.where(keep, value, np.inf)[near], gx[near] * h,
+                                           gy[near] * h)
+    return index, count, np.concatenate(planes), lowest, folds
+
+
+def _folds(value: np.ndarray, gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
+    """Whether the ground of planes (rows: cells; ``value`` at the centre, inf for none;
+    gradient per cell) folds within each cell, seen at 25 points across it: another
+    plane lowest, or the lowest crossing 0."""
+    at = np.linspace(-0.5, 0.5, 5)
+    seen = [(v.argmin(axis=1), v.min(axis=1)) for v in
+            (value + gx * dx + gy * dy for dx in at for dy in at)]
+    which = np.stack([w for w, _ in seen], axis=1)
+    height = np.stack([m for _, m in seen], axis=1)
+    return ((which != which[:, :1]).any(axis=1)
+            | ((height < 0).any(axis=1) & (height > 0).any(axis=1)))
+
+
+def _edge_planes(ends: np.ndarray, x: np.ndarray, y: np.ndarray, convex: bool):
+    """For points ``(x, y)`` (column vectors) and edges ``ends`` (from, to), the distance
+    from each edge (its line's, signed by the inside on its left; or, ``convex``
+    false, from its nearest point, unsigned) and its gradient along x and y."""
+    (x0, y0), (x1, y1) = ends[:, 0].T, ends[:, 1].T
+    ex, ey = x1 - x0, y1 - y0
+    long = np.hypot(ex, ey)
+    nx, ny = -ey / long, ex / long  # into the hill
+    value = (x - x0) * nx + (y - y0) * ny
+    gx, gy = np.broadcast_to(nx, value.shape), np.broadcast_to(ny, value.shape)
+    if convex:
+        return value, gx, gy
+    along = ((x - x0) * ex + (y - y0) * ey) / long**2
+    corner = (along < 0) | (along > 1)
+    px = np.where(along < 0, x0, x1)
+    py = np.where(along < 0, y0, y1)
+    dx, dy = x - px, y - py
+    d = np.maximum(np.hypot(dx, dy), 1e-300)
+    return (np.where(corner, d, np.abs(value)), np.where(corner, dx / d, np.sign(value) * gx),
+            np.where(corner, dy / d, np.sign(value) * gy))

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
-from ...terrain._kernels import fold
+from ...terrain._kernels import fold, stretch
 from .heap import _heap_pop, _sift_up
 from .sight import plain_sight
 
@@ -169,13 +169,12 @@ def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, slope_of, 
         r = min(max(math.floor(cpy + sm * dy), 0), height - 1)
         c = min(max(math.floor(cpx + sm * dx), 0), cols - 1)
         i = r * cols + c
-        m = m2 = base[i]
-        share = 1.0  # of the piece before a fold it crosses, each side at its own multiplier
+        m = base[i]
+        cut = (1.0, 1.0, 1.0, 1.0, 1.0)  # across the folds it crosses, as `walk_path` cuts
         if steep[i] != 1.0:
-            ox, oy = px / cell - c - 0.5, py / cell - r - 0.5  # as `walk_path` places them
-            share, c1, c2 = fold(steep[i], slopes, slope_of[i], u, w, ox + u * last,
-                                 oy + w * last, ox + u * s, oy + w * s)
-            m, m2 = m * c1, m * c2
+            ox, oy = px / cell - c - 0.5, py / cell - r - 0.5
+            cut = fold(steep[i], slopes, slope_of[i], u, w, ox + u * last, oy + w * last,
+                       ox + u * s, oy + w * s)
         if m == np.inf:
             return np.inf, at
         if entering:
@@ -185,11 +184,10 @@ def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, slope_of, 
                 cost += narrow[i]
         at = i
         length = (s - last) * cell
-        if share == 1.0:
-            cost += length * m
-        else:
-            cost += share * length * m
-            cost += (length - share * length) * m2
+        for part in range(3):
+            along, slope = stretch(cut, part, length)
+            if along > 0.0 or part == 0:
+                cost += along * (m * slope)
         last = s
         first = False
         if end:

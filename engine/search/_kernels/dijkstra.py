@@ -9,7 +9,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ...terrain._kernels import entry, largest, smallest, step_climb
+from ...terrain._kernels import entry, largest, smallest, step_climb, step_fold
 from .bounds import _landmark_bound, _to_go
 from .heap import _heap_pop, _sift_up
 
@@ -322,11 +322,11 @@ def settle_quanta(
                     q, d = quantum[i], 0.0
                 if q > 0.0:
                     d += piece_w[j] * step_len[k]
-                    m = base[i]
+                    m = base[i]  # where the front is at the piece's end (`walk_path`'s)
                     if steep[i] != 1.0:
-                        m *= step_climb(steep[i], slopes, slope_of[i], ux[k], uy[k], t,
-                                        t + piece_w[j], step_dr[k], step_dc[k], piece_dr[j],
-                                        piece_dc[j])
+                        m *= step_fold(steep[i], slopes, slope_of[i], ux[k], uy[k], t,
+                                       t + piece_w[j], step_dr[k], step_dc[k], piece_dr[j],
+                                       piece_dc[j])[4]
                 t += piece_w[j]
             adj[u] = adj[v] + (cost[u] - cost[v]) + extra
             qs[u], qd[u], qm[u] = q, d, m

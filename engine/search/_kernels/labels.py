@@ -26,6 +26,7 @@ from ...terrain._kernels import (
     largest,
     smallest,
     step_fold,
+    stretch,
     through,
 )
 from .bounds import _landmark_bound, _to_go
@@ -410,24 +411,20 @@ def _walk_pieces(a, k, n, cols, plain, depth, piece_start, piece_dr, piece_dc, p
             if base[i] == np.inf:
                 return np.inf, n
             continue
-        g = g2 = base[i]
-        share = 1.0  # of the piece before a fold it crosses: the trail holds each side's own
-        if not plain and steep[i] != 1.0:
-            share, m1, m2 = step_fold(steep[i], slopes, slope_of[i], ux[k], uy[k], t,
-                                      t + piece_w[j], step_dr[k], step_dc[k], piece_dr[j],
-                                      piece_dc[j])
-            g, g2 = g * m1, g * m2
+        g = base[i]
+        cut = (1.0, 1.0, 1.0, 1.0, 1.0)  # across the folds it crosses: the trail
+        if not plain and steep[i] != 1.0:  # holds each stretch's own multiplier
+            cut = step_fold(steep[i], slopes, slope_of[i], ux[k], uy[k], t, t + piece_w[j],
+                            step_dr[k], step_dc[k], piece_dr[j], piece_dc[j])
         t += piece_w[j]
         if g == np.inf:
             return np.inf, n
-        length = piece_w[j] * step_len[k]
-        c, n, _ = advance(s_lv, s_rem, s_org, n, g, i, share * length, depth, no_f, no_f, no_i,
-                          False)
-        total += c
-        if share < 1.0:
-            c, n, _ = advance(s_lv, s_rem, s_org, n, g2, i, length - share * length, depth, no_f,
-                              no_f, no_i, False)
-            total += c
+        for part in range(3):
+            along, m = stretch(cut, part, piece_w[j] * step_len[k])
+            if along > 0.0 or part == 0:
+                c, n, _ = advance(s_lv, s_rem, s_org, n, g * m, i, along, depth, no_f, no_f,
+                                  no_i, False)
+                total += c
         if entering:
             total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
         prev = i

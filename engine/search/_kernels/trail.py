@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
-from ...terrain._kernels import TRAIL, fold
+from ...terrain._kernels import TRAIL, fold, stretch
 
 
 @njit(cache=True, inline="always")
@@ -313,12 +313,11 @@ def _walk_pieces(breaks, pr, pc, seg, cell, height, cols, grid, enter, narrow, q
         bx, by = (qx, qy) if t == nb - 2 else (px + u * s1 * cell, py + w * s1 * cell)
         length = (s1 - s0) * cell
         ox, oy = px / cell - c - 0.5, py / cell - r - 0.5  # the start, from the cell's centre
-        m = m2 = base[i]
-        share = 1.0  # of the piece before a fold it crosses, each side at its own multiplier
+        m = base[i]
+        cut = (1.0, 1.0, 1.0, 1.0, 1.0)  # across the folds it crosses: each stretch's own
         if steep[i] != 1.0:
-            share, c1, c2 = fold(steep[i], slopes, slope_of[i], u, w, ox + u * s0, oy + w * s0,
-                                 ox + u * s1, oy + w * s1)
-            m, m2 = m * c1, m * c2
+            cut = fold(steep[i], slopes, slope_of[i], u, w, ox + u * s0, oy + w * s0,
+                       ox + u * s1, oy + w * s1)
         if m == np.inf:
             k = _write_row(out_f, out_i, k, BLOCKED, i, i, ax, ay, bx, by, length, np.inf, np.inf)
             continue
@@ -330,14 +329,15 @@ def _walk_pieces(breaks, pr, pc, seg, cell, height, cols, grid, enter, narrow, q
         if has_q and quantum[combo[i]] != q:
             k = _close_quantum(q, qd, qm, qcell, ax, ay, out_f, out_i, k)
             q, qd = quantum[combo[i]], 0.0
-        for part in range(1 if share == 1.0 else 2):
-            x0, y0, x1, y1, along, level = ax, ay, bx, by, length, m
-            if share < 1.0:  # either side of the fold
-                fx, fy = ax + share * (bx - ax), ay + share * (by - ay)
-                if part == 0:
-                    x1, y1, along = fx, fy, share * length
-                else:
-                    x0, y0, along, level = fx, fy, length - share * length, m2
+        for part in range(3):
+            along, slope = stretch(cut, part, length)
+            if along <= 0.0 and part > 0:
+                continue
+            f0 = 0.0 if part == 0 else cut[part - 1]  # the stretch's share of the piece
+            f1 = cut[part] if part < 2 else 1.0
+            x0, y0 = ax + f0 * (bx - ax), ay + f0 * (by - ay)
+            x1, y1 = (bx, by) if f1 == 1.0 else (ax + f1 * (bx - ax), ay + f1 * (by - ay))
+            level = m * slope
             if q > 0.0:
                 qd += along
                 qm, qcell = level, i
