@@ -29,7 +29,7 @@ from numba import njit
 
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
 from ...terrain._kernels import ground
-from .heap import _heap_pop, _sift_up
+from .heap import _sift_down, _sift_up
 from .sight import plain_sight
 
 # A candidate parent farther back is taken on a tie within rounding: fewer bends.
@@ -213,56 +213,27 @@ def _node_xy(v, source, sx, sy, ncell, tx, ty, cols, cell):
     return (v - r * cols + 0.5) * cell, (r + 0.5) * cell
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _offer(v, cost, via, key, n, dist, parent, state, hkey, hidx, pos, touched, nt):
-    """Give node v cost ``cost`` through parent ``via`` if that is cheaper, queued on
-    ``key``; returns the heap's size and the touched count."""
-    if cost >= dist[v]:
-        return n, nt
-    if state[v] == 0:
-        touched[nt] = v
-        nt += 1
-        state[v] = 1
-        hkey[n] = key
-        hidx[n] = v
-        n += 1
-        dist[v] = cost
-        parent[v] = via
-        _sift_up(n - 1, hkey, hidx, pos)
-        return n, nt
-    dist[v] = cost
-    parent[v] = via
-    hkey[pos[v]] = key
-    _sift_up(pos[v], hkey, hidx, pos)
-    return n, nt
+@njit(cache=True, inline="always")
+def _one_box(ar, ac, br, bc, clear, cols):
+    """Whether cells ``(ar, ac)`` and ``(br, bc)`` both lie in the box of alike ground
+    (`CostGrid.clearance`) around one of them or the cell midway: the box is
+    convex, so a straight move between them crosses only that ground."""
+    mr, mc = (ar + br) // 2, (ac + bc) // 2
+    ka, kb, km = clear[ar * cols + ac], clear[br * cols + bc], clear[mr * cols + mc]
+    apart = max(abs(br - ar), abs(bc - ac))
+    return apart <= ka or apart <= kb or max(abs(ar - mr), abs(ac - mc), abs(br - mr),
+                                             abs(bc - mc)) <= km
 
 
 @njit(cache=True, inline="always")
-def _boxed(r, c, ar, ac, br, bc, clear, cols):
-    """Whether cells ``(ar, ac)`` and ``(br, bc)`` both lie in the box of alike ground
-    around cell ``(r, c)``."""
-    k = clear[r * cols + c]
-    return (abs(ar - r) <= k and abs(ac - c) <= k and abs(br - r) <= k
-            and abs(bc - c) <= k)
-
-
-@njit(cache=True, error_model="numpy")
-def _move_cost(ax, ay, a, bx, by, cell, cols, height, base, steep, gx, gy, enter, narrow, clear):
-    """`segment_cost` from node a at ``(ax, ay)`` to the point ``(bx, by)`` (a cell's
-    centre, or the goal), at once where both ends lie in one box of alike
-    ground (`CostGrid.clearance`: around a's cell, b's or the middle's), which
-    is convex, so the segment crosses only that ground."""
-    ar = a // cols
-    ac = a - ar * cols
-    br = min(max(math.floor(by / cell), 0), height - 1)
-    bc = min(max(math.floor(bx / cell), 0), cols - 1)
-    if (_boxed(ar, ac, ar, ac, br, bc, clear, cols)
-            or _boxed(br, bc, ar, ac, br, bc, clear, cols)
-            or _boxed((ar + br) // 2, (ac + bc) // 2, ar, ac, br, bc, clear, cols)):
-        return base[a] * _length(bx - ax, by - ay)
-    cost, _ = segment_cost(ax, ay, bx, by, a, cell, cols, height, base, steep, gx, gy, enter,
-                           narrow, clear)
-    return cost
+def _pop(n, hkey, hidx, pos):
+    """Take the top off a heap of ``n`` (`_heap_pop`'s, with no branch: numba then
+    drops the arrays' reference counts, each an atomic operation); returns it."""
+    top = hidx[0]
+    hkey[0] = hkey[n - 1]
+    hidx[0] = hidx[n - 1]
+    _sift_down(0, n - 1, hkey, hidx, pos)
+    return top
 
 
 @njit(cache=True, error_model="numpy")
@@ -331,10 +302,11 @@ def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist,
 
 
 @njit(cache=True, inline="always")
-def _in_sight(r, c, sight, r0, c0, w):
-    """Whether `_source_sight`'s window marks the cell at row r, column c."""
+def _window_index(r, c, r0, c0, w, size):
+    """The index in `_source_sight`'s window of the cell at row r, column c, or -1
+    if the window does not hold it."""
     i = (r - r0) * w + c - c0
-    return 0 <= c - c0 < w and 0 <= i < sight.shape[0] and sight[i] == 1
+    return i if 0 <= c - c0 < w and 0 <= i < size else -1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -357,7 +329,9 @@ def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
     ``tried[v]`` is ``stamp[0] * (ncell + 1) + p`` once the move from node p
     to node v has been priced in this search (it is not priced again);
     ``stamp[0]`` goes up by one each search, so ``tried`` needs no reset.
-    Returns the number of nodes touched.
+    Returns the number of nodes touched.  (The loop reads and writes the
+    arrays itself: a helper given an array it uses only on some branches
+    would cost it an atomic reference count each call.)
     """
     ncell = base.shape[0]
     height = ncell // cols
@@ -368,15 +342,17 @@ def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
                                      0.0 if astar else budget)
     gr = goal_cell // cols if astar else -9
     gc = goal_cell - gr * cols if astar else -9
-    nt = 0
-    n = 0
-    n, nt = _offer(source, 0.0, -1, 0.0, n, dist, parent, state, hkey, hidx, pos, touched, nt)
-    if not astar and sight.shape[0] > 0 and base[source] == least:
+    dist[source] = 0.0
+    state[source] = 1
+    touched[0] = source
+    hkey[0], hidx[0], pos[source] = 0.0, source, 0
+    nt, n = 1, 1
+    if not astar and base[source] == least:
         nt, n = _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist,
                            parent, state, hkey, hidx, pos, touched, nt, n)
     while n > 0:
         key = hkey[0]
-        u = _heap_pop(n, hkey, hidx, pos)
+        u = _pop(n, hkey, hidx, pos)
         n -= 1
         state[u] = 2
         if u == ncell or (not astar and key > budget):
@@ -388,10 +364,14 @@ def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
             px, py = _node_xy(p, source, sx, sy, ncell, tx, ty, cols, cell)
         ur = u // cols
         uc = u - ur * cols
+        pr = p // cols
+        pc = p - pr * cols
         near_goal = astar and abs(ur - gr) <= 1 and abs(uc - gc) <= 1
         for j in range(10 if near_goal else 9):
-            if j == 9:  # the goal node
-                v, vx, vy, vr, vc = ncell, tx, ty, gr, gc
+            if j == 9:  # the goal node, priced as in its cell
+                v, vx, vy = ncell, tx, ty
+                vr = min(max(math.floor(ty / cell), 0), height - 1)
+                vc = min(max(math.floor(tx / cell), 0), cols - 1)
             else:
                 vr, vc = ur + j // 3 - 1, uc + j % 3 - 1
                 if j == 4 or vr < 0 or vr >= height or vc < 0 or vc >= cols:
@@ -403,24 +383,38 @@ def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
             # Theta*: straight from u's parent, else the step from u, if either may be
             # cheaper than v's cost so far (no move costs less than its length).
             cost, via = np.inf, p
-            if p >= 0 and tried[v] != mark + p and dist[v] > dist[p] + _length(vx - px, vy - py):
+            far = _length(vx - px, vy - py)
+            if p >= 0 and tried[v] != mark + p and dist[v] > dist[p] + far:
                 tried[v] = mark + p
-                if p == source and v < ncell and _in_sight(vr, vc, sight, r0, c0, w):
-                    cost = base[p] * _length(vx - px, vy - py)
+                k = _window_index(vr, vc, r0, c0, w, sight.shape[0]) if p == source else -1
+                if (k >= 0 and v < ncell and sight[k] == 1) or _one_box(pr, pc, vr, vc, clear,
+                                                                        cols):
+                    cost = dist[p] + base[p] * far
                 else:
-                    cost = dist[p] + _move_cost(px, py, p, vx, vy, cell, cols, height, base,
-                                                steep, gx, gy, enter, narrow,
-                                                clear)
-            if min(cost, dist[v]) > dist[u] + _length(vx - ux, vy - uy):
-                step = dist[u] + _move_cost(ux, uy, u, vx, vy, cell, cols, height, base,
-                                            steep, gx, gy, enter, narrow, clear)
+                    cost = dist[p] + segment_cost(px, py, vx, vy, p, cell, cols, height, base,
+                                                  steep, gx, gy, enter, narrow, clear)[0]
+            near = _length(vx - ux, vy - uy)
+            if min(cost, dist[v]) > dist[u] + near:
+                if _one_box(ur, uc, vr, vc, clear, cols):
+                    step = dist[u] + base[u] * near
+                else:
+                    step = dist[u] + segment_cost(ux, uy, vx, vy, u, cell, cols, height, base,
+                                                  steep, gx, gy, enter, narrow, clear)[0]
                 if cost > step * (1.0 + _TIE):  # on a tie, the parent farther back
                     cost, via = step, u
-            if cost == np.inf:
+            if cost >= dist[v]:
                 continue
-            key = cost + _length(tx - vx, ty - vy) * (1.0 - _TIE) if astar else cost
-            n, nt = _offer(v, cost, via, key, n, dist, parent, state, hkey, hidx, pos,
-                           touched, nt)
+            if state[v] == 0:  # first offer: onto the end of the heap
+                state[v] = 1
+                touched[nt] = v
+                nt += 1
+                pos[v] = n
+                n += 1
+            dist[v], parent[v] = cost, via
+            i = pos[v]
+            hkey[i] = cost + _length(tx - vx, ty - vy) * (1.0 - _TIE) if astar else cost
+            hidx[i] = v
+            _sift_up(i, hkey, hidx, pos)
     return nt
 
 
