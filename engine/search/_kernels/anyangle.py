@@ -30,7 +30,7 @@ from numba import njit
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
 from ...terrain._kernels import ground
 from .heap import _sift_down, _sift_up
-from .sight import plain_sight
+from .sight import plain_line, plain_sight
 
 # A candidate parent farther back is taken on a tie within rounding: fewer bends.
 _TIE = 1e-12
@@ -226,6 +226,22 @@ def _one_box(ar, ac, br, bc, clear, cols):
 
 
 @njit(cache=True, inline="always")
+def _least_move(start, far, cell, exact, pm, pk, pc, centre, qm, qk, qc):
+    """A lower bound on ``start`` plus the price of a straight move ``far`` long from
+    a node in a cell of multiplier ``pm``, `CostGrid.alike` kind ``pk`` and
+    clearance ``pc`` (its centre, or a point anywhere in it if ``exact``) to
+    one in a cell of ``qm``, ``qk``, ``qc`` (its centre if ``centre``): where
+    a cell's ground is alike, the move's first (last) stretch inside that
+    cell's box of alike ground is priced at its multiplier, the rest at no
+    less than 1.  Shaved by 1e-12 so that rounding cannot lift it past the
+    walked price."""
+    near_q = min(far, (qc + 0.5) * cell) if centre and not math.isnan(qk) else 0.0
+    near_p = min(far - near_q, (pc + (0.0 if exact else 0.5)) * cell) if not math.isnan(
+        pk) else 0.0
+    return (start + far + (qm - 1.0) * near_q + (pm - 1.0) * near_p) * (1.0 - 1e-12)
+
+
+@njit(cache=True, inline="always")
 def _pop(n, hkey, hidx, pos):
     """Take the top off a heap of ``n`` (`_heap_pop`'s, with no branch: numba then
     drops the arrays' reference counts, each an atomic operation); returns it."""
@@ -380,28 +396,41 @@ def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
                 if state[v] == 2 or base[v] == np.inf:
                     continue
                 vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
-            # Theta*: straight from u's parent, else the step from u, if either may be
-            # cheaper than v's cost so far (no move costs less than its length).
-            cost, via = np.inf, p
-            far = _length(vx - px, vy - py)
-            if p >= 0 and tried[v] != mark + p and dist[v] > dist[p] + far:
-                tried[v] = mark + p
-                k = _window_index(vr, vc, r0, c0, w, sight.shape[0]) if p == source else -1
-                if (k >= 0 and v < ncell and sight[k] == 1) or _one_box(pr, pc, vr, vc, clear,
-                                                                        cols):
-                    cost = dist[p] + base[p] * far
-                else:
-                    cost = dist[p] + segment_cost(px, py, vx, vy, p, cell, cols, height, base,
-                                                  steep, gx, gy, enter, narrow, clear)[0]
+            # The step from u, if it may be cheaper than v's cost so far (no move costs
+            # less than its length), then (Theta*) straight from u's parent, unless its
+            # least price (`_least_move`) shows it can beat neither.
+            step = np.inf
             near = _length(vx - ux, vy - uy)
-            if min(cost, dist[v]) > dist[u] + near:
-                if _one_box(ur, uc, vr, vc, clear, cols):
+            if dist[v] > dist[u] + near:
+                if _one_box(ur, uc, vr, vc, clear, cols) or (
+                        v < ncell and alike[v] == alike[u] and plain_line(
+                            ux / cell, uy / cell, vc + 0.5, vr + 0.5, alike[u], alike, cols,
+                            height)):
                     step = dist[u] + base[u] * near
                 else:
                     step = dist[u] + segment_cost(ux, uy, vx, vy, u, cell, cols, height, base,
                                                   steep, gx, gy, enter, narrow, clear)[0]
-                if cost > step * (1.0 + _TIE):  # on a tie, the parent farther back
-                    cost, via = step, u
+            cost, via = np.inf, p
+            far = _length(vx - px, vy - py)
+            if p >= 0 and tried[v] != mark + p and dist[v] > dist[p] + far:
+                tried[v] = mark + p
+                b = vr * cols + vc
+                least_far = _least_move(dist[p], far, cell, p == source, base[p], alike[p],
+                                        clear[p], v < ncell, base[b], alike[b], clear[b])
+                k = _window_index(vr, vc, r0, c0, w, sight.shape[0]) if p == source else -1
+                if least_far > step * (1.0 + _TIE) or min(least_far, step) >= dist[v]:
+                    pass  # it would lose to the step, or cost no less than v's cost
+                elif ((k >= 0 and v < ncell and sight[k] == 1) or _one_box(pr, pc, vr, vc, clear,
+                                                                           cols)
+                        or (k < 0 and v < ncell and alike[v] == alike[p] and plain_line(
+                            px / cell, py / cell, vc + 0.5, vr + 0.5, alike[p], alike, cols,
+                            height))):
+                    cost = dist[p] + base[p] * far
+                else:
+                    cost = dist[p] + segment_cost(px, py, vx, vy, p, cell, cols, height, base,
+                                                  steep, gx, gy, enter, narrow, clear)[0]
+            if cost > step * (1.0 + _TIE):  # on a tie, the parent farther back
+                cost, via = step, u
             if cost >= dist[v]:
                 continue
             if state[v] == 0:  # first offer: onto the end of the heap

@@ -1,6 +1,7 @@
 """numba kernels: the cells a straight move from a unit's own point reaches over
 ground alike to the start's, so that its price is that ground's multiplier
-times its length, known without walking it (`plain_sight`).
+times its length, known without walking it (`plain_sight`), and whether one
+straight move crosses only such ground (`plain_line`).
 
 A shadow cast: in each pair of octants about an axis, lines of cells across
 the axis are visited outward from the start, keeping the sorted, merged
@@ -11,7 +12,7 @@ diagonal it passes by the corner of the cell beside it, which must be alike
 too).  The origin's own line blocks the slopes its cells of other ground
 take between the origin and the line's far edge.
 
-Private; `theta_search` calls it.
+Private; `theta_search` calls them.
 """
 
 import math
@@ -165,3 +166,33 @@ def plain_sight(kind, cols, source, ox, oy, reach, out, r0, c0, w):
     for major in range(4):
         _sight_major(kind, k0, cols, height, ox, oy, sr, sc, reach, major, out, r0, c0, w,
                      alo, ahi, blo, bhi, clo, chi)
+
+
+@njit(cache=True, error_model="numpy")
+def plain_line(ax, ay, bx, by, kind, alike, cols, height):
+    """Whether every cell of the grid within `_MARGIN` of the straight move from
+    ``(ax, ay)`` to ``(bx, by)`` (cell units) is of ground ``kind`` (`CostGrid.alike`,
+    not NaN): then the move's price is that ground's multiplier times its
+    length, every piece of the pricing walk in such a cell and no corner it
+    passes touching other ground.  Along the major axis, each line of cells the
+    widened move spans, and in it the cells across that its span over the
+    line's width covers.  (One exit, so that numba drops ``alike``'s reference
+    count.)"""
+    steep = abs(by - ay) > abs(bx - ax)
+    a0, a1, b0, b1 = (ay, by, ax, bx) if steep else (ax, bx, ay, by)
+    if a1 < a0:
+        a0, a1, b0, b1 = a1, a0, b1, b0
+    slope = (b1 - b0) / (a1 - a0) if a1 > a0 else 0.0
+    along = height if steep else cols
+    across = cols if steep else height
+    ok = True
+    for i in range(max(math.floor(a0 - _MARGIN), 0), min(math.floor(a1 + _MARGIN), along - 1) + 1):
+        y0 = b0 + (max(i - _MARGIN, a0) - a0) * slope
+        y1 = b0 + (min(i + 1.0 + _MARGIN, a1) - a0) * slope
+        jlo = max(math.floor(min(y0, y1) - _MARGIN), 0)
+        jhi = min(math.floor(max(y0, y1) + _MARGIN), across - 1)
+        for j in range(jlo, jhi + 1):
+            ok = ok and alike[i * cols + j if steep else j * cols + i] == kind
+        if not ok:
+            break
+    return ok
