@@ -30,7 +30,7 @@ from numba import njit
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
 from ...terrain._kernels import ground
 from .heap import _sift_down, _sift_up
-from .sight import plain_line, plain_sight
+from .sight import line_price, plain_sight
 
 # A candidate parent farther back is taken on a tie within rounding: fewer bends.
 _TIE = 1e-12
@@ -402,10 +402,9 @@ def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
             step = np.inf
             near = _length(vx - ux, vy - uy)
             if dist[v] > dist[u] + near:
-                if _one_box(ur, uc, vr, vc, clear, cols) or (
-                        v < ncell and alike[v] == alike[u] and plain_line(
-                            ux / cell, uy / cell, vc + 0.5, vr + 0.5, alike[u], alike, cols,
-                            height)):
+                box = _one_box(ur, uc, vr, vc, clear, cols)
+                if box or line_price(ux / cell, uy / cell, vx / cell, vy / cell, alike, cols,
+                                     height)[1] == 1:
                     step = dist[u] + base[u] * near
                 else:
                     step = dist[u] + segment_cost(ux, uy, vx, vy, u, cell, cols, height, base,
@@ -420,15 +419,20 @@ def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
                 k = _window_index(vr, vc, r0, c0, w, sight.shape[0]) if p == source else -1
                 if least_far > step * (1.0 + _TIE) or min(least_far, step) >= dist[v]:
                     pass  # it would lose to the step, or cost no less than v's cost
-                elif ((k >= 0 and v < ncell and sight[k] == 1) or _one_box(pr, pc, vr, vc, clear,
-                                                                           cols)
-                        or (k < 0 and v < ncell and alike[v] == alike[p] and plain_line(
-                            px / cell, py / cell, vc + 0.5, vr + 0.5, alike[p], alike, cols,
-                            height))):
+                elif (k >= 0 and v < ncell and sight[k] == 1) or _one_box(pr, pc, vr, vc, clear,
+                                                                          cols):
                     cost = dist[p] + base[p] * far
                 else:
-                    cost = dist[p] + segment_cost(px, py, vx, vy, p, cell, cols, height, base,
-                                                  steep, gx, gy, enter, narrow, clear)[0]
+                    line, grounds = line_price(px / cell, py / cell, vx / cell, vy / cell, alike,
+                                               cols, height)
+                    if grounds > 1:  # priced to rounding: the walk only if it may be kept
+                        least_far = max(least_far, (dist[p] + line * cell) * (1.0 - 1e-12))
+                    if grounds == 1:
+                        cost = dist[p] + base[p] * far
+                    elif least_far <= step * (1.0 + _TIE) and min(least_far, step) < dist[v]:
+                        cost = dist[p] + segment_cost(px, py, vx, vy, p, cell, cols, height,
+                                                      base, steep, gx, gy, enter, narrow,
+                                                      clear)[0]
             if cost > step * (1.0 + _TIE):  # on a tie, the parent farther back
                 cost, via = step, u
             if cost >= dist[v]:

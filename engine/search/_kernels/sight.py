@@ -1,7 +1,7 @@
 """numba kernels: the cells a straight move from a unit's own point reaches over
 ground alike to the start's, so that its price is that ground's multiplier
-times its length, known without walking it (`plain_sight`), and whether one
-straight move crosses only such ground (`plain_line`).
+times its length, known without walking it (`plain_sight`), and the price of
+one straight move over alike ground of one kind or more (`line_price`).
 
 A shadow cast: in each pair of octants about an axis, lines of cells across
 the axis are visited outward from the start, keeping the sorted, merged
@@ -168,31 +168,61 @@ def plain_sight(kind, cols, source, ox, oy, reach, out, r0, c0, w):
                      alo, ahi, blo, bhi, clo, chi)
 
 
+
 @njit(cache=True, error_model="numpy")
-def plain_line(ax, ay, bx, by, kind, alike, cols, height):
-    """Whether every cell of the grid within `_MARGIN` of the straight move from
-    ``(ax, ay)`` to ``(bx, by)`` (cell units) is of ground ``kind`` (`CostGrid.alike`,
-    not NaN): then the move's price is that ground's multiplier times its
-    length, every piece of the pricing walk in such a cell and no corner it
-    passes touching other ground.  Along the major axis, each line of cells the
-    widened move spans, and in it the cells across that its span over the
-    line's width covers.  (One exit, so that numba drops ``alike``'s reference
-    count.)"""
-    steep = abs(by - ay) > abs(bx - ax)
-    a0, a1, b0, b1 = (ay, by, ax, bx) if steep else (ax, bx, ay, by)
-    if a1 < a0:
-        a0, a1, b0, b1 = a1, a0, b1, b0
-    slope = (b1 - b0) / (a1 - a0) if a1 > a0 else 0.0
-    along = height if steep else cols
-    across = cols if steep else height
-    ok = True
-    for i in range(max(math.floor(a0 - _MARGIN), 0), min(math.floor(a1 + _MARGIN), along - 1) + 1):
-        y0 = b0 + (max(i - _MARGIN, a0) - a0) * slope
-        y1 = b0 + (min(i + 1.0 + _MARGIN, a1) - a0) * slope
-        jlo = max(math.floor(min(y0, y1) - _MARGIN), 0)
-        jhi = min(math.floor(max(y0, y1) + _MARGIN), across - 1)
-        for j in range(jlo, jhi + 1):
-            ok = ok and alike[i * cols + j if steep else j * cols + i] == kind
-        if not ok:
+def line_price(ax, ay, bx, by, alike, cols, height):
+    """The price, over the grid's cell side, of the straight move from ``(ax, ay)`` to
+    ``(bx, by)`` (cell units) if it crosses only alike ground (`CostGrid.alike`, not
+    NaN) with no two grid-line crossings within `_MARGIN` of each other or of its
+    ends, but where all four cells at the corner they make are of one ground:
+    then the pricing walk (`segment_cost`) cuts it at exactly those crossings,
+    each piece in the cell the line is in, so its price is the sum of each
+    ground's multiplier times the length of the line in it, to rounding.
+
+    Returns the price and how many stretches of one ground the line makes
+    (1: it crosses one ground only); ``(-1, 0)`` where it cannot tell (a
+    crossing close to an end, a corner of mixed ground, a cell of ground alike
+    to none).  One exit, so that numba drops ``alike``'s reference count.
+    """
+    dx, dy = bx - ax, by - ay
+    tot = math.hypot(dx, dy)
+    close = _MARGIN * max(1.0, tot)
+    c = min(max(math.floor(ax), 0), cols - 1)
+    r = min(max(math.floor(ay), 0), height - 1)
+    sc = 1 if dx > 0.0 else -1
+    sr = 1 if dy > 0.0 else -1
+    kind = alike[r * cols + c]
+    price = 0.0 if kind == kind else -1.0  # NaN: alike to none
+    last = 0.0  # where the line entered ground ``kind``
+    grounds = 1
+    while price >= 0.0:
+        # The next grid line along each axis, crossed at (g - start) * tot / delta.
+        sx = (c + (sc > 0) - ax) * (tot / dx) if dx != 0.0 else np.inf
+        sy = (r + (sr > 0) - ay) * (tot / dy) if dy != 0.0 else np.inf
+        s = min(sx, sy)
+        if s > tot + close:
+            price += kind * (tot - last)
             break
-    return ok
+        if s <= close or s >= tot - close:
+            price = -1.0
+        elif abs(sx - sy) <= close:  # by a corner: all four cells round it of one ground
+            rr, cc = min(max(r + sr, 0), height - 1), min(max(c + sc, 0), cols - 1)
+            if not (alike[r * cols + cc] == kind and alike[rr * cols + c] == kind
+                    and alike[rr * cols + cc] == kind):
+                price = -1.0
+            r, c = r + sr, c + sc
+        else:
+            if sx < sy:
+                c += sc
+            else:
+                r += sr
+            other = alike[r * cols + c]
+            if other != kind:
+                if other == other:
+                    price += kind * (s - last)
+                    last = s
+                    kind = other
+                    grounds += 1
+                else:
+                    price = -1.0
+    return price, (grounds if price >= 0.0 else 0)
