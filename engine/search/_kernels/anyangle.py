@@ -400,11 +400,13 @@ def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
             # less than its length), then (Theta*) straight from u's parent, unless its
             # least price (`_least_move`) shows it can beat neither.
             step = np.inf
+            b = vr * cols + vc  # v's cell (the goal's, for the goal node)
             near = _length(vx - ux, vy - uy)
             if dist[v] > dist[u] + near:
                 box = _one_box(ur, uc, vr, vc, clear, cols)
-                if box or line_price(ux / cell, uy / cell, vx / cell, vy / cell, alike, cols,
-                                     height)[1] == 1:
+                if box or (alike[b] == alike[u] and line_price(
+                        ux / cell, uy / cell, vx / cell, vy / cell, alike, clear, cols,
+                        height)[1] == 1):
                     step = dist[u] + base[u] * near
                 else:
                     step = dist[u] + segment_cost(ux, uy, vx, vy, u, cell, cols, height, base,
@@ -413,7 +415,6 @@ def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
             far = _length(vx - px, vy - py)
             if p >= 0 and tried[v] != mark + p and dist[v] > dist[p] + far:
                 tried[v] = mark + p
-                b = vr * cols + vc
                 least_far = _least_move(dist[p], far, cell, p == source, base[p], alike[p],
                                         clear[p], v < ncell, base[b], alike[b], clear[b])
                 k = _window_index(vr, vc, r0, c0, w, sight.shape[0]) if p == source else -1
@@ -424,7 +425,7 @@ def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
                     cost = dist[p] + base[p] * far
                 else:
                     line, grounds = line_price(px / cell, py / cell, vx / cell, vy / cell, alike,
-                                               cols, height)
+                                               clear, cols, height)
                     if grounds > 1:  # priced to rounding: the walk only if it may be kept
                         least_far = max(least_far, (dist[p] + line * cell) * (1.0 - 1e-12))
                     if grounds == 1:

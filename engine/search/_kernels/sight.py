@@ -170,23 +170,27 @@ def plain_sight(kind, cols, source, ox, oy, reach, out, r0, c0, w):
 
 
 @njit(cache=True, error_model="numpy")
-def line_price(ax, ay, bx, by, alike, cols, height):
+def line_price(ax, ay, bx, by, alike, clear, cols, height):
     """The price, over the grid's cell side, of the straight move from ``(ax, ay)`` to
     ``(bx, by)`` (cell units) if it crosses only alike ground (`CostGrid.alike`, not
     NaN) with no two grid-line crossings within `_MARGIN` of each other or of its
-    ends, but where all four cells at the corner they make are of one ground:
-    then the pricing walk (`segment_cost`) cuts it at exactly those crossings,
-    each piece in the cell the line is in, so its price is the sum of each
-    ground's multiplier times the length of the line in it, to rounding.
+    ends, but where all four cells at the corner they make are of one ground, or
+    inside a box of alike ground (``clear``, `CostGrid.clearance`), which it
+    crosses at once: then the pricing walk (`segment_cost`) cuts it at exactly
+    those crossings, each piece in the cell the line is in, so its price is the
+    sum of each ground's multiplier times the length of the line in it, to
+    rounding.
 
     Returns the price and how many stretches of one ground the line makes
     (1: it crosses one ground only); ``(-1, 0)`` where it cannot tell (a
     crossing close to an end, a corner of mixed ground, a cell of ground alike
-    to none).  One exit, so that numba drops ``alike``'s reference count.
+    to none).  One exit, so that numba drops the arrays' reference counts.
     """
     dx, dy = bx - ax, by - ay
     tot = math.hypot(dx, dy)
     close = _MARGIN * max(1.0, tot)
+    ix = tot / dx if dx != 0.0 else np.inf  # length along the line per cell across
+    iy = tot / dy if dy != 0.0 else np.inf
     c = min(max(math.floor(ax), 0), cols - 1)
     r = min(max(math.floor(ay), 0), height - 1)
     sc = 1 if dx > 0.0 else -1
@@ -194,12 +198,26 @@ def line_price(ax, ay, bx, by, alike, cols, height):
     kind = alike[r * cols + c]
     price = 0.0 if kind == kind else -1.0  # NaN: alike to none
     last = 0.0  # where the line entered ground ``kind``
+    at = 0.0  # how far along the line it has been followed
     grounds = 1
     while price >= 0.0:
+        k = clear[r * cols + c]
+        if k >= 1:  # on to just short of where it leaves the box round this cell
+            ex = (c + (k + 1 if sc > 0 else -k) - ax) * ix if dx != 0.0 else np.inf
+            ey = (r + (k + 1 if sr > 0 else -k) - ay) * iy if dy != 0.0 else np.inf
+            s = min(ex, ey) - 2.0 * close
+            if s >= tot:
+                price += kind * (tot - last)
+                break
+            if s > at:
+                at = s
+                c = min(max(math.floor(ax + dx * (s / tot)), 0), cols - 1)
+                r = min(max(math.floor(ay + dy * (s / tot)), 0), height - 1)
         # The next grid line along each axis, crossed at (g - start) * tot / delta.
-        sx = (c + (sc > 0) - ax) * (tot / dx) if dx != 0.0 else np.inf
-        sy = (r + (sr > 0) - ay) * (tot / dy) if dy != 0.0 else np.inf
+        sx = (c + (sc > 0) - ax) * ix if dx != 0.0 else np.inf
+        sy = (r + (sr > 0) - ay) * iy if dy != 0.0 else np.inf
         s = min(sx, sy)
+        at = max(at, s)
         if s > tot + close:
             price += kind * (tot - last)
             break
