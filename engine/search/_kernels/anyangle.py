@@ -424,8 +424,11 @@ def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
                                                                           cols):
                     cost = dist[p] + base[p] * far
                 else:
-                    line, grounds = line_price(px / cell, py / cell, vx / cell, vy / cell, alike,
-                                               clear, cols, height)
+                    # Over more than one ground its price only spares a walk that cannot be
+                    # kept: not tried for a first offer to v.
+                    line, grounds = line_price(
+                        px / cell, py / cell, vx / cell, vy / cell, alike, clear, cols, height
+                    ) if alike[b] == alike[p] or dist[v] < np.inf else (-1.0, 0)
                     if grounds > 1:  # priced to rounding: the walk only if it may be kept
                         least_far = max(least_far, (dist[p] + line * cell) * (1.0 - 1e-12))
                     if grounds == 1:
