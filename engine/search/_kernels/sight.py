@@ -67,13 +67,16 @@ def _merge(alo, ahi, na, clo, chi, nc, blo, bhi):
 @njit(cache=True, inline="always")
 def _append(lo, hi, los, his, n):
     """Add the interval ``lo .. hi`` (``lo`` no less than any before it) to the first
-    ``n`` of ``los``, ``his``, joined to the last if they overlap; returns the count."""
-    if n > 0 and lo <= his[n - 1]:
-        his[n - 1] = max(his[n - 1], hi)
-        return n
-    los[n] = lo
-    his[n] = hi
-    return n + 1
+    ``n`` of ``los``, ``his``, joined to the last if they overlap; returns the count.
+    (Both lists written whatever the branch, so that numba drops their reference
+    counts.)"""
+    join = n > 0 and lo <= his[max(n - 1, 0)]
+    k = n - 1 if join else n
+    first = los[k] if join else lo
+    last = max(his[k], hi) if join else hi
+    los[k] = first
+    his[k] = last
+    return k + 1
 
 
 @njit(cache=True)
@@ -135,8 +138,8 @@ def _sight_major(kind, k0, cols, height, ox, oy, sr, sc, reach, major, out, r0, 
             nc = _append(max(lo, -_SPAN), min(hi, _SPAN), clo, chi, nc)
         if nc > 0:
             na = _merge(alo, ahi, na, clo, chi, nc, blo, bhi)
-            alo, blo = blo, alo
-            ahi, bhi = bhi, ahi
+            for q in range(na):  # copied back, not swapped: a swap counts references
+                alo[q], ahi[q] = blo[q], bhi[q]
             if na == 1 and alo[0] <= -1.0 and ahi[0] >= 1.0:
                 break
 
@@ -200,28 +203,26 @@ def line_price(ax, ay, bx, by, alike, clear, cols, height):
     last = 0.0  # where the line entered ground ``kind``
     at = 0.0  # how far along the line it has been followed
     grounds = 1
-    while price >= 0.0:
+    done = False
+    while price >= 0.0 and not done:
         k = clear[r * cols + c]
         if k >= 1:  # on to just short of where it leaves the box round this cell
             ex = (c + (k + 1 if sc > 0 else -k) - ax) * ix if dx != 0.0 else np.inf
             ey = (r + (k + 1 if sr > 0 else -k) - ay) * iy if dy != 0.0 else np.inf
             s = min(ex, ey) - 2.0 * close
-            if s >= tot:
-                price += kind * (tot - last)
-                break
             if s > at:
-                at = s
-                c = min(max(math.floor(ax + dx * (s / tot)), 0), cols - 1)
-                r = min(max(math.floor(ay + dy * (s / tot)), 0), height - 1)
+                at = min(s, tot)
+                c = min(max(math.floor(ax + dx * (at / tot)), 0), cols - 1)
+                r = min(max(math.floor(ay + dy * (at / tot)), 0), height - 1)
         # The next grid line along each axis, crossed at (g - start) * tot / delta.
         sx = (c + (sc > 0) - ax) * ix if dx != 0.0 else np.inf
         sy = (r + (sr > 0) - ay) * iy if dy != 0.0 else np.inf
         s = min(sx, sy)
         at = max(at, s)
-        if s > tot + close:
+        if s > tot + close or (k >= 1 and at >= tot):  # past its end
             price += kind * (tot - last)
-            break
-        if s <= close or s >= tot - close:
+            done = True
+        elif s <= close or s >= tot - close:
             price = -1.0
         elif abs(sx - sy) <= close:  # by a corner: all four cells round it of one ground
             rr, cc = min(max(r + sr, 0), height - 1), min(max(c + sc, 0), cols - 1)
