@@ -403,10 +403,15 @@ def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
             b = vr * cols + vc  # v's cell (the goal's, for the goal node)
             near = _length(vx - ux, vy - uy)
             if dist[v] > dist[u] + near:
-                box = _one_box(ur, uc, vr, vc, clear, cols)
-                if box or (alike[b] == alike[u] and line_price(
+                # Between centres of one ground (a diagonal by the corner of two cells of it
+                # too), as `line_price` finds it; from the start's own point, it looks.
+                plain = alike[b] == alike[u] and (
+                    (ur == vr or uc == vc or (alike[ur * cols + vc] == alike[u]
+                                              and alike[vr * cols + uc] == alike[u]))
+                    if u != source and v < ncell else line_price(
                         ux / cell, uy / cell, vx / cell, vy / cell, alike, clear, cols,
-                        height)[1] == 1):
+                        height)[1] == 1)
+                if plain or _one_box(ur, uc, vr, vc, clear, cols):
                     step = dist[u] + base[u] * near
                 else:
                     step = dist[u] + segment_cost(ux, uy, vx, vy, u, cell, cols, height, base,
