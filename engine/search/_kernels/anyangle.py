@@ -297,10 +297,19 @@ def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist,
         state[v] = 2
         touched[nt] = v
         nt += 1
+    rows = sight.shape[0] // w
     for j in range(first, nt):
         v = touched[j]
         r = v // cols
         c = v - r * cols
+        # Inside: its eight neighbours in sight, each within budget (no farther than 1.5
+        # cells more from the start), so all settled here.
+        i = (r - r0) * w + c - c0
+        if (0 < r - r0 < rows - 1 and 0 < c - c0 < w - 1
+                and dist[v] + 1.5 * k0 * cell <= budget
+                and sight[i - w - 1] & sight[i - w] & sight[i - w + 1] & sight[i - 1]
+                & sight[i + 1] & sight[i + w - 1] & sight[i + w] & sight[i + w + 1]):
+            continue
         rim = False
         for dr in range(-1, 2):
             for dc in range(-1, 2):
