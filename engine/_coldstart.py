@@ -33,14 +33,14 @@ __all__ = ["KERNELS", "compile_kernel", "describe", "enable", "expect", "signatu
 KERNELS: dict[str, tuple[str, str, str]] = {
     "search_labels": (
         "engine.search._kernels.labels", "search_labels",
-        "f8[:] f8[:] f8[:] f8[:] i8 b1 i8[:] i8[:] f8[:] f8[:] f8[:] i8[:] i8[:] "
+        "f8[:] f8[:] i4[:] f8[:,:] i8 b1 i8[:] i8[:] f8[:] f8[:] f8[:] i8[:] i8[:] "
         "i8[:] f8[:] f8 i8[:] i8[:] i8[:] f8[:] i8 f8[:] i1[:] u1[:] f8[:] f8[:] f8[:] i8[:] "
         "i8[:] i8 i8 f8 f8 b1 f8[:] i4[:] f8[:] i4[:] f4[:,:] f4[:,:] f8[:] i4[:] i4[:] i1[:] "
         "i1[:] f8[:,:] f8[:,:] i4[:] i1[:] i4[:] i4[:,:] f8[:] i4[:]"),
     "trace_labels": ("engine.search._kernels.labels", "trace_labels", "i4[:] i4[:] i8"),
     "walk_path": (
         "engine.search._kernels.trail", "walk_path",
-        "f8[:,:] f8 f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8[:] "
+        "f8[:,:] f8 f8[:] f8[:] i4[:] f8[:,:] f8[:] f8[:] f8[:] i4[:] f8[:] f8[:] "
         "i8[:] i8 i8 f8 i8 f8[:,:] i8[:,:]"),
     **{name: (
         "engine.search._kernels.astar", name,
@@ -49,19 +49,19 @@ KERNELS: dict[str, tuple[str, str, str]] = {
     ) for name in ("astar_table", "reach_table")},
     "theta_search": (
         "engine.search._kernels.anyangle", "theta_search",
-        "f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 i8 f8 f8 i8 f8 f8 f8 "
+        "f8[:] f8[:] i4[:] f8[:,:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 i8 f8 f8 i8 f8 f8 f8 "
         "f8[:] i4[:] u1[:] f8[:] i4[:] i4[:] i4[:] i8[:] i8[:]"),
     "refine": (
         "engine.search._kernels.anyangle", "refine",
-        "f8[:] f8[:] i8 i8 f8[:] f8[:] f8[:] f8[:] f8[:] f8[:] i4[:] i8 f8 i8"),
+        "f8[:] f8[:] i8 i8 f8[:] f8[:] i4[:] f8[:,:] f8[:] f8[:] i4[:] i8 f8 i8"),
     "field_band": (
         "engine.search._kernels.flow", "field_band",
-        "i8 i8 f8[:] f8[:] f8[:] f8[:] i8 b1 i8[:] i8[:] f8[:] f8[:] f8[:] i8[:] "
+        "i8 i8 f8[:] f8[:] i4[:] f8[:,:] i8 b1 i8[:] i8[:] f8[:] f8[:] f8[:] i8[:] "
         "i8[:] i8[:] f8[:] i8 u1[:] f8[:] f8[:] f8[:] i4[:] f8[:] i8[:] i8[:] i8[:] f8 i8 "
         "i8[:] f8[:] i1[:] u4[:,:,:] i8[:,:,:] i1[:,:,:] f8[:,:,:] i8[:,:] i8[:] i4[:]"),
     "field_rest": (
         "engine.search._kernels.flow", "field_rest",
-        "f8[:] f8[:] f8[:] f8[:] i8 b1 i8[:] i8[:] f8[:] f8[:] f8[:] i8[:] i8[:] "
+        "f8[:] f8[:] i4[:] f8[:,:] i8 b1 i8[:] i8[:] f8[:] f8[:] f8[:] i8[:] i8[:] "
         "i8[:] f8[:] i8 u1[:] f8[:] f8[:] f8[:] i4[:] f8[:] i8[:] i8[:] f8 f8[:] i1[:] "
         "u4[:,:,:] i8[:,:,:] i1[:,:,:] f8[:,:,:] i8[:,:] i4[:]"),
 }

@@ -199,7 +199,7 @@ def test_segment_cost_is_the_pricers_walk(race):
         p, q = (float(p[0]), float(p[1])), (float(q[0]), float(q[1]))
         r, c = g.grid.xy_to_rc(p)
         args = (*p, *q, r * a.cols + c, g.cell, a.cols, g.base.shape[0], a.base, a.steep,
-                a.gx, a.gy, a.enter, a.narrow)
+                a.slope_of, a.slopes, a.enter, a.narrow)
         cost, end = _kernels.anyangle.segment_cost(*args, g.clearance)
         ref = engine.price_path(g, [p, q]).cost
         assert cost == ref or abs(cost - ref) <= 1e-9 * max(1.0, ref)
@@ -369,7 +369,7 @@ def test_line_price_is_the_pricers_walk(race):
                 continue
             walked, _ = _kernels.anyangle.segment_cost(
                 p[0], p[1], q[0], q[1], r * cols + c, g.cell, cols, rows, a.base, a.steep,
-                a.gx, a.gy, a.enter, a.narrow, g.clearance)
+                a.slope_of, a.slopes, a.enter, a.narrow, g.clearance)
             assert price * g.cell == pytest.approx(walked, rel=1e-12, abs=1e-12)
             answered += 1
             kinds.add(min(grounds, 3))
@@ -404,8 +404,8 @@ def test_least_move_is_no_more_than_the_walk():
                 2.0, far, g.cell, exact, a.base[p], g.alike[p], g.clearance[p], True, a.base[q],
                 g.alike[q], g.clearance[q])
             walked, _ = _kernels.anyangle.segment_cost(
-                px, py, qx, qy, p, g.cell, cols, rows, a.base, a.steep, a.gx, a.gy, a.enter,
-                a.narrow, g.clearance)
+                px, py, qx, qy, p, g.cell, cols, rows, a.base, a.steep, a.slope_of, a.slopes,
+                a.enter, a.narrow, g.clearance)
             assert least <= 2.0 + walked
             tight += least > 2.0 + far * (1.0 + 1e-9)
     assert tight > 100  # and often above the length alone
@@ -421,7 +421,7 @@ def _theta_field(g, at, budget, walk_all=False):
     alike = np.full_like(g.alike, np.nan) if walk_all else g.alike
     clear = np.zeros_like(g.clearance) if walk_all else g.clearance
     nt = _kernels.theta_search(
-        a.base, a.steep, a.gx, a.gy, a.enter, a.narrow, clear, alike,
+        a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, clear, alike,
         -1.0 if walk_all else g.least, cols, g.cell, r * cols + c, float(at[0]), float(at[1]),
         -1, 0.0, 0.0, budget, ws.dist, ws.parent, ws.state, ws.hkey, ws.hidx, ws.pos,
         ws.touched, ws.tried, ws.stamp)

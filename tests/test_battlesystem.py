@@ -502,12 +502,13 @@ def test_a_ruleset_may_charge_narrowing_onto_a_trail(tmp_path):
 # --- slopes priced from the hill's own geometry, on any grid ----------------------------
 
 
-@pytest.mark.parametrize("cell", [0.25, 1.0, 0.05])
+@pytest.mark.parametrize("cell", [0.25, 1.0, 0.05, 0.4])
 def test_climbing_one_inch_to_a_crest_pays_two_on_any_grid(bs, cell):
     """'a unit pays 2" of movement to climb 1" of elevation ... Descending ... at no
     additional cost': a ridge 1" high, 2" across (x 4 to 6, crest at x = 5).  Over
     it from x = 0 to x = 10: 4 clear + 1 up (2) + 1 down + 4 clear = 11, on every
-    grid, the cell below the crest included; up to the crest alone: 4 + 2 = 6."""
+    grid, the cell below the crest included; up to the crest alone: 4 + 2 = 6.  On
+    0.4" cells the crest runs through the middle of one."""
     ridge = feature("hill", rect(4, -1, 6, 5), elevation=1)
     bf = load_map(battlefield([ridge], 16, 4, units="in", cell=cell))
     g = engine.cost_grid(bf, bs, bs.unit("infantry", frontage=4.0))
@@ -517,3 +518,24 @@ def test_climbing_one_inch_to_a_crest_pays_two_on_any_grid(bs, cell):
     assert cost(g, (5, 2), (6, 2)) == pytest.approx(1, abs=1e-6)    # down: no extra
     assert engine.route(g, (0, 2), (10, 2)).cost == pytest.approx(11, abs=1e-6)
     assert engine.route(g, (0, 2), (10, 2), any_angle=False).cost == pytest.approx(11, abs=1e-6)
+
+
+@pytest.mark.parametrize("cell", [0.25, 1.0, 0.4])
+def test_a_crest_and_foot_inside_cells_are_priced_exactly(bs, cell):
+    """'a unit pays 2" of movement to climb 1" of elevation ... Descending ... at no
+    additional cost': the ridge of the test above moved 0.1" along (x 4.1 to 6.1),
+    so that its feet and crest run through the middle of cells on every one of
+    these grids.  From x = 0 to x = 10: 4.1 clear + 1 up (2) + 1 down + 3.9 clear
+    = 11; to the crest: 4.1 + 2 = 6.1; each way, and on the step lattice too."""
+    ridge = feature("hill", rect(4.1, -1, 6.1, 5), elevation=1)
+    bf = load_map(battlefield([ridge], 16, 4, units="in", cell=cell))
+    g = engine.cost_grid(bf, bs, bs.unit("infantry", frontage=4.0))
+    assert cost(g, (0, 2), (10, 2)) == pytest.approx(11, abs=1e-6)
+    assert cost(g, (10, 2), (0, 2)) == pytest.approx(11, abs=1e-6)
+    assert cost(g, (0, 2), (5.1, 2)) == pytest.approx(6.1, abs=1e-6)
+    assert cost(g, (5.1, 2), (6.1, 2)) == pytest.approx(1, abs=1e-6)
+    assert cost(g, (4.3, 2), (4.9, 2)) == pytest.approx(1.2, abs=1e-6)  # up, within cells
+    assert cost(g, (4, 2), (4.2, 2)) == pytest.approx(0.1 + 0.2, abs=1e-6)  # over the foot
+    assert cost(g, (5, 2), (5.2, 2)) == pytest.approx(0.2 + 0.1, abs=1e-6)  # over the crest
+    assert cost(g, (5.2, 2), (5, 2)) == pytest.approx(0.2 + 0.1, abs=1e-6)
+    assert engine.route(g, (0, 2), (10, 2)).cost == pytest.approx(11, abs=1e-6)

@@ -12,14 +12,15 @@ from engine import _cache
 
 PACKAGE = Path(engine.__file__).resolve().parent
 
-# Prices a path through woods: `walk_path` (search/_kernels/trail.py) calls `ground`
-# (terrain/_kernels.py), a callee in another file.
+# Prices a path over a steep hill (x 4 to 6, crest at 5): `walk_path`
+# (search/_kernels/trail.py) calls `fold` (terrain/_kernels.py), a callee in another file.
 PRICE = """
 import engine, numba
 rules = engine.load_rules("fantasy-warlord")
 bf = engine.load_map({"type": "FeatureCollection",
     "battlefield": {"width": 10, "height": 4, "units": "cm"},
-    "features": [{"type": "Feature", "properties": {"terrain": "woods"},
+    "features": [{"type": "Feature",
+        "properties": {"terrain": "hill", "elevation": 1, "steep": True},
         "geometry": {"type": "Polygon",
                      "coordinates": [[[4, 0], [6, 0], [6, 4], [4, 4], [4, 0]]]}}]})
 g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
@@ -70,10 +71,9 @@ def test_an_edited_callee_in_another_file_is_compiled_again(tmp_path):
     assert _price(root, cache) == (folder, cost)  # the same sources: the same folder
     kernels = root / "engine" / "terrain" / "_kernels.py"
     text = kernels.read_text()
-    edited = text.replace("    m = base[i]\n    if steep[i] != 1.0:", "    m = 2.0 * base[i]\n"
-                          "    if steep[i] != 1.0:", 1)
+    edited = text.replace("    m_a = steep if", "    m_a = 3.0 * steep if", 1)
     assert edited != text
-    kernels.write_text(edited)  # every cell now costs twice as much
+    kernels.write_text(edited)  # climbing to the crest now costs 6 a cm, not 2
     folder2, cost2 = _price(root, cache)
     assert folder2 != folder
-    assert abs(cost2 - 2 * cost) < 1e-9
+    assert abs(cost - (3 + 2 + 1 + 3)) < 1e-9 and abs(cost2 - (3 + 6 + 1 + 3)) < 1e-9

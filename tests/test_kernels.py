@@ -150,7 +150,7 @@ def test_step_table_writes_flat_cells_as_their_pieces_price_them(rules, path, un
     a = g.kernel_args
     assert (a.flat > 0).mean() > 0.3 and a.table_cost.size
     cost, uniform = np.empty_like(a.table_cost), np.empty_like(a.table_uniform)
-    tkern.step_table(a.base, a.steep, a.gx, a.gy, a.cols, a.plain,
+    tkern.step_table(a.base, a.steep, a.slope_of, a.slopes, a.cols, a.plain,
                         a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start,
                         a.piece_dr, a.piece_dc, a.piece_w, a.enter, a.narrow,
                         np.empty(0, dtype=np.uint8), np.empty(0), False,
@@ -809,14 +809,14 @@ def state_search(g, source, budget):
                     rr, cc = r0 + a.fp_dr[j], c0 + a.fp_dc[j]
                     if 0 <= rr < rows and 0 <= cc < cols:
                         i = rr * cols + cc
-                        w = tkern.ground(a.base, a.steep, a.gx, a.gy, i,
-                                            a.ux[k], a.uy[k])
+                        w = tkern.through(a.base, a.steep, a.slope_of, a.slopes, i,
+                                          a.ux[k], a.uy[k])
                         if w != math.inf:
                             n = skern.push(lv, rem, org, n, w, a.fp_rem[j], i)
             else:
                 n = len(trail[0])
                 lv[:n], rem[:n] = trail
-            total, prev = 0.0, c
+            total, prev, t = 0.0, c, 0.0
             for j in range(a.piece_start[k], a.piece_start[k + 1]):
                 i = c + a.piece_dr[j] * cols + a.piece_dc[j]
                 if a.base[i] == math.inf:  # a corner touched is enough to block
@@ -824,12 +824,21 @@ def state_search(g, source, budget):
                     break
                 if a.piece_w[j] == 0.0:
                     continue
-                w = tkern.ground(a.base, a.steep, a.gx, a.gy, i,
-                                    a.ux[k], a.uy[k])
-                cost, n, _ = skern.trail.advance(lv, rem, org, n, w, i,
-                                                 a.piece_w[j] * a.step_len[k], a.depth, no_f,
-                                                 no_f, no_i, False)
-                total += cost
+                ends = [(t + e * a.piece_w[j]) * a.step_dc[k] - a.piece_dc[j] for e in (0, 1)]
+                ends += [(t + e * a.piece_w[j]) * a.step_dr[k] - a.piece_dr[j] for e in (0, 1)]
+                t += a.piece_w[j]
+                share, m1, m2 = 1.0, 1.0, 1.0
+                if a.steep[i] != 1.0:
+                    share, m1, m2 = tkern.fold(a.steep[i], a.slopes, a.slope_of[i], a.ux[k],
+                                               a.uy[k], ends[0], ends[2], ends[1], ends[3])
+                length = a.piece_w[j] * a.step_len[k]
+                parts = [(a.base[i] * m1, share * length)]
+                if share < 1.0:  # the far side of a fold it crosses
+                    parts.append((a.base[i] * m2, length - share * length))
+                for w, along in parts:
+                    cost, n, _ = skern.trail.advance(lv, rem, org, n, w, i, along, a.depth,
+                                                     no_f, no_f, no_i, False)
+                    total += cost
                 if a.enter.size:
                     total += tkern.entry(a.enter[i], a.enter[prev], a.narrow[i], a.narrow[prev])
                 prev = i

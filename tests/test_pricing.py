@@ -63,7 +63,14 @@ class ReferencePricer(_Pricer):
             b = q if s1 == cells[-1][3] else (p[0] + u[0] * s1 * self.cell,
                                                p[1] + u[1] * s1 * self.cell)
             length = (s1 - s0) * self.cell
-            m = tkern.ground(*self.flat, i, *u)
+            rr, cc = divmod(i, self.cols)
+            ox, oy = p[0] / self.cell - cc - 0.5, p[1] / self.cell - rr - 0.5
+            m, share, m2 = float(self.flat[0][i]), 1.0, 0.0
+            if self.flat[1][i] != 1.0:  # each side of a fold at its own multiplier
+                share, c1, c2 = tkern.fold(self.flat[1][i], self.flat[3], self.flat[2][i], *u,
+                                           ox + u[0] * s0, oy + u[1] * s0, ox + u[0] * s1,
+                                           oy + u[1] * s1)
+                m, m2 = m * c1, m * c2
             if m == math.inf:
                 self.pieces.append(Leg(a, b, length, math.inf, math.inf, [self._blocked(i)]))
                 continue
@@ -72,25 +79,33 @@ class ReferencePricer(_Pricer):
             if narrow[i] > 0.0 and narrow[self.at] == 0.0:
                 self.pieces.append(self._entry(skern.trail.NARROW, i, float(narrow[i]), a))
             self.at = i
-            if self.quantum is not None:
-                if self.quantum[i] != self.q:
-                    self.close(a)
-                    self.q, self.qd = float(self.quantum[i]), 0.0
-                if self.q > 0:
-                    self.qd += length
-                    self.qm, self.qcell = m, i
-            _, self.n, nrec = skern.trail.advance(self.lv, self.rem, self.org, self.n, m, i, length,
-                                               float(self.g.unit.depth), *rec, True)
-            done = 0.0
-            for j in range(nrec):
-                part, level, origin = float(rec[0][j]), float(rec[1][j]), int(rec[2][j])
-                f0, f1 = done / length, (done + part) / length
-                done += part
-                self.pieces.append(Leg(
-                    (a[0] + f0 * (b[0] - a[0]), a[1] + f0 * (b[1] - a[1])),
-                    (a[0] + f1 * (b[0] - a[0]), a[1] + f1 * (b[1] - a[1])),
-                    part, part * level, level, self.names_of(origin, i, level),
-                ))
+            if self.quantum is not None and self.quantum[i] != self.q:
+                self.close(a)
+                self.q, self.qd = float(self.quantum[i]), 0.0
+            parts = [(a, b, length, m)]
+            if share < 1.0:
+                f = (a[0] + share * (b[0] - a[0]), a[1] + share * (b[1] - a[1]))
+                parts = [(a, f, share * length, m), (f, b, length - share * length, m2)]
+            for a, b, along, level in parts:
+                self.stretch(a, b, along, level, i, rec)
+
+    def stretch(self, a, b, length, m, i, rec) -> None:
+        """The front moves ``length`` from a to b in cell i over ground ``m``."""
+        if self.q > 0:
+            self.qd += length
+            self.qm, self.qcell = m, i
+        _, self.n, nrec = skern.trail.advance(self.lv, self.rem, self.org, self.n, m, i, length,
+                                           float(self.g.unit.depth), *rec, True)
+        done = 0.0
+        for j in range(nrec):
+            part, level, origin = float(rec[0][j]), float(rec[1][j]), int(rec[2][j])
+            f0, f1 = done / length, (done + part) / length
+            done += part
+            self.pieces.append(Leg(
+                (a[0] + f0 * (b[0] - a[0]), a[1] + f0 * (b[1] - a[1])),
+                (a[0] + f1 * (b[0] - a[0]), a[1] + f1 * (b[1] - a[1])),
+                part, part * level, level, self.names_of(origin, i, level),
+            ))
 
     def names_of(self, origin: int, front: int, level: float) -> list[str]:
         rc = divmod(origin, self.cols)

@@ -156,7 +156,7 @@ def test_a_march_multiplier_that_would_make_the_move_infinite_is_named(tmp_path)
         load_rules(path)  # was "move must be finite, got inf" when a march was asked for
 
 
-@pytest.mark.parametrize("cell", [0.5, 1.0, 0.1])
+@pytest.mark.parametrize("cell", [0.5, 1.0, 0.1, 0.4, 1.2])
 def test_a_near_vertical_slope_climbed_to_its_crest_on_any_grid(rg, cell):
     """'laderas de colinas casi verticales que deban treparse' are very difficult
     ground, where a unit moves 'una cuarta parte de su movimiento' (rounded to the

@@ -223,7 +223,7 @@ class _Nodes:
         point ``end`` in cell ``goal`` (node ``g.base.size``); returns the nodes touched."""
         a = g.kernel_args
         return _kernels.theta_search(
-            a.base, a.steep, a.gx, a.gy, a.enter, a.narrow, g.clearance,
+            a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
             g.alike, g.least, a.cols, g.cell, source, float(start[0]), float(start[1]), goal,
             float(end[0]), float(end[1]), budget, self.dist, self.parent, self.state,
             self.hkey, self.hidx, self.pos, self.touched, self.tried, self.stamp,
@@ -334,9 +334,9 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
     a = g.kernel_args
     out = np.empty(cell.size)
     _kernels.settle_quanta(
-        cell, cost, parent, step, a.base, a.steep, a.gx, a.gy, a.cols,
-        a.step_len, a.ux, a.uy, a.piece_start, a.piece_dr, a.piece_dc, a.piece_w,
-        g.quantum[g.combo].ravel(), out,
+        cell, cost, parent, step, a.base, a.steep, a.slope_of, a.slopes, a.cols,
+        a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start, a.piece_dr, a.piece_dc,
+        a.piece_w, g.quantum[g.combo].ravel(), out,
     )
     # Each cell at its cheapest node, in the order the cheapest were found.
     by_cell = np.lexsort((out, cell))

@@ -146,7 +146,7 @@ class Reach:
         xs, ys = self._where(nodes)
         a = g.kernel_args
         return float(_kernels.point_cost(
-            float(xy[0]), float(xy[1]), xs, ys, nodes, costs, a.base, a.steep, a.gx, a.gy,
+            float(xy[0]), float(xy[1]), xs, ys, nodes, costs, a.base, a.steep, a.slope_of, a.slopes,
             a.enter, a.narrow, g.clearance, a.cols, g.cell))
 
     def _path_to(self, xy) -> list[tuple[float, float]] | None:
@@ -500,8 +500,8 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
         xs, ys = (np.zeros(2 * len(points)) for _ in range(2))  # room for `refine`
         xs[:len(points)], ys[:len(points)] = zip(*points, strict=True)
         r, c = g.grid.xy_to_rc(points[0])
-        n = _kernels.refine(xs, ys, len(points), r * a.cols + c, a.base, a.steep, a.gx,
-                            a.gy, a.enter, a.narrow, g.clearance, a.cols, g.cell,
+        n = _kernels.refine(xs, ys, len(points), r * a.cols + c, a.base, a.steep, a.slope_of,
+                            a.slopes, a.enter, a.narrow, g.clearance, a.cols, g.cell,
                             _SWEEPS)
         straight = [(float(x), float(y)) for x, y in zip(xs[:n], ys[:n], strict=True)]
         straight[0], straight[-1] = points[0], points[-1]

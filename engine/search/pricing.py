@@ -22,7 +22,7 @@ import numpy as np
 
 from .._args import instance, listed, point
 from ..errors import InputError
-from ..terrain._kernels import TRAIL, ground
+from ..terrain._kernels import TRAIL, through
 from ..terrain.costgrid import CostGrid
 from ..terrain.lattice import trail_behind
 from . import _kernels
@@ -205,7 +205,7 @@ class _Pricer:
         self.g = grid
         self.cell = grid.grid.cell
         self.rows, self.cols = grid.base.shape
-        self.flat = (grid.base.ravel(), grid.steep.ravel(), *(s.ravel() for s in grid.slope))
+        self.flat = (grid.base.ravel(), grid.steep.ravel(), grid.slope[0].ravel(), grid.slope[1])
         self.lv = np.empty(TRAIL)
         self.rem = np.empty(TRAIL)
         self.org = np.empty(TRAIL, dtype=np.int64)
@@ -227,7 +227,7 @@ class _Pricer:
         for r, c, rem in trail_behind((p[0] / self.cell, p[1] / self.cell), u, depth):
             if 0 <= r < self.rows and 0 <= c < self.cols:
                 i = r * self.cols + c
-                m = ground(*self.flat, i, *u)
+                m = through(*self.flat, i, *u)
                 if m != math.inf:
                     self.n = _kernels.push(
                         self.lv, self.rem, self.org, self.n, m, rem * self.cell, i
@@ -244,7 +244,7 @@ class _Pricer:
             # Python's own hypot (numba's may differ in the last bit), as the walk always had.
             segs.append((*p, *q, math.hypot(q[0] - p[0], q[1] - p[1]), *self._direction(p, q),
                          math.hypot(dx, dy)))
-            size += (math.ceil(abs(dx)) + math.ceil(abs(dy)) + 3) * (TRAIL + 4)
+            size += (math.ceil(abs(dx)) + math.ceil(abs(dy)) + 3) * (2 * TRAIL + 5)
         out_f = np.empty((size, 7))  # walk_path's bound on its rows
         out_i = np.empty((size, 5), dtype=np.int64)
         g = self.g

@@ -1,6 +1,6 @@
 """numba kernels: the cost of a step over a cost grid, and the tables of them.
 
-`climb` (steep ground, uphill only), `ground`, `entry` (flat entry costs),
+`fold`/`climb` (steep ground, uphill only), `through`, `entry` (flat entry costs),
 `step_table` (every step's cost from every cell), `flat_cells`/`calm_cells`
 (cells whose steps all cost the same).
 
@@ -21,12 +21,16 @@ __all__ = [
     "WIDE",
     "calm_cells",
     "climb",
+    "end_climb",
     "entry",
     "flat_cells",
-    "ground",
+    "fold",
     "largest",
     "smallest",
+    "step_climb",
+    "step_fold",
     "step_table",
+    "through",
     "trail_cells",
 ]
 
@@ -37,26 +41,82 @@ UNIFORM = 1  # `step_table`: a step whose pieces all have one multiplier
 RISING = 2  # `step_table`: a step whose pieces' multipliers never fall
 
 
-@njit(cache=True)
-def climb(steep, gx, gy, ux, uy):
-    """The steep multiplier if travel along ``(ux, uy)`` gains height, else 1.
+@njit(cache=True, inline="always")
+def fold(steep, slopes, j, ux, uy, ax, ay, bx, by):
+    """How a piece travelling along ``(ux, uy)`` climbs: ``(t, first, second)``, the
+    slope's multiplier (``steep`` gaining height, else 1) over the share ``t`` of
+    the piece before it crosses the fold and over the rest (``t`` 1: no crossing).
 
-    ``gx``, ``gy``: how much the cell's ground rises across it along x and
-    along y per table unit (`Layers.rise`, the hills' own heights at its
-    edges), so the cell below a crest rises to it and the cell beyond falls.
-    Scalars only: the search calls it per step, where passing arrays would
-    cost a reference count each.
+    ``slopes[j]`` (`Layers.slopes`) is the cell's ground: the gradient of one
+    plane (per table unit) on the side of its line where ``off + nx * x + ny * y``
+    is negative and of another on the rest, ``(gax, gay, gbx, gby, nx, ny, off)``
+    (x, y in cells from the cell's centre), so a crest or a hill's foot crossing
+    the cell is where the ground folds.  The piece runs from ``(ax, ay)`` to
+    ``(bx, by)``, in cells from the cell's centre.  Scalars but the table: the
+    search calls it per piece, where passing more arrays would cost a reference
+    count each.
     """
-    rise = gx * ux + gy * uy
-    return steep if rise > UPHILL_TOL else 1.0
+    m_a = steep if slopes[j, 0] * ux + slopes[j, 1] * uy > UPHILL_TOL else 1.0
+    m_b = steep if slopes[j, 2] * ux + slopes[j, 3] * uy > UPHILL_TOL else 1.0
+    if m_a == m_b:
+        return 1.0, m_a, m_a
+    s0 = slopes[j, 6] + slopes[j, 4] * ax + slopes[j, 5] * ay
+    s1 = slopes[j, 6] + slopes[j, 4] * bx + slopes[j, 5] * by
+    first, second = (m_a, m_b) if s0 < 0.0 else (m_b, m_a)
+    if (s0 < 0.0) == (s1 < 0.0):
+        return 1.0, first, first
+    return s0 / (s0 - s1), first, second
 
 
-@njit(cache=True)
-def ground(base, steep, gx, gy, i, ux, uy):
-    """Multiplier of flat cell ``i`` travelling along ``(ux, uy)``: steep applies uphill only."""
+@njit(cache=True, inline="always")
+def climb(steep, slopes, j, ux, uy, ax, ay, bx, by):
+    """The mean multiplier for slope over a piece (`fold`): ``steep`` where it
+    gains height, 1 elsewhere."""
+    t, first, second = fold(steep, slopes, j, ux, uy, ax, ay, bx, by)
+    if t == 1.0:
+        return first
+    return t * first + (1.0 - t) * second
+
+
+@njit(cache=True, inline="always")
+def step_fold(steep, slopes, j, ux, uy, t0, t1, dr, dc, pdr, pdc):
+    """`fold` for the piece of a lattice step ``(dr, dc)`` from fraction ``t0`` to
+    ``t1`` of it, in the cell ``(pdr, pdc)`` from the step's first."""
+    return fold(steep, slopes, j, ux, uy, t0 * dc - pdc, t0 * dr - pdr,
+                t1 * dc - pdc, t1 * dr - pdr)
+
+
+@njit(cache=True, inline="always")
+def step_climb(steep, slopes, j, ux, uy, t0, t1, dr, dc, pdr, pdc):
+    """`climb` for the piece of a lattice step ``(dr, dc)`` from fraction ``t0`` to
+    ``t1`` of it, in the cell ``(pdr, pdc)`` from the step's first."""
+    return climb(steep, slopes, j, ux, uy, t0 * dc - pdc, t0 * dr - pdr,
+                 t1 * dc - pdc, t1 * dr - pdr)
+
+
+@njit(cache=True, inline="always")
+def end_climb(steep, slopes, j, ux, uy, k, last, pieces):
+    """`step_climb` for the first piece of lattice step ``k`` (in the cell it leaves) or,
+    with ``last``, its last (in the cell it reaches), as the step's walk prices it;
+    ``pieces``: ``(step_dr, step_dc, piece_start, piece_w)``."""
+    step_dr, step_dc, piece_start, piece_w = pieces
+    if not last:
+        return step_climb(steep, slopes, j, ux, uy, 0.0, piece_w[piece_start[k]],
+                          step_dr[k], step_dc[k], 0, 0)
+    t = 0.0
+    for p in range(piece_start[k], piece_start[k + 1] - 1):
+        t += piece_w[p]
+    return step_climb(steep, slopes, j, ux, uy, t, t + piece_w[piece_start[k + 1] - 1],
+                      step_dr[k], step_dc[k], step_dr[k], step_dc[k])
+
+
+@njit(cache=True, inline="always")
+def through(base, steep, slope_of, slopes, i, ux, uy):
+    """Multiplier of cell ``i`` under a unit's ranks facing ``(ux, uy)``, whose path
+    through it is not walked: steep if the ground at its centre rises that way."""
     m = base[i]
     if steep[i] != 1.0:
-        m *= climb(steep[i], gx[i], gy[i], ux, uy)
+        m *= fold(steep[i], slopes, slope_of[i], ux, uy, 0.0, 0.0, 0.0, 0.0)[1]
     return m
 
 
@@ -81,7 +141,7 @@ def entry(enter_i, enter_prev, narrow_i, narrow_prev):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def step_table(
-    base, steep, gx, gy, cols, plain,
+    base, steep, slope_of, slopes, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter,
     narrow, flat, flat_of, incoming, into, cost, uniform,
 ):
@@ -153,6 +213,7 @@ def step_table(
             rising = True
             flat_cost = True  # no entry cost on the way
             prev = a
+            t = 0.0  # the share of the step before the piece
             for j in range(piece_start[k], piece_start[k + 1]):
                 i = a + piece_dr[j] * cols + piece_dc[j]
                 if piece_w[j] == 0.0:
@@ -160,18 +221,23 @@ def step_table(
                         total = np.inf
                         break
                     continue
-                g = base[i]
+                g = g1 = g2 = base[i]  # g1, g2: before and after a fold the piece crosses
                 if not plain and steep[i] != 1.0:
-                    g *= climb(steep[i], gx[i], gy[i], ux[k], uy[k])
+                    share, m1, m2 = step_fold(steep[i], slopes, slope_of[i], ux[k], uy[k], t,
+                                              t + piece_w[j], step_dr[k], step_dc[k],
+                                              piece_dr[j], piece_dc[j])
+                    g1, g2 = g * m1, g * m2
+                    g *= m1 if share == 1.0 else share * m1 + (1.0 - share) * m2  # `climb`
+                t += piece_w[j]
                 if g == np.inf:
                     total = np.inf
                     break
-                if first < 0.0:
+                if first < 0.0 and g1 == g2:
                     first = g
-                elif g != first:
+                elif g != first or g1 != g2:
                     same = False
-                rising = rising and g >= last
-                last = g
+                rising = rising and g1 >= last and g2 >= g1
+                last = g2
                 total += piece_w[j] * step_len[k] * g
                 if entering:
                     e = entry(enter[i], enter[prev], narrow[i], narrow[prev])

@@ -62,9 +62,9 @@ class CostGrid:
         where impassable).
     steep : ndarray of float64
         Extra multiplier paid moving uphill (1 where the ground is not steep).
-    slope : tuple of ndarray of float64
-        ``(gx, gy)``: how much each cell's ground rises per table unit
-        across it along +x and along +y (`Layers.rise` over the cell size).
+    slope : tuple of ndarray
+        ``(slope_of, slopes)``: each cell's row of the table of its ground's
+        slopes (`Layers.slope_of`, `Layers.slopes`).
     combo : ndarray of int32
         Index into `combos`: which kinds cover the cell.
     combos : list of tuple of str
@@ -246,8 +246,8 @@ class KernelArgs(NamedTuple):
 
     base: np.ndarray
     steep: np.ndarray
-    gx: np.ndarray
-    gy: np.ndarray
+    slope_of: np.ndarray
+    slopes: np.ndarray
     cols: int
     plain: bool
     step_dr: np.ndarray
@@ -301,7 +301,8 @@ def kernel_args(
     """
     f, i = np.empty(0), np.empty(0, dtype=np.int64)
     flat_steep = f if steep is None else steep.ravel()
-    flat_slope = (f, f) if slope is None else tuple(s.ravel() for s in slope)
+    level = np.zeros(0 if steep is None else base.size, dtype=np.int32)  # no slope: row 0
+    flat_slope = (level, np.zeros((1, 7))) if slope is None else (slope[0].ravel(), slope[1])
     plain = depth == 0 and (steep is None or not (steep != 1.0).any())
     finite = base[np.isfinite(base)]
     top = float(finite.max()) if finite.size else 1.0
@@ -435,7 +436,7 @@ def cost_grid(
     if not unit.flying:
         for i, name in enumerate(lay.kinds):
             kind = rules.terrain[name]
-            for layer_names, covered in ((kind.uphill_layers, lay.mask),
+            for layer_names, covered in ((kind.uphill_layers, lay.mask | lay.hills),
                                          (kind.steep_layers, lay.steep)):
                 if layer_names:
                     factor = math.prod(unit.multipliers[s] for s in layer_names)
@@ -445,7 +446,6 @@ def cost_grid(
         if rules.combine == "worst":  # climbing costs the worse of the slope and the ground
             ok = np.isfinite(base) & (steep > 1.0)
             steep[ok] = np.maximum(steep[ok] / base[ok], 1.0)
-    gx, gy = lay.rise / lay.grid.cell
     st = steps(lay.grid.cell, directions)
 
     fp_start, fp_dr, fp_dc, fp_rem = [0], [], [], []
@@ -463,8 +463,8 @@ def cost_grid(
     )
     quantum = np.array([combo_quantum(c, rules, unit) for c in combos], dtype=np.float64)
     result = CostGrid(
-        battlefield, rules, unit, lay, base, steep, (gx, gy), combo, combos, st,
-        footprint, enter, narrow, quantum,
+        battlefield, rules, unit, lay, base, steep, (lay.slope_of, lay.slopes), combo,
+        combos, st, footprint, enter, narrow, quantum,
     )
     battlefield._cache[key] = result
     return result

@@ -43,13 +43,24 @@ class Layers:
         Which kinds cover each cell.
     elevation : ndarray of float64
         Ground height at each cell's centre (0 off hills).
-    rise : ndarray of float64, shape ``(2,) + grid.shape``
-        How much the ground rises across each cell, from its left edge to its
-        right (``rise[0]``) and from its top edge to its bottom (``rise[1]``),
-        at the middle of each: the hills' own heights there, so a cell whose
-        far edge is a crest rises to it.
+    slope_of : ndarray of int32
+        Each cell's row of `slopes` (row 0, level ground, off hills).
+    slopes : ndarray of float64, shape ``(n, 7)``
+        The ground of the cells hills overlap, read from the hills themselves:
+        per row the gradients (rise per table unit along x and y) of two
+        planes and the line the ground folds along between them,
+        ``(gax, gay, gbx, gby, nx, ny, off)``: plane a where
+        ``off + nx * x + ny * y < 0`` (x, y in cells from the cell's centre),
+        plane b elsewhere.  The fold is a crest, a hill's foot or a bend of its
+        slope crossing the cell (one per cell: where two cross one cell, or
+        two hills fold in one, the second is priced by its plane at the
+        cell's centre); cells without one have the same plane twice.
+        Overlapping hills add up.
+    hills : ndarray of uint64
+        Kinds of the hills overlapping each cell, however little (bits as in
+        `mask`): where their slopes are priced.
     steep : ndarray of uint64
-        Kinds of the steep hills covering each cell (bits as in `mask`).
+        Kinds of the steep hills overlapping each cell, however little.
     passage : dict of str to ndarray of float64
         For each passage kind on the map (``passage = true``: bridge, trail,
         gateway), the width of its narrowest feature covering each cell,
@@ -69,7 +80,9 @@ class Layers:
     kinds: tuple[str, ...]
     mask: np.ndarray
     elevation: np.ndarray
-    rise: np.ndarray
+    slope_of: np.ndarray
+    slopes: np.ndarray
+    hills: np.ndarray
     steep: np.ndarray
     passage: dict[str, np.ndarray]
     crossing: np.ndarray
@@ -108,8 +121,9 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
     bit = {k: np.uint64(1) << np.uint64(i) for i, k in enumerate(kinds)}
     mask = np.zeros(grid.shape, dtype=np.uint64)
     steep = np.zeros(grid.shape, dtype=np.uint64)
+    hills = np.zeros(grid.shape, dtype=np.uint64)
     elevation = np.zeros(grid.shape, dtype=np.float64)
-    rise = np.zeros((2, *grid.shape), dtype=np.float64)
+    folds: list[tuple] = []
     passage: dict[str, np.ndarray] = {}
     crossing = np.zeros(grid.shape)
     climb = np.zeros(grid.shape)
@@ -134,14 +148,17 @@ def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:
         if flat > 0:
             crossing[window][cells] = np.maximum(crossing[window][cells], flat)
         if f.elevation > 0:
-            centre, across = _hill_height(grid, window, cells, f.full, f.elevation)
-            elevation[window] += centre
-            rise[(slice(None), *window)] += across
+            elevation[window] += _hill_height(grid, window, cells, f.full, f.elevation)
+            window, cells = _cover(grid, area, True)  # its slopes reach every cell it touches
+            folds.append(_hill_slopes(grid, window, cells, f.full, f.elevation))
+            hills[window][cells] |= bit[f.terrain]
         if f.steep:
             steep[window][cells] |= bit[f.terrain]
         if f.climb is not None:
             climb[window][cells] = np.maximum(climb[window][cells], f.climb)
-    result = Layers(grid, kinds, mask, elevation, rise, steep, passage, crossing, climb)
+    slope_of, slopes = _gather(grid, folds)
+    result = Layers(grid, kinds, mask, elevation, slope_of, slopes, hills, steep, passage,
+                    crossing, climb)
     battlefield._cache[key] = result
     return result
 
@@ -225,28 +242,93 @@ def _cover(grid: GridSpec, area, linear: bool) -> tuple[tuple[slice, slice], np.
     return window, inside
 
 
+def _gather(grid: GridSpec, folds: list[tuple]) -> tuple[np.ndarray, np.ndarray]:
+    """`Layers.slope_of` and `Layers.slopes` from each hill's `_hill_slopes`: where hills
+    overlap, their planes add up, the first that folds there giving the fold."""
+    slope_of = np.zeros(grid.shape, dtype=np.int32)
+    if not folds:
+        return slope_of, np.zeros((1, 7))
+    index = np.concatenate([f[0] for f in folds])
+    rows = np.concatenate([f[1] for f in folds])
+    fold = np.concatenate([f[2] for f in folds])
+    order = np.lexsort((~fold, index))  # by cell, a folding row first
+    index, rows = index[order], rows[order]
+    first = np.flatnonzero(np.r_[True, index[1:] != index[:-1]])
+    plane = np.add.reduceat(rows[:, 0:2], first, axis=0)  # every hill's plane a, added up
+    out = rows[first]
+    out[:, 2:4] += plane - out[:, 0:2]
+    out[:, 0:2] = plane
+    slope_of.ravel()[index[first]] = np.arange(1, first.size + 1, dtype=np.int32)
+    return slope_of, np.concatenate([np.zeros((1, 7)), out])
+
+
 def _hill_height(grid: GridSpec, window, cells: np.ndarray, outline, elevation: float):
-    """One hill within ``window``, on the cells it covers (0 elsewhere): its height at
-    each cell's centre, and how much it rises across each cell along x and along y
-    (shape ``(2,) + window``; `Layers.rise`)."""
+    """One hill's height at the centre of each cell of ``window`` it covers (0 elsewhere)."""
     r, c = window
     xs, ys = np.meshgrid(
         (np.arange(c.start, c.stop) + 0.5) * grid.cell,
         (np.arange(r.start, r.stop) + 0.5) * grid.cell,
     )
-    crest = shapely.maximum_inscribed_circle(outline).length
-    x, y, half = xs[cells], ys[cells], 0.5 * grid.cell
-
-    def height(px, py):  # the hill's own: linear in the distance from its outline
-        if crest <= 0:
-            return np.zeros(px.shape)
-        d = shapely.distance(outline.boundary, shapely.points(px, py))
-        d = np.where(shapely.contains_xy(outline, px, py), d, 0.0)
-        return elevation * np.minimum(d / crest, 1.0)
-
     centre = np.zeros(xs.shape)
-    centre[cells] = height(x, y)
-    across = np.zeros((2, *xs.shape))
-    across[0][cells] = height(x + half, y) - height(x - half, y)
-    across[1][cells] = height(x, y + half) - height(x, y - half)
-    return centre, across
+    crest = shapely.maximum_inscribed_circle(outline).length
+    centre[cells] = np.minimum(_tangent(outline, elevation, crest, xs[cells], ys[cells])[0],
+                               elevation)
+    return centre
+
+
+def _tangent(outline, elevation: float, crest: float, px: np.ndarray, py: np.ndarray):
+    """A hill's ground at points: its height and the gradient of the plane touching it
+    there, ``(h, gx, gy)``.  The height rises linearly with the distance from the
+    outline, ``elevation`` at ``crest`` (the largest inscribed circle's radius):
+    inside, the plane rises straight away from the nearest point of the outline;
+    outside, it is level at 0."""
+    points = shapely.points(px, py)
+    inside = shapely.contains_xy(outline, px, py) & (crest > 0)
+    near = shapely.get_coordinates(shapely.shortest_line(outline.boundary, points))[::2]
+    ax, ay = px - near[:, 0], py - near[:, 1]
+    d = np.hypot(ax, ay)
+    on = inside & (d > 0)
+    slope = np.where(on, elevation / np.where(on, crest * d, 1.0), 0.0)
+    h = np.where(on, elevation * d / np.where(on, crest, 1.0), 0.0)
+    return h, ax * slope, ay * slope
+
+
+def _hill_slopes(grid: GridSpec, window, cells: np.ndarray, outline, elevation: float):
+    """One hill's ground over the cells of ``window`` it overlaps (``cells``): their
+    flat indices and rows of `Layers.slopes`, and which rows fold.
+
+    A cell's ground is the plane touching the hill at its centre, unless the hill
+    at one of its corners lies off that plane (a crest, a hill's foot or a bend
+    of its slope crosses the cell): then also the plane touching it at the
+    corner farthest off, the ground folding where the two meet.
+    """
+    r, c = window
+    rr, cc = np.nonzero(cells)
+    rr, cc = rr + r.start, cc + c.start
+    h = grid.cell
+    cx, cy = (cc + 0.5) * h, (rr + 0.5) * h
+    crest = shapely.maximum_inscribed_circle(outline).length
+    hc, gax, gay = _tangent(outline, elevation, crest, cx, cy)
+    off_plane = np.zeros(cx.shape)
+    far = np.zeros((2, *cx.shape))
+    for dx in (-0.5, 0.5):
+        for dy in (-0.5, 0.5):
+            hk = _tangent(outline, elevation, crest, cx + dx * h, cy + dy * h)[0]
+            dev = np.abs(hk - (hc + (gax * dx + gay * dy) * h))
+            farther = dev > off_plane
+            off_plane = np.where(farther, dev, off_plane)
+            far[0, farther], far[1, farther] = dx, dy
+    fold = off_plane > 1e-9 * max(elevation, 1.0)
+    rows = np.empty((cx.size, 7))
+    rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = gax, gay, gax, gay
+    rows[:, 4:6], rows[:, 6] = 0.0, -1.0
+    if fold.any():
+        fx, fy = far[0, fold], far[1, fold]
+        hb, gbx, gby = _tangent(outline, elevation, crest, cx[fold] + fx * h,
+                                cy[fold] + fy * h)
+        nx, ny = (gax[fold] - gbx) * h, (gay[fold] - gby) * h  # (A - B) per cell from the centre
+        off = hc[fold] - (hb - (gbx * fx + gby * fy) * h)
+        flip = np.where(off + nx * fx + ny * fy < 0.0, -1.0, 1.0)  # A where it is negative
+        rows[fold, 2], rows[fold, 3] = gbx, gby
+        rows[fold, 4], rows[fold, 5], rows[fold, 6] = nx * flip, ny * flip, off * flip
+    return rr * grid.shape[1] + cc, rows, fold

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
-from ...terrain._kernels import ground
+from ...terrain._kernels import fold
 from .heap import _sift_down, _sift_up
 from .sight import line_price, plain_sight
 
@@ -112,7 +112,7 @@ def _crossings(lo, hi, delta):
 
 
 @njit(cache=True, error_model="numpy")
-def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, gx, gy,
+def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, slope_of, slopes,
                  enter, narrow, clear):
     """The price of the straight move from ``(px, py)`` to ``(qx, qy)`` (table units),
     the front starting in cell ``at``: `walk_path`'s for a unit without rear ranks,
@@ -169,7 +169,13 @@ def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, gx, gy,
         r = min(max(math.floor(cpy + sm * dy), 0), height - 1)
         c = min(max(math.floor(cpx + sm * dx), 0), cols - 1)
         i = r * cols + c
-        m = ground(base, steep, gx, gy, i, u, w)
+        m = m2 = base[i]
+        share = 1.0  # of the piece before a fold it crosses, each side at its own multiplier
+        if steep[i] != 1.0:
+            ox, oy = px / cell - c - 0.5, py / cell - r - 0.5  # as `walk_path` places them
+            share, c1, c2 = fold(steep[i], slopes, slope_of[i], u, w, ox + u * last,
+                                 oy + w * last, ox + u * s, oy + w * s)
+            m, m2 = m * c1, m * c2
         if m == np.inf:
             return np.inf, at
         if entering:
@@ -178,7 +184,12 @@ def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, gx, gy,
             if narrow[i] > 0.0 and narrow[at] == 0.0:
                 cost += narrow[i]
         at = i
-        cost += (s - last) * cell * m
+        length = (s - last) * cell
+        if share == 1.0:
+            cost += length * m
+        else:
+            cost += share * length * m
+            cost += (length - share * length) * m2
         last = s
         first = False
         if end:
@@ -335,7 +346,7 @@ def _window_index(r, c, r0, c0, w, size):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
+def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols,
                  cell, source, sx, sy, goal_cell, tx, ty, budget,
                  dist, parent, state, hkey, hidx, pos, touched, tried, stamp):
     """Theta* from the point ``(sx, sy)`` in cell ``source``: Dijkstra within
@@ -424,7 +435,8 @@ def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
                     step = dist[u] + base[u] * near
                 else:
                     step = dist[u] + segment_cost(ux, uy, vx, vy, u, cell, cols, height, base,
-                                                  steep, gx, gy, enter, narrow, clear)[0]
+                                                  steep, slope_of, slopes, enter, narrow,
+                                                  clear)[0]
             cost, via = np.inf, p
             far = _length(vx - px, vy - py)
             if p >= 0 and tried[v] != mark + p and dist[v] > dist[p] + far:
@@ -449,8 +461,8 @@ def theta_search(base, steep, gx, gy, enter, narrow, clear, alike, least, cols,
                         cost = dist[p] + base[p] * far
                     elif least_far <= step * (1.0 + _TIE) and min(least_far, step) < dist[v]:
                         cost = dist[p] + segment_cost(px, py, vx, vy, p, cell, cols, height,
-                                                      base, steep, gx, gy, enter, narrow,
-                                                      clear)[0]
+                                                      base, steep, slope_of, slopes, enter,
+                                                      narrow, clear)[0]
             if cost > step * (1.0 + _TIE):  # on a tie, the parent farther back
                 cost, via = step, u
             if cost >= dist[v]:
@@ -480,7 +492,7 @@ def reset_nodes(touched, nt, dist, parent, state):
 
 
 @njit(cache=True, error_model="numpy")
-def point_cost(qx, qy, xs, ys, ats, costs, base, steep, gx, gy, enter, narrow,
+def point_cost(qx, qy, xs, ys, ats, costs, base, steep, slope_of, slopes, enter, narrow,
                clear, cols, cell):
     """The cheapest of ``costs[j]`` plus a straight move from ``(xs[j], ys[j])`` (the
     front in cell ``ats[j]``) to the point ``(qx, qy)``: a reach's cost at a point."""
@@ -490,20 +502,20 @@ def point_cost(qx, qy, xs, ys, ats, costs, base, steep, gx, gy, enter, narrow,
         if costs[j] >= best:
             continue
         c, _ = segment_cost(xs[j], ys[j], qx, qy, ats[j], cell, cols, height, base, steep,
-                            gx, gy, enter, narrow, clear)
+                            slope_of, slopes, enter, narrow, clear)
         best = min(best, costs[j] + c)
     return best
 
 
 @njit(cache=True, error_model="numpy")
-def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, gx, gy,
+def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, slope_of, slopes,
              enter, narrow, clear):
     """The price of the polyline's points ``lo .. hi``, the front starting in cell
     ``at``; returns it and the cell the front ends in."""
     total = 0.0
     for k in range(lo, hi):
         c, at = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], at, cell, cols, height,
-                             base, steep, gx, gy, enter, narrow, clear)
+                             base, steep, slope_of, slopes, enter, narrow, clear)
         total += c
         if total == np.inf:
             break
@@ -511,17 +523,17 @@ def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, gx, gy,
 
 
 @njit(cache=True, error_model="numpy")
-def _fronts(xs, ys, n, at0, cell, cols, height, base, steep, gx, gy, enter,
+def _fronts(xs, ys, n, at0, cell, cols, height, base, steep, slope_of, slopes, enter,
             narrow, clear, ats):
     """``ats[k]``: the cell the front is in on reaching point k of the polyline."""
     ats[0] = at0
     for k in range(n - 1):
         _, ats[k + 1] = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], ats[k], cell, cols,
-                                     height, base, steep, gx, gy, enter, narrow, clear)
+                                     height, base, steep, slope_of, slopes, enter, narrow, clear)
 
 
 @njit(cache=True, error_model="numpy")
-def _pull(xs, ys, n, ats, cell, cols, height, base, steep, gx, gy, enter,
+def _pull(xs, ys, n, ats, cell, cols, height, base, steep, slope_of, slopes, enter,
           narrow, clear):
     """Drop the points a straight move over them makes no dearer (string pulling),
     the farthest first; returns the new number of points."""
@@ -530,10 +542,10 @@ def _pull(xs, ys, n, ats, cell, cols, height, base, steep, gx, gy, enter,
     while i < n - 1:
         j = n - 1
         while j > i + 1:
-            along, _ = _stretch(xs, ys, i, j, ats[i], cell, cols, height, base, steep, gx,
-                                gy, enter, narrow, clear)
+            along, _ = _stretch(xs, ys, i, j, ats[i], cell, cols, height, base, steep, slope_of,
+                                slopes, enter, narrow, clear)
             direct, _ = segment_cost(xs[i], ys[i], xs[j], ys[j], ats[i], cell, cols, height,
-                                     base, steep, gx, gy, enter, narrow, clear)
+                                     base, steep, slope_of, slopes, enter, narrow, clear)
             if direct <= along * (1.0 + _TIE):
                 break
             j -= 1
@@ -544,15 +556,15 @@ def _pull(xs, ys, n, ats, cell, cols, height, base, steep, gx, gy, enter,
 
 
 @njit(cache=True, error_model="numpy")
-def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, gx, gy, enter,
+def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, slope_of, slopes, enter,
                  narrow, clear):
     """Move points ``k .. k + span - 1`` of the polyline together (one bend, or a
     move between two bends slid sideways) where the stretch from point ``k - 1``
     to point ``k + span + 1`` costs least: a compass search in 8 directions,
     from half a cell down to a millionth of one.  Returns True if they moved."""
     hi = min(k + span + 1, n - 1)
-    best, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep, gx,
-                       gy, enter, narrow, clear)
+    best, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep, slope_of,
+                       slopes, enter, narrow, clear)
     width, tall = cols * cell, height * cell
     h = 0.5 * cell
     moved = False
@@ -570,7 +582,7 @@ def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, gx, g
                 xs[j] += ox
                 ys[j] += oy
             c, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep,
-                            gx, gy, enter, narrow, clear)
+                            slope_of, slopes, enter, narrow, clear)
             if c < best * (1.0 - _TIE):
                 best, found, moved = c, True, True
                 break
@@ -594,7 +606,7 @@ def _halve(xs, ys, n):
 
 
 @njit(cache=True, error_model="numpy")
-def refine(xs, ys, n, at0, base, steep, gx, gy, enter, narrow, clear, cols,
+def refine(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear, cols,
            cell, sweeps):
     """Straighten a polyline of ``n`` points (the first and last fixed) by its price:
     drop points a straight move makes no dearer (`_pull`), then move each bend,
@@ -606,7 +618,7 @@ def refine(xs, ys, n, at0, base, steep, gx, gy, enter, narrow, clear, cols,
     does not rise (the caller keeps the path it gave if it does, by rounding)."""
     height = base.shape[0] // cols
     ats = np.empty(xs.shape[0], dtype=np.int64)
-    grid = (base, steep, gx, gy, enter, narrow, clear)
+    grid = (base, steep, slope_of, slopes, enter, narrow, clear)
     n = _pulled(xs, ys, n, at0, ats, cell, cols, height, grid)
     for sweep in range(sweeps):
         if sweep == 1 and 2 * n - 1 <= xs.shape[0]:  # a bend halfway along every move

@@ -9,14 +9,14 @@ import math
 import numpy as np
 from numba import njit
 
-from ...terrain._kernels import climb, entry, ground, largest, smallest
+from ...terrain._kernels import entry, largest, smallest, step_climb
 from .bounds import _landmark_bound, _to_go
 from .heap import _heap_pop, _sift_up
 
 
 @njit(cache=True, error_model="numpy")
 def search(
-    base, steep, gx, gy, cols, plain,
+    base, steep, slope_of, slopes, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, source, goal, cell, budget,
@@ -113,9 +113,9 @@ def search(
             if b < 0 or (pos[b] == -2 and not reopen):
                 continue
             if fa == 0.0 and not tabled:  # neither the table nor the flat multiplier
-                total = _step_cost(base, steep, gx, gy, cols, plain, step_len, ux,
-                                   uy, piece_start, piece_dr, piece_dc, piece_w, enter, narrow,
-                                   a, k)
+                total = _step_cost(base, steep, slope_of, slopes, cols, plain, step_dr,
+                                   step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc,
+                                   piece_w, enter, narrow, a, k)
             nd = da + total
             before = dist[b]
             if nd >= before:
@@ -249,8 +249,8 @@ def _step_end(a, ar, ac, k, fa, table_cost, nsteps, step_off, step_dr, step_dc, 
 
 
 @njit(cache=True, inline="always")
-def _step_cost(base, steep, gx, gy, cols, plain, step_len, ux, uy, piece_start,
-               piece_dr, piece_dc, piece_w, enter, narrow, a, k):
+def _step_cost(base, steep, slope_of, slopes, cols, plain, step_dr, step_dc, step_len, ux, uy,
+               piece_start, piece_dr, piece_dc, piece_w, enter, narrow, a, k):
     """Step ``k`` out of cell ``a`` priced over its pieces: each piece's share of the
     step's length at its multiplier (``base``, and unless ``plain`` the direction's
     `climb`), plus the flat costs (`entry`) of the cells the front goes into; inf if
@@ -260,6 +260,7 @@ def _step_cost(base, steep, gx, gy, cols, plain, step_len, ux, uy, piece_start,
     entering = enter.shape[0] > 0
     total = 0.0
     prev = a
+    t = 0.0  # the share of the step before the piece
     for j in range(piece_start[k], piece_start[k + 1]):
         i = a + piece_dr[j] * cols + piece_dc[j]
         if piece_w[j] == 0.0:
@@ -268,7 +269,9 @@ def _step_cost(base, steep, gx, gy, cols, plain, step_len, ux, uy, piece_start,
             continue
         g = base[i]
         if not plain and steep[i] != 1.0:
-            g *= climb(steep[i], gx[i], gy[i], ux[k], uy[k])
+            g *= step_climb(steep[i], slopes, slope_of[i], ux[k], uy[k], t, t + piece_w[j],
+                            step_dr[k], step_dc[k], piece_dr[j], piece_dc[j])
+        t += piece_w[j]
         if g == np.inf:
             return np.inf
         total += piece_w[j] * step_len[k] * g
@@ -280,8 +283,8 @@ def _step_cost(base, steep, gx, gy, cols, plain, step_len, ux, uy, piece_start,
 
 @njit(cache=True, error_model="numpy")
 def settle_quanta(
-    cells, cost, parent, parent_step, base, steep, gx, gy, cols,
-    step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, quantum, out,
+    cells, cost, parent, parent_step, base, steep, slope_of, slopes, cols,
+    step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, quantum, out,
 ):
     """Reach costs with ground priced per started quantum, along the paths the search kept.
 
@@ -308,6 +311,7 @@ def settle_quanta(
             p = cells[v]
             q, d, m = qs[v], qd[v], qm[v]
             extra = 0.0
+            t = 0.0  # the share of the step before the piece
             for j in range(piece_start[k], piece_start[k + 1]):
                 if piece_w[j] == 0.0:
                     continue
@@ -318,7 +322,12 @@ def settle_quanta(
                     q, d = quantum[i], 0.0
                 if q > 0.0:
                     d += piece_w[j] * step_len[k]
-                    m = ground(base, steep, gx, gy, i, ux[k], uy[k])
+                    m = base[i]
+                    if steep[i] != 1.0:
+                        m *= step_climb(steep[i], slopes, slope_of[i], ux[k], uy[k], t,
+                                        t + piece_w[j], step_dr[k], step_dc[k], piece_dr[j],
+                                        piece_dc[j])
+                t += piece_w[j]
             adj[u] = adj[v] + (cost[u] - cost[v]) + extra
             qs[u], qd[u], qm[u] = q, d, m
         out[u] = adj[u]

@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 
 from ..._intrinsics import prefetch
-from ...terrain._kernels import climb, entry, smallest
+from ...terrain._kernels import entry, smallest, step_climb
 from .astar import push_row
 
 AHEAD = 4  # pops between asking for what a queued cell's expansion reads and reading it
@@ -21,7 +21,7 @@ PACKED_CELLS = 1 << (32 - STEP_BITS)
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def field_band(
-    r, rnd, base, steep, gx, gy, cols, plain,
+    r, rnd, base, steep, slope_of, slopes, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     nb, flat, flat_of, enter, narrow, in_row, in_cost, onward_start, onward, goals, limit,
     reach, bounds, dist, step, stacks, post_cell, post_step, post_cost, posted, settled, listed,
@@ -53,7 +53,7 @@ def field_band(
     # what it expands, to take the marks off those alone.
     done = listed[0:0] if rnd == 0 else listed[lo:hi]
     n, m = reverse_search(
-        base, steep, gx, gy, cols, plain, step_dr, step_dc, step_len,
+        base, steep, slope_of, slopes, cols, plain, step_dr, step_dc, step_len,
         ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, flat, flat_of, enter,
         narrow, in_row, in_cost, onward_start, onward, seeds, limit, lo, hi, dist, step,
         stacks[r], post_cell[rnd, r], post_step[rnd, r], post_cost[rnd, r], done,
@@ -65,7 +65,7 @@ def field_band(
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def field_rest(
-    base, steep, gx, gy, cols, plain,
+    base, steep, slope_of, slopes, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     nb, flat, flat_of, enter, narrow, in_row, in_cost, onward_start, onward, limit,
     dist, step, stacks, post_cell, post_step, post_cost, posted, listed,
@@ -79,7 +79,7 @@ def field_rest(
     seeds = _offers(post_cell[1], post_step[1], post_cost[1], posted[1], np.int64(-1),
                     everywhere, dist.shape[0], dist, step)
     n, _ = reverse_search(
-        base, steep, gx, gy, cols, plain, step_dr, step_dc, step_len,
+        base, steep, slope_of, slopes, cols, plain, step_dr, step_dc, step_len,
         ux, uy, piece_start, piece_dr, piece_dc, piece_w, nb, flat, flat_of, enter, narrow,
         in_row, in_cost, onward_start, onward, seeds, limit, everywhere, dist.shape[0], dist,
         step, stacks[0], post_cell[0, 0], post_step[0, 0], post_cost[0, 0], listed,
@@ -162,7 +162,7 @@ def _unmark(dist, lo, hi, done, n):
 
 @njit(cache=True, error_model="numpy")
 def reverse_search(
-    base, steep, gx, gy, cols, plain,
+    base, steep, slope_of, slopes, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     nb, flat, flat_of, enter, narrow, in_row, in_cost, onward_start, onward, seeds, limit, lo,
     hi, dist, step, stack, post_cell, post_step, post_cost, done,
@@ -221,7 +221,7 @@ def reverse_search(
     # everything it would allocate or reduce made here (`_reverse_search`).
     step_off = step_dr * cols + step_dc
     reach = _widest(step_dr, step_dc)
-    ground = (base, steep, gx, gy, plain, enter, narrow)
+    ground = (base, steep, slope_of, slopes, plain, enter, narrow)
     steps = (step_dr, step_dc, step_off, step_len, ux, uy)
     pieces = (piece_start, piece_dr, piece_dc, piece_w)
     # The onward steps' offsets and lengths, in their order.
@@ -252,7 +252,7 @@ def _reverse_search(
     dist, step, stack, size, posts, done,
 ):
     """`reverse_search`'s loop, over its arrays in groups: ``ground`` (``base`` to
-    ``gy``, ``plain``, ``enter``, ``narrow``), ``steps`` (``step_dr``,
+    ``slopes``, ``plain``, ``enter``, ``narrow``), ``steps`` (``step_dr``,
     ``step_dc``, their offsets, ``step_len``, ``ux``, ``uy``), ``pieces``,
     ``flats`` (``flat``, ``flat_of``, ``onward_start``, ``onward`` and the
     onward steps' offsets and lengths) and ``posts`` (``post_*``); ``reach``
@@ -493,14 +493,15 @@ def _step_from(a, k, fa, ground, steps, pieces, cols):
     """What step ``k`` out of cell ``a`` costs without the table: its length times a flat
     cell's multiplier ``fa``, else over its pieces, slopes and flat entry costs as
     `step_table` prices them (inf: blocked)."""
-    step_len, ux, uy = steps[3], steps[4], steps[5]
+    step_dr, step_dc, step_len, ux, uy = steps[0], steps[1], steps[3], steps[4], steps[5]
     if fa > 0.0:
         return fa * step_len[k]
-    base, steep, gx, gy, plain, enter, narrow = ground
+    base, steep, slope_of, slopes, plain, enter, narrow = ground
     piece_start, piece_dr, piece_dc, piece_w = pieces
     entering = enter.shape[0] > 0
     total = 0.0
     prev = a
+    t = 0.0  # the share of the step before the piece
     for j in range(piece_start[k], piece_start[k + 1]):
         i = a + piece_dr[j] * cols + piece_dc[j]
         if piece_w[j] == 0.0:  # a corner touch only blocks
@@ -509,7 +510,9 @@ def _step_from(a, k, fa, ground, steps, pieces, cols):
             continue
         g = base[i]
         if not plain and steep[i] != 1.0:
-            g *= climb(steep[i], gx[i], gy[i], ux[k], uy[k])
+            g *= step_climb(steep[i], slopes, slope_of[i], ux[k], uy[k], t, t + piece_w[j],
+                            step_dr[k], step_dc[k], piece_dr[j], piece_dc[j])
+        t += piece_w[j]
         if g == np.inf:
             return np.inf
         total += piece_w[j] * step_len[k] * g

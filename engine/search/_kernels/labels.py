@@ -17,7 +17,17 @@ Private; `engine.search` validates everything first.
 import numpy as np
 from numba import njit
 
-from ...terrain._kernels import RISING, TRAIL, WIDE, climb, entry, ground, largest, smallest
+from ...terrain._kernels import (
+    RISING,
+    TRAIL,
+    WIDE,
+    end_climb,
+    entry,
+    largest,
+    smallest,
+    step_fold,
+    through,
+)
 from .bounds import _landmark_bound, _to_go
 from .heap import _heap_pop, _sift_up
 from .trail import advance, push
@@ -29,7 +39,7 @@ TIE = 1.0 + 1e-12  # `search_labels`: a label beats another this much dearer, as
 
 @njit(cache=True, error_model="numpy")
 def search_labels(
-    base, steep, gx, gy, cols, plain,
+    base, steep, slope_of, slopes, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, source, goal, cell, budget, merging,
@@ -85,7 +95,7 @@ def search_labels(
     straight = smallest(step_len)
     diagonal = min(largest(step_len), 2.0 * straight)
     return _search(
-        base, steep, gx, gy, cols, plain,
+        base, steep, slope_of, slopes, cols, plain,
         step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
         depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
         narrow, onward_start, onward, source, goal, cell, budget, merging,
@@ -97,7 +107,7 @@ def search_labels(
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _search(
-    base, steep, gx, gy, cols, plain,
+    base, steep, slope_of, slopes, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, source, goal, cell, budget, merging,
@@ -151,19 +161,20 @@ def _search(
             if not merging and beat[b] <= floor * TIE:
                 continue
             n, done = _uniform_trail(x, k, a, b, fa, light, heavy, depth, tabled, nsteps,
-                                     table_uniform, plain, base, steep, gx, gy, ux,
-                                     uy, s_lv, s_rem)
+                                     table_uniform, plain, base, steep, slope_of, slopes, ux,
+                                     uy, (step_dr, step_dc, piece_start, piece_w), s_lv, s_rem)
             if not done:
                 if x != 0 and not merging and _beats_least(
                         x, b, na, step_len[k], floor, base[b], head, l_cost, l_n, l_lv, l_rem,
                         l_next):
                     continue
                 n = _start_trail(x, k, ar, ac, na, rows, cols, fp_start, fp_dr, fp_dc, fp_rem,
-                                 base, steep, gx, gy, ux, uy, l_lv, l_rem, s_lv,
+                                 base, steep, slope_of, slopes, ux, uy, l_lv, l_rem, s_lv,
                                  s_rem, s_org)
                 total, n = _walk_pieces(a, k, n, cols, plain, depth, piece_start, piece_dr,
-                                        piece_dc, piece_w, step_len, base, steep, gx, gy, ux,
-                                        uy, enter, narrow, s_lv, s_rem, s_org, no_f, no_i)
+                                        piece_dc, piece_w, step_dr, step_dc, step_len, base,
+                                        steep, slope_of, slopes, ux, uy, enter, narrow, s_lv,
+                                        s_rem, s_org, no_f, no_i)
             nd = da + total
             if not nd <= budget or nd == np.inf:  # blocked (inf fails the first unless
                 continue  # the budget is inf too)
@@ -282,12 +293,13 @@ def _step_to(a, ar, ac, k, fa, tabled, table_cost, nsteps, step_off, step_dr, st
 
 @njit(cache=True, inline="always")
 def _uniform_trail(x, k, a, b, fa, light, heavy, depth, tabled, nsteps, table_uniform, plain,
-                   base, steep, gx, gy, ux, uy, s_lv, s_rem):
+                   base, steep, slope_of, slopes, ux, uy, pieces, s_lv, s_rem):
     """The trail step ``k`` from label ``x`` at ``a`` to ``b`` leaves where it is one
     level under the whole depth and known without its pieces (a light step, or a
     uniform or rising one from the table, none of the trail heavier than a's ground):
-    written to ``s_lv``, ``s_rem``.  Returns ``(size, whether known)``; the table's
-    price is then the step's."""
+    written to ``s_lv``, ``s_rem``.  ``pieces``: ``(step_dr, step_dc, piece_start,
+    piece_w)``.  Returns ``(size, whether known)``; the table's price is then the
+    step's."""
     if light:
         s_lv[0] = fa
         s_rem[0] = depth
@@ -295,7 +307,10 @@ def _uniform_trail(x, k, a, b, fa, light, heavy, depth, tabled, nsteps, table_un
     if tabled and x != 0 and table_uniform[a * nsteps + k] > 0:
         g = base[a]
         if not plain and steep[a] != 1.0:
-            g *= climb(steep[a], gx[a], gy[a], ux[k], uy[k])
+            c = end_climb(steep[a], slopes, slope_of[a], ux[k], uy[k], k, False, pieces)
+            if c != 1.0 and c != steep[a]:  # across a fold: the trail holds both sides
+                return 0, False
+            g *= c
         if heavy <= g:
             if table_uniform[a * nsteps + k] == RISING:
                 # Each piece leaves the ground before it behind at once, the
@@ -303,7 +318,10 @@ def _uniform_trail(x, k, a, b, fa, light, heavy, depth, tabled, nsteps, table_un
                 # ground alone.
                 g = base[b]
                 if not plain and steep[b] != 1.0:
-                    g *= climb(steep[b], gx[b], gy[b], ux[k], uy[k])
+                    c = end_climb(steep[b], slopes, slope_of[b], ux[k], uy[k], k, True, pieces)
+                    if c != 1.0 and c != steep[b]:
+                        return 0, False
+                    g *= c
             s_lv[0] = g
             s_rem[0] = depth
             return 1, True
@@ -352,7 +370,7 @@ def _over_least(x, y, na, move, ground_b, l_cost, l_n, l_lv, l_rem):
 
 @njit(cache=True, inline="always")
 def _start_trail(x, k, ar, ac, na, rows, cols, fp_start, fp_dr, fp_dc, fp_rem, base, steep,
-                 gx, gy, ux, uy, l_lv, l_rem, s_lv, s_rem, s_org):
+                 slope_of, slopes, ux, uy, l_lv, l_rem, s_lv, s_rem, s_org):
     """The trail step ``k`` sets out with, into ``s_*``: label ``x``'s (``na``
     levels), or out of the source (label 0, at row ``ar``, column ``ac``) the
     ground of the footprint standing there, its cells read in the step's
@@ -369,7 +387,7 @@ def _start_trail(x, k, ar, ac, na, rows, cols, fp_start, fp_dr, fp_dc, fp_rem, b
         if rr < 0 or rr >= rows or cc < 0 or cc >= cols:
             continue
         i = rr * cols + cc
-        g = ground(base, steep, gx, gy, i, ux[k], uy[k])
+        g = through(base, steep, slope_of, slopes, i, ux[k], uy[k])
         if g != np.inf:
             n = push(s_lv, s_rem, s_org, n, g, fp_rem[j], i)
     return n
@@ -377,29 +395,39 @@ def _start_trail(x, k, ar, ac, na, rows, cols, fp_start, fp_dr, fp_dc, fp_rem, b
 
 @njit(cache=True, error_model="numpy", inline="always")
 def _walk_pieces(a, k, n, cols, plain, depth, piece_start, piece_dr, piece_dc, piece_w,
-                 step_len, base, steep, gx, gy, ux, uy, enter, narrow, s_lv, s_rem,
-                 s_org, no_f, no_i):
+                 step_dr, step_dc, step_len, base, steep, slope_of, slopes, ux, uy, enter,
+                 narrow, s_lv, s_rem, s_org, no_f, no_i):
     """Price step ``k`` from cell ``a`` piece by piece, the trail in ``s_*`` (``n``
     levels) moving along (`advance`) and the flat entry costs (`entry`) added.
     Returns ``(cost, trail size)``; the cost is inf if a piece is blocked."""
     entering = enter.shape[0] > 0
     total = 0.0
     prev = a
+    t = 0.0  # the share of the step before the piece
     for j in range(piece_start[k], piece_start[k + 1]):
         i = a + piece_dr[j] * cols + piece_dc[j]
         if piece_w[j] == 0.0:
             if base[i] == np.inf:
                 return np.inf, n
             continue
-        g = base[i]
+        g = g2 = base[i]
+        share = 1.0  # of the piece before a fold it crosses: the trail holds each side's own
         if not plain and steep[i] != 1.0:
-            g *= climb(steep[i], gx[i], gy[i], ux[k], uy[k])
+            share, m1, m2 = step_fold(steep[i], slopes, slope_of[i], ux[k], uy[k], t,
+                                      t + piece_w[j], step_dr[k], step_dc[k], piece_dr[j],
+                                      piece_dc[j])
+            g, g2 = g * m1, g * m2
+        t += piece_w[j]
         if g == np.inf:
             return np.inf, n
-        c, n, _ = advance(
-            s_lv, s_rem, s_org, n, g, i, piece_w[j] * step_len[k], depth, no_f, no_f, no_i, False,
-        )
+        length = piece_w[j] * step_len[k]
+        c, n, _ = advance(s_lv, s_rem, s_org, n, g, i, share * length, depth, no_f, no_f, no_i,
+                          False)
         total += c
+        if share < 1.0:
+            c, n, _ = advance(s_lv, s_rem, s_org, n, g2, i, length - share * length, depth, no_f,
+                              no_f, no_i, False)
+            total += c
         if entering:
             total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
         prev = i

@@ -45,7 +45,7 @@ def _gather(touched, dist, n, budget, cap, out_cells, out_cost, at, u, out_start
 
 @njit(cache=True)
 def _heap(
-    base, steep, gx, gy, cols, plain,
+    base, steep, slope_of, slopes, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, source, cell, budget, dist, parent, pos, touched, link,
@@ -54,7 +54,7 @@ def _heap(
     no_f = np.empty(0)
     no_i = np.empty(0, dtype=np.int32)
     return search(
-        base, steep, gx, gy, cols, plain,
+        base, steep, slope_of, slopes, cols, plain,
         step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
         depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
         flat, flat_of, enter, narrow, onward_start, onward, source, -1, cell, budget,
@@ -65,7 +65,7 @@ def _heap(
 
 @njit(cache=True, nogil=True)
 def many_heap(
-    t, base, steep, gx, gy, cols, plain,
+    t, base, steep, slope_of, slopes, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, sources, cell, budget, merging, levels,
@@ -82,7 +82,7 @@ def many_heap(
     at = np.int64(0)  # typed constants: no literal signature of a callee
     for u in range(t, sources.shape[0], threads):
         n = _heap(
-            base, steep, gx, gy, cols, plain, step_dr, step_dc, step_len, ux,
+            base, steep, slope_of, slopes, cols, plain, step_dr, step_dc, step_len, ux,
             uy, piece_start, piece_dr, piece_dc, piece_w, depth, fp_start, fp_dr, fp_dc,
             fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter, narrow,
             onward_start, onward, sources[u], cell, budget, dist[t], parent[t], pos[t],
@@ -95,7 +95,7 @@ def many_heap(
 
 @njit(cache=True, nogil=True)
 def many_plain(
-    t, base, steep, gx, gy, cols, plain,
+    t, base, steep, slope_of, slopes, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, sources, cell, budget, merging, levels,
@@ -129,7 +129,7 @@ def many_plain(
         queue = n < 0  # `search` uses `pos`
         if n < 0:
             n = _heap(
-                base, steep, gx, gy, cols, plain, step_dr, step_dc, step_len,
+                base, steep, slope_of, slopes, cols, plain, step_dr, step_dc, step_len,
                 ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth, fp_start, fp_dr,
                 fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter, narrow,
                 onward_start, onward, sources[u], cell, budget, dist[t], parent[t],
@@ -142,7 +142,7 @@ def many_plain(
 
 @njit(cache=True, nogil=True)
 def many_labels(
-    t, base, steep, gx, gy, cols, plain,
+    t, base, steep, slope_of, slopes, cols, plain,
     step_dr, step_dc, step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w,
     depth, fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform, flat, flat_of, enter,
     narrow, onward_start, onward, sources, cell, budget, merging, levels,
@@ -161,7 +161,7 @@ def many_labels(
         n = -1
         while n < 0:
             n, _, used = search_labels(
-                base, steep, gx, gy, cols, plain, step_dr, step_dc,
+                base, steep, slope_of, slopes, cols, plain, step_dr, step_dc,
                 step_len, ux, uy, piece_start, piece_dr, piece_dc, piece_w, depth,
                 fp_start, fp_dr, fp_dc, fp_rem, nb, table_cost, table_uniform,
                 flat, flat_of, enter, narrow, onward_start, onward, sources[u], np.int64(-1),

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
-from ...terrain._kernels import TRAIL, ground
+from ...terrain._kernels import TRAIL, fold
 
 
 @njit(cache=True, inline="always")
@@ -91,7 +91,7 @@ _QUANTUM_TOL = 1e-9
 
 @njit(cache=True, error_model="numpy")
 def walk_path(
-    segs, cell, base, steep, gx, gy, enter, narrow, quantum, combo, lv, rem, org,
+    segs, cell, base, steep, slope_of, slopes, enter, narrow, quantum, combo, lv, rem, org,
     n, at, depth, cols, out_f, out_i,
 ):
     """Price a polyline piece by piece: `engine.pricing`'s walk, in one call.
@@ -115,20 +115,22 @@ def walk_path(
     `BLOCKED` piece, an `OBSTACLE` crossed or a `NARROW` passage entered (cost:
     its flat cost), or a `QUANTUM` rounding up (level: the distance priced in
     the quantised ground, cell: the last cell of it, front: the quanta
-    started).  Returns the number of rows.  A cell crossed writes at most
-    ``TRAIL + 4`` of them (an obstacle, a passage, a quantum and the trail's
-    ``TRAIL + 1`` stretches), and a segment ``d`` cells long along x and ``e``
+    started).  A piece crossing a fold of a hill's slope (`Layers.slopes`) is
+    two stretches, each side at its own multiplier.  Returns the number of
+    rows.  A cell crossed writes at most ``2 * TRAIL + 5`` of them (an
+    obstacle, a passage, a quantum and the trail's ``TRAIL + 1`` stretches on
+    either side of a fold), and a segment ``d`` cells long along x and ``e``
     along y crosses at most ``ceil(d) + 1`` grid lines one way and ``ceil(e) +
     1`` the other, so at most ``ceil(d) + ceil(e) + 3`` cells: arrays of
-    ``(ceil(d) + ceil(e) + 3) * (TRAIL + 4)`` rows a segment, and one for the
-    last quantum, always suffice (numba does not check the bounds).
+    ``(ceil(d) + ceil(e) + 3) * (2 * TRAIL + 5)`` rows a segment, and one for
+    the last quantum, always suffice (numba does not check the bounds).
     """
     height = base.shape[0] // cols
     rec_len = np.empty(TRAIL + 1)
     rec_lv = np.empty(TRAIL + 1)
     rec_org = np.empty(TRAIL + 1, dtype=np.int64)
     rec = (rec_len, rec_lv, rec_org)
-    grid, trail = (base, steep, gx, gy), (lv, rem, org)
+    grid, trail = (base, steep, slope_of, slopes), (lv, rem, org)
     q, qd, qm, qcell = 0.0, 0.0, 1.0, -1
     k = 0
     for j in range(segs.shape[0]):
@@ -296,7 +298,7 @@ def _walk_pieces(breaks, pr, pc, seg, cell, height, cols, grid, enter, narrow, q
     counts that made the walk 1.6 to 2 times slower.
     """
     px, py, qx, qy, u, w = seg
-    base, steep, gx, gy = grid
+    base, steep, slope_of, slopes = grid
     lv, rem, org = trail
     rec_len, rec_lv, rec_org = rec
     q, qd, qm, qcell = quantised
@@ -304,12 +306,19 @@ def _walk_pieces(breaks, pr, pc, seg, cell, height, cols, grid, enter, narrow, q
     nb = breaks.shape[0]
     for t in range(nb - 1):
         s0, s1 = breaks[t], breaks[t + 1]
-        i = min(max(pr[t], 0), height - 1) * cols + min(max(pc[t], 0), cols - 1)
+        r, c = min(max(pr[t], 0), height - 1), min(max(pc[t], 0), cols - 1)
+        i = r * cols + c
         # Points by distance along the unit direction: exact on axis-parallel paths.
         ax, ay = px + u * s0 * cell, py + w * s0 * cell
         bx, by = (qx, qy) if t == nb - 2 else (px + u * s1 * cell, py + w * s1 * cell)
         length = (s1 - s0) * cell
-        m = ground(base, steep, gx, gy, i, u, w)
+        ox, oy = px / cell - c - 0.5, py / cell - r - 0.5  # the start, from the cell's centre
+        m = m2 = base[i]
+        share = 1.0  # of the piece before a fold it crosses, each side at its own multiplier
+        if steep[i] != 1.0:
+            share, c1, c2 = fold(steep[i], slopes, slope_of[i], u, w, ox + u * s0, oy + w * s0,
+                                 ox + u * s1, oy + w * s1)
+            m, m2 = m * c1, m * c2
         if m == np.inf:
             k = _write_row(out_f, out_i, k, BLOCKED, i, i, ax, ay, bx, by, length, np.inf, np.inf)
             continue
@@ -318,21 +327,30 @@ def _walk_pieces(breaks, pr, pc, seg, cell, height, cols, grid, enter, narrow, q
         if narrow[i] > 0.0 and narrow[at] == 0.0:
             k = _write_row(out_f, out_i, k, NARROW, i, i, ax, ay, ax, ay, 0.0, narrow[i], 0.0)
         at = i
-        if has_q:
-            if quantum[combo[i]] != q:
-                k = _close_quantum(q, qd, qm, qcell, ax, ay, out_f, out_i, k)
-                q, qd = quantum[combo[i]], 0.0
+        if has_q and quantum[combo[i]] != q:
+            k = _close_quantum(q, qd, qm, qcell, ax, ay, out_f, out_i, k)
+            q, qd = quantum[combo[i]], 0.0
+        for part in range(1 if share == 1.0 else 2):
+            x0, y0, x1, y1, along, level = ax, ay, bx, by, length, m
+            if share < 1.0:  # either side of the fold
+                fx, fy = ax + share * (bx - ax), ay + share * (by - ay)
+                if part == 0:
+                    x1, y1, along = fx, fy, share * length
+                else:
+                    x0, y0, along, level = fx, fy, length - share * length, m2
             if q > 0.0:
-                qd += length
-                qm, qcell = m, i
-        _, n, nrec = advance(lv, rem, org, n, m, i, length, depth, rec_len, rec_lv, rec_org, True)
-        done = 0.0
-        for v in range(nrec):
-            part, level = rec_len[v], rec_lv[v]
-            f0, f1 = done / length, (done + part) / length
-            done += part
-            o = rec_org[v]
-            out_i[k, 3], out_i[k, 4] = combo[o], level > base[o]
-            k = _write_row(out_f, out_i, k, MOVE, o, i, ax + f0 * (bx - ax), ay + f0 * (by - ay),
-                           ax + f1 * (bx - ax), ay + f1 * (by - ay), part, part * level, level)
+                qd += along
+                qm, qcell = level, i
+            _, n, nrec = advance(lv, rem, org, n, level, i, along, depth, rec_len, rec_lv,
+                                 rec_org, True)
+            done = 0.0
+            for v in range(nrec):
+                part_len, lvl = rec_len[v], rec_lv[v]
+                f0, f1 = done / along, (done + part_len) / along
+                done += part_len
+                o = rec_org[v]
+                out_i[k, 3], out_i[k, 4] = combo[o], lvl > base[o]
+                k = _write_row(out_f, out_i, k, MOVE, o, i, x0 + f0 * (x1 - x0),
+                               y0 + f0 * (y1 - y0), x0 + f1 * (x1 - x0), y0 + f1 * (y1 - y0),
+                               part_len, part_len * lvl, lvl)
     return k, at, n, q, qd, qm, qcell
