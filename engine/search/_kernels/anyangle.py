@@ -11,10 +11,16 @@ unit without rear ranks: the multiplier of each cell the segment crosses
 (uphill-only slopes for its direction) times the length in it, plus the flat
 costs of entering obstacles and passages, ``inf`` if it crosses or touches at
 a corner an impassable cell.  The walk crosses each square of alike ground
-(`CostGrid.clearance`) in one piece, and a candidate whose straight length
-alone cannot beat the cost v has is not priced at all (no multiplier is below
-1).  `refine` then moves a route's bends to the continuous optimum (a bend on
-a terrain edge, or at an obstacle's corner).
+(`CostGrid.clearance`) in one piece.  A move over one alike ground only
+(within such a square, in the start's `plain_sight`, or so found by
+`line_price`) is priced as its multiplier times its length without a walk;
+a candidate whose least price (its length, and its stretches in its ends'
+squares at their multipliers, `_least_move`; over alike ground of several
+kinds, `line_price`'s price to rounding) cannot beat the cost v has, or
+loses to the step, is not walked at all.  Every move kept over other ground
+is walked, so ties fall as the walk breaks them.  `refine` then moves a
+route's bends to the continuous optimum (a bend on a terrain edge, or at an
+obstacle's corner).
 
 Sentinels: unreached cost ``inf``; ``parent`` -1 for the start (and unreached);
 ``state`` 0 never queued, 1 queued, 2 settled.
@@ -358,8 +364,9 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     prices a move from the start to a cell in its `plain_sight` over
     ``alike`` (`CostGrid.alike`) ground the same way, and where the start's
     multiplier is ``least`` (`CostGrid.least`) settles those cells at once
-    (`_presettle`).  The A* bound is the
-    straight-line distance (no multiplier is below 1).  A node is settled
+    (`_presettle`).  Other moves over alike ground are priced, or shown not
+    worth walking, by `line_price`; see the module's text.  The A* bound is
+    the straight-line distance (no multiplier is below 1).  A node is settled
     once and never reopened.  ``dist``, ``parent`` and ``state`` must be at
     rest (``inf``, -1, 0); `reset_nodes` returns the ``touched`` ones there.
     ``tried[v]`` is ``stamp[0] * (ncell + 1) + p`` once the move from node p

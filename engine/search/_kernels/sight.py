@@ -171,7 +171,6 @@ def plain_sight(kind, cols, source, ox, oy, reach, out, r0, c0, w):
                      alo, ahi, blo, bhi, clo, chi)
 
 
-
 @njit(cache=True, error_model="numpy")
 def line_price(ax, ay, bx, by, alike, clear, cols, height):
     """The price, over the grid's cell side, of the straight move from ``(ax, ay)`` to
