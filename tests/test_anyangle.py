@@ -325,3 +325,196 @@ def test_a_goal_reach_says_is_reachable_this_turn_is_reached_this_turn():
         pairs += 1
         rt = engine.route(g, a, b, claimed)  # the reach's cost at b as the allowance
         assert rt.turns == 1 and rt.cost <= claimed + 1e-9, (a, b, claimed, rt.cost)
+
+
+def _random_map(rng, width=40, height=30):
+    """A map of up to eight random rectangles of ground of several kinds, hills too."""
+    feats = []
+    for _ in range(int(rng.integers(1, 9))):
+        x, y = int(rng.integers(0, width - 5)), int(rng.integers(0, height - 5))
+        w, h = int(rng.integers(2, 12)), int(rng.integers(2, 12))
+        kind = str(rng.choice(["woods", "bog", "building", "broken ground", "scrub", "hill"]))
+        feats.append((kind, [(x, y), (x + w, y), (x + w, y + h), (x, y + h)]))
+    return _grid(feats, width=width, height=height)
+
+
+@pytest.mark.parametrize("race", ["humans", "goblins", "hill trolls"])
+def test_line_price_is_the_pricers_walk(race):
+    """`sight.line_price`, where it answers, is `segment_cost`'s price to rounding:
+    random moves over the demo map and random maps (hills, whose slopes it may
+    not price, among them), between cell centres, on grid lines and corners.
+    It answers for most, over more than one ground too."""
+    rng = np.random.default_rng(13)
+    grids = [engine.cost_grid(engine.load_map("demo"), FW, FW.unit(race, depth=0))]
+    grids += [_random_map(rng) for _ in range(4)]
+    answered, kinds = 0, set()
+    for g in grids:
+        a = g.kernel_args
+        rows, cols = g.base.shape
+        size = np.array([cols, rows]) * g.cell
+        for k in range(1500):
+            p = rng.uniform(0, size)
+            q = np.clip(p + rng.normal(0, 12 if k % 2 else 40, 2), 0, size - 1e-9)
+            if k % 3 == 0:  # cell centres
+                p, q = (np.floor(p / g.cell) + 0.5) * g.cell, (np.floor(q / g.cell) + 0.5) * g.cell
+            elif k % 3 == 1:  # on grid lines and corners
+                p, q = np.round(p / g.cell) * g.cell, np.round(q * 2 / g.cell) * g.cell / 2
+                p, q = np.minimum(p, size - 1e-9), np.minimum(q, size - 1e-9)
+            r, c = g.grid.xy_to_rc(tuple(p))
+            price, grounds = _kernels.sight.line_price(
+                p[0] / g.cell, p[1] / g.cell, q[0] / g.cell, q[1] / g.cell, g.alike,
+                g.clearance, cols, rows)
+            if grounds == 0:
+                assert price == -1.0
+                continue
+            walked, _ = _kernels.anyangle.segment_cost(
+                p[0], p[1], q[0], q[1], r * cols + c, g.cell, cols, rows, a.base, a.steep,
+                a.slope_of, a.slopes, a.enter, a.narrow, g.clearance)
+            assert price * g.cell == pytest.approx(walked, rel=1e-12, abs=1e-12)
+            answered += 1
+            kinds.add(min(grounds, 3))
+    assert answered > 0.5 * len(grids) * 1500 and kinds == {1, 2, 3}
+
+
+def test_least_move_is_no_more_than_the_walk():
+    """`_least_move` (the price of a move from its ends' boxes of alike ground) is
+    a lower bound on the walked price, from cell centres and from a point."""
+    rng = np.random.default_rng(17)
+    tight = 0
+    for g in [engine.cost_grid(engine.load_map("demo"), FW, FW.unit("humans", depth=0)),
+              _random_map(rng), _random_map(rng)]:
+        a = g.kernel_args
+        rows, cols = g.base.shape
+        open_cells = np.flatnonzero(np.isfinite(a.base))
+        for k in range(3000):
+            p, q = (int(x) for x in rng.choice(open_cells, 2))
+            if k % 9 == 0:
+                q = p + int(rng.choice([-cols - 1, -cols, 1, cols + 1]))
+                q = min(max(q, 0), a.base.size - 1)
+                if not np.isfinite(a.base[q]):
+                    continue  # the search offers no impassable cell
+            exact = k % 2 == 0  # the start's own point, anywhere in its cell
+            pr, pc = divmod(p, cols)
+            qr, qc = divmod(q, cols)
+            off = rng.uniform(0, 1, 2) if exact else (0.5, 0.5)
+            px, py = (pc + off[0]) * g.cell, (pr + off[1]) * g.cell
+            qx, qy = (qc + 0.5) * g.cell, (qr + 0.5) * g.cell
+            far = math.hypot(qx - px, qy - py)
+            least = _kernels.anyangle._least_move(
+                2.0, far, g.cell, exact, a.base[p], g.alike[p], g.clearance[p], True, a.base[q],
+                g.alike[q], g.clearance[q])
+            walked, _ = _kernels.anyangle.segment_cost(
+                px, py, qx, qy, p, g.cell, cols, rows, a.base, a.steep, a.slope_of, a.slopes,
+                a.enter, a.narrow, g.clearance)
+            assert least <= 2.0 + walked
+            tight += least > 2.0 + far * (1.0 + 1e-9)
+    assert tight > 100  # and often above the length alone
+
+
+def _theta_field(g, at, budget, walk_all=False):
+    """Costs of `theta_search` within ``budget`` of ``at``; ``walk_all``: every move
+    walked (no ground alike, no boxes of it), none priced by a shortcut."""
+    a = g.kernel_args
+    cols = g.base.shape[1]
+    r, c = g.grid.xy_to_rc(at)
+    ws = engine.search._state._Nodes.for_cells(g.base.size)
+    alike = np.full_like(g.alike, np.nan) if walk_all else g.alike
+    clear = np.zeros_like(g.clearance) if walk_all else g.clearance
+    nt = _kernels.theta_search(
+        a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, clear, alike,
+        -1.0 if walk_all else g.least, cols, g.cell, r * cols + c, float(at[0]), float(at[1]),
+        -1, 0.0, 0.0, budget, ws.dist, ws.parent, ws.state, ws.hkey, ws.hidx, ws.pos,
+        ws.touched, ws.tried, ws.stamp)
+    out = ws.dist[:-1].copy()
+    _kernels.reset_nodes(ws.touched, nt, ws.dist, ws.parent, ws.state)
+    return np.where(out <= budget, out, np.inf)
+
+
+def test_shortcuts_against_walking_every_move():
+    """On random maps, the search with its shortcuts (plain sight, boxes of alike
+    ground, `line_price`, `_least_move`) against the same search walking every
+    move.  Theta*'s answer hangs on ties that rounding breaks, and the
+    shortcuts' prices differ from the walk's in the last bits, so a few cells
+    may differ after such a tie (either way); the rest are the same to
+    rounding, and no cell falls out of reach or comes into it."""
+    rng = np.random.default_rng(19)
+    searches = same = 0
+    for _ in range(30):
+        g = _random_map(rng)
+        for at in rng.uniform([0, 0], [40, 30], (3, 2)):
+            r, c = g.grid.xy_to_rc(tuple(at))
+            if not np.isfinite(g.base[r, c]):
+                continue
+            fast = _theta_field(g, tuple(at), 25.0)
+            slow = _theta_field(g, tuple(at), 25.0, walk_all=True)
+            assert np.array_equal(np.isfinite(fast), np.isfinite(slow))
+            both = np.isfinite(slow) & (slow > 0)
+            rel = np.abs(fast[both] / slow[both] - 1.0)
+            assert rel.max(initial=0.0) < 0.01
+            searches += 1
+            same += bool(rel.max(initial=0.0) <= 1e-12)
+    assert same >= 0.9 * searches
+
+
+@pytest.mark.parametrize("seed", [23, 29])
+def test_reach_tree_prices_what_it_claims_on_random_maps(seed):
+    """Every reached cell's cost is the walked price of its chain of straight moves
+    back to the start, on random maps of several grounds and hills (where
+    `line_price` and the boxes of alike ground price most moves unwalked)."""
+    rng = np.random.default_rng(seed)
+    for _ in range(6):
+        g = _random_map(rng)
+        at = tuple(rng.uniform([0, 0], [40, 30]))
+        try:
+            r = engine.reach(g, at, 30)
+        except engine.InputError:
+            continue  # a start on a building
+        cols = g.grid.shape[1]
+        index = {int(c): k for k, c in enumerate(r.cells)}
+        for k in rng.choice(len(r.cells), min(60, len(r.cells)), replace=False):
+            chain = [int(r.cells[k])]
+            while r.parent[index[chain[-1]]] >= 0:
+                chain.append(int(r.parent[index[chain[-1]]]))
+            points = [at] + [((c % cols + 0.5) * g.cell, (c // cols + 0.5) * g.cell)
+                             for c in reversed(chain[:-1])]
+            if len(points) > 1:
+                priced = engine.price_path(g, points).cost
+                assert abs(priced - r.cost[k]) <= 1e-9 * max(1.0, priced)
+
+
+def test_presettle_queues_exactly_the_rim():
+    """`_presettle` queues exactly the cells it settles that touch a passable cell it
+    did not (the rim, found brute force here), on the demo map and random maps."""
+    rng = np.random.default_rng(31)
+    grids = [engine.cost_grid(engine.load_map("demo"), FW, FW.unit("humans", depth=0))]
+    grids += [_random_map(rng) for _ in range(6)]
+    queued = 0
+    for g in grids:
+        rows, cols = g.base.shape
+        for _ in range(8):
+            at = rng.uniform(0, [cols * g.cell, rows * g.cell])
+            r, c = g.grid.xy_to_rc(tuple(at))
+            source = r * cols + c
+            if g.base[r, c] != g.least:
+                continue
+            budget = float(rng.uniform(2, 25))
+            sight, r0, c0, w = _kernels.anyangle._source_sight(
+                g.alike, cols, rows, source, at[0], at[1], g.cell, budget)
+            ws = engine.search._state._Nodes.for_cells(g.base.size)
+            ws.state[source] = 1  # queued first, as `theta_search` does
+            _, n = _kernels.anyangle._presettle(
+                sight, r0, c0, w, source, at[0], at[1], g.kernel_args.base, cols, g.cell,
+                budget, ws.dist, ws.parent, ws.state, ws.hkey, ws.hidx, ws.pos, ws.touched, 0, 0)
+            state = ws.state[:-1].reshape(rows, cols)
+            free = np.pad((state == 0) & np.isfinite(g.base), 1)
+            beside = np.zeros_like(free)
+            for dr in (-1, 0, 1):
+                for dc in (-1, 0, 1):
+                    beside[1:-1, 1:-1] |= free[1 + dr:rows + 1 + dr, 1 + dc:cols + 1 + dc]
+            rim = (state > 0) & beside[1:-1, 1:-1]
+            rim.flat[source] = False
+            queued_now = state == 1
+            queued_now.flat[source] = False
+            assert np.array_equal(queued_now, rim) and n == rim.sum()
+            queued += n
+    assert queued > 500

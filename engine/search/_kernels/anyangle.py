@@ -11,10 +11,16 @@ unit without rear ranks: the multiplier of each cell the segment crosses
 (uphill-only slopes for its direction) times the length in it, plus the flat
 costs of entering obstacles and passages, ``inf`` if it crosses or touches at
 a corner an impassable cell.  The walk crosses each square of alike ground
-(`CostGrid.clearance`) in one piece, and a candidate whose straight length
-alone cannot beat the cost v has is not priced at all (no multiplier is below
-1).  `refine` then moves a route's bends to the continuous optimum (a bend on
-a terrain edge, or at an obstacle's corner).
+(`CostGrid.clearance`) in one piece.  A move over one alike ground only
+(within such a square, in the start's `plain_sight`, or so found by
+`line_price`) is priced as its multiplier times its length without a walk;
+a candidate whose least price (its length, and its stretches in its ends'
+squares at their multipliers, `_least_move`; over alike ground of several
+kinds, `line_price`'s price to rounding) cannot beat the cost v has, or
+loses to the step, is not walked at all.  Every move kept over other ground
+is walked, so ties fall as the walk breaks them.  `refine` then moves a
+route's bends to the continuous optimum (a bend on a terrain edge, or at an
+obstacle's corner).
 
 Sentinels: unreached cost ``inf``; ``parent`` -1 for the start (and unreached);
 ``state`` 0 never queued, 1 queued, 2 settled.
@@ -29,8 +35,8 @@ from numba import njit
 
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
 from ...terrain._kernels import fold, stretch
-from .heap import _heap_pop, _sift_up
-from .sight import plain_sight
+from .heap import _sift_down, _sift_up
+from .sight import line_price, plain_sight
 
 # A candidate parent farther back is taken on a tie within rounding: fewer bends.
 _TIE = 1e-12
@@ -222,57 +228,43 @@ def _node_xy(v, source, sx, sy, ncell, tx, ty, cols, cell):
     return (v - r * cols + 0.5) * cell, (r + 0.5) * cell
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _offer(v, cost, via, key, n, dist, parent, state, hkey, hidx, pos, touched, nt):
-    """Give node v cost ``cost`` through parent ``via`` if that is cheaper, queued on
-    ``key``; returns the heap's size and the touched count."""
-    if cost >= dist[v]:
-        return n, nt
-    if state[v] == 0:
-        touched[nt] = v
-        nt += 1
-        state[v] = 1
-        hkey[n] = key
-        hidx[n] = v
-        n += 1
-        dist[v] = cost
-        parent[v] = via
-        _sift_up(n - 1, hkey, hidx, pos)
-        return n, nt
-    dist[v] = cost
-    parent[v] = via
-    hkey[pos[v]] = key
-    _sift_up(pos[v], hkey, hidx, pos)
-    return n, nt
+@njit(cache=True, inline="always")
+def _one_box(ar, ac, br, bc, clear, cols):
+    """Whether cells ``(ar, ac)`` and ``(br, bc)`` both lie in the box of alike ground
+    (`CostGrid.clearance`) around one of them or the cell midway: the box is
+    convex, so a straight move between them crosses only that ground."""
+    mr, mc = (ar + br) // 2, (ac + bc) // 2
+    ka, kb, km = clear[ar * cols + ac], clear[br * cols + bc], clear[mr * cols + mc]
+    apart = max(abs(br - ar), abs(bc - ac))
+    return apart <= ka or apart <= kb or max(abs(ar - mr), abs(ac - mc), abs(br - mr),
+                                             abs(bc - mc)) <= km
 
 
 @njit(cache=True, inline="always")
-def _boxed(r, c, ar, ac, br, bc, clear, cols):
-    """Whether cells ``(ar, ac)`` and ``(br, bc)`` both lie in the box of alike ground
-    around cell ``(r, c)``."""
-    k = clear[r * cols + c]
-    return (abs(ar - r) <= k and abs(ac - c) <= k and abs(br - r) <= k
-            and abs(bc - c) <= k)
+def _least_move(start, far, cell, exact, pm, pk, pc, centre, qm, qk, qc):
+    """A lower bound on ``start`` plus the price of a straight move ``far`` long from
+    a node in a cell of multiplier ``pm``, `CostGrid.alike` kind ``pk`` and
+    clearance ``pc`` (its centre, or a point anywhere in it if ``exact``) to
+    one in a cell of ``qm``, ``qk``, ``qc`` (its centre if ``centre``): where
+    a cell's ground is alike, the move's first (last) stretch inside that
+    cell's box of alike ground is priced at its multiplier, the rest at no
+    less than 1.  Shaved by 1e-12 so that rounding cannot lift it past the
+    walked price."""
+    near_q = min(far, (qc + 0.5) * cell) if centre and not math.isnan(qk) else 0.0
+    near_p = min(far - near_q, (pc + (0.0 if exact else 0.5)) * cell) if not math.isnan(
+        pk) else 0.0
+    return (start + far + (qm - 1.0) * near_q + (pm - 1.0) * near_p) * (1.0 - 1e-12)
 
 
-@njit(cache=True, error_model="numpy")
-def _move_cost(ax, ay, a, bx, by, cell, cols, height, base, steep, slope_of, slopes, enter,
-               narrow, clear):
-    """`segment_cost` from node a at ``(ax, ay)`` to the point ``(bx, by)`` (a cell's
-    centre, or the goal), at once where both ends lie in one box of alike
-    ground (`CostGrid.clearance`: around a's cell, b's or the middle's), which
-    is convex, so the segment crosses only that ground."""
-    ar = a // cols
-    ac = a - ar * cols
-    br = min(max(math.floor(by / cell), 0), height - 1)
-    bc = min(max(math.floor(bx / cell), 0), cols - 1)
-    if (_boxed(ar, ac, ar, ac, br, bc, clear, cols)
-            or _boxed(br, bc, ar, ac, br, bc, clear, cols)
-            or _boxed((ar + br) // 2, (ac + bc) // 2, ar, ac, br, bc, clear, cols)):
-        return base[a] * _length(bx - ax, by - ay)
-    cost, _ = segment_cost(ax, ay, bx, by, a, cell, cols, height, base, steep, slope_of, slopes,
-                           enter, narrow, clear)
-    return cost
+@njit(cache=True, inline="always")
+def _pop(n, hkey, hidx, pos):
+    """Take the top off a heap of ``n`` (`_heap_pop`'s, with no branch: numba then
+    drops the arrays' reference counts, each an atomic operation); returns it."""
+    top = hidx[0]
+    hkey[0] = hkey[n - 1]
+    hidx[0] = hidx[n - 1]
+    _sift_down(0, n - 1, hkey, hidx, pos)
+    return top
 
 
 @njit(cache=True, error_model="numpy")
@@ -320,10 +312,19 @@ def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist,
         state[v] = 2
         touched[nt] = v
         nt += 1
+    rows = sight.shape[0] // w
     for j in range(first, nt):
         v = touched[j]
         r = v // cols
         c = v - r * cols
+        # Inside: its eight neighbours in sight, each within budget (no farther than 1.5
+        # cells more from the start), so all settled here.
+        i = (r - r0) * w + c - c0
+        if (0 < r - r0 < rows - 1 and 0 < c - c0 < w - 1
+                and dist[v] + 1.5 * k0 * cell <= budget
+                and sight[i - w - 1] & sight[i - w] & sight[i - w + 1] & sight[i - 1]
+                & sight[i + 1] & sight[i + w - 1] & sight[i + w] & sight[i + w + 1]):
+            continue
         rim = False
         for dr in range(-1, 2):
             for dc in range(-1, 2):
@@ -341,10 +342,11 @@ def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist,
 
 
 @njit(cache=True, inline="always")
-def _in_sight(r, c, sight, r0, c0, w):
-    """Whether `_source_sight`'s window marks the cell at row r, column c."""
+def _window_index(r, c, r0, c0, w, size):
+    """The index in `_source_sight`'s window of the cell at row r, column c, or -1
+    if the window does not hold it."""
     i = (r - r0) * w + c - c0
-    return 0 <= c - c0 < w and 0 <= i < sight.shape[0] and sight[i] == 1
+    return i if 0 <= c - c0 < w and 0 <= i < size else -1
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -360,14 +362,17 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     prices a move from the start to a cell in its `plain_sight` over
     ``alike`` (`CostGrid.alike`) ground the same way, and where the start's
     multiplier is ``least`` (`CostGrid.least`) settles those cells at once
-    (`_presettle`).  The A* bound is the
-    straight-line distance (no multiplier is below 1).  A node is settled
+    (`_presettle`).  Other moves over alike ground are priced, or shown not
+    worth walking, by `line_price`; see the module's text.  The A* bound is
+    the straight-line distance (no multiplier is below 1).  A node is settled
     once and never reopened.  ``dist``, ``parent`` and ``state`` must be at
     rest (``inf``, -1, 0); `reset_nodes` returns the ``touched`` ones there.
     ``tried[v]`` is ``stamp[0] * (ncell + 1) + p`` once the move from node p
     to node v has been priced in this search (it is not priced again);
     ``stamp[0]`` goes up by one each search, so ``tried`` needs no reset.
-    Returns the number of nodes touched.
+    Returns the number of nodes touched.  (The loop reads and writes the
+    arrays itself: a helper given an array it uses only on some branches
+    would cost it an atomic reference count each call.)
     """
     ncell = base.shape[0]
     height = ncell // cols
@@ -378,15 +383,17 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                                      0.0 if astar else budget)
     gr = goal_cell // cols if astar else -9
     gc = goal_cell - gr * cols if astar else -9
-    nt = 0
-    n = 0
-    n, nt = _offer(source, 0.0, -1, 0.0, n, dist, parent, state, hkey, hidx, pos, touched, nt)
-    if not astar and sight.shape[0] > 0 and base[source] == least:
+    dist[source] = 0.0
+    state[source] = 1
+    touched[0] = source
+    hkey[0], hidx[0], pos[source] = 0.0, source, 0
+    nt, n = 1, 1
+    if not astar and base[source] == least:
         nt, n = _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist,
                            parent, state, hkey, hidx, pos, touched, nt, n)
     while n > 0:
         key = hkey[0]
-        u = _heap_pop(n, hkey, hidx, pos)
+        u = _pop(n, hkey, hidx, pos)
         n -= 1
         state[u] = 2
         if u == ncell or (not astar and key > budget):
@@ -398,10 +405,14 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
             px, py = _node_xy(p, source, sx, sy, ncell, tx, ty, cols, cell)
         ur = u // cols
         uc = u - ur * cols
+        pr = p // cols
+        pc = p - pr * cols
         near_goal = astar and abs(ur - gr) <= 1 and abs(uc - gc) <= 1
         for j in range(10 if near_goal else 9):
-            if j == 9:  # the goal node
-                v, vx, vy, vr, vc = ncell, tx, ty, gr, gc
+            if j == 9:  # the goal node, priced as in its cell
+                v, vx, vy = ncell, tx, ty
+                vr = min(max(math.floor(ty / cell), 0), height - 1)
+                vc = min(max(math.floor(tx / cell), 0), cols - 1)
             else:
                 vr, vc = ur + j // 3 - 1, uc + j % 3 - 1
                 if j == 4 or vr < 0 or vr >= height or vc < 0 or vc >= cols:
@@ -410,27 +421,68 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                 if state[v] == 2 or base[v] == np.inf:
                     continue
                 vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
-            # Theta*: straight from u's parent, else the step from u, if either may be
-            # cheaper than v's cost so far (no move costs less than its length).
-            cost, via = np.inf, p
-            if p >= 0 and tried[v] != mark + p and dist[v] > dist[p] + _length(vx - px, vy - py):
-                tried[v] = mark + p
-                if p == source and v < ncell and _in_sight(vr, vc, sight, r0, c0, w):
-                    cost = base[p] * _length(vx - px, vy - py)
+            # The step from u, if it may be cheaper than v's cost so far (no move costs
+            # less than its length), then (Theta*) straight from u's parent, unless its
+            # least price (`_least_move`) shows it can beat neither.
+            step = np.inf
+            b = vr * cols + vc  # v's cell (the goal's, for the goal node)
+            near = _length(vx - ux, vy - uy)
+            if dist[v] > dist[u] + near:
+                # Between centres of one ground (a diagonal by the corner of two cells of it
+                # too), as `line_price` finds it; from the start's own point, it looks.
+                plain = alike[b] == alike[u] and (
+                    (ur == vr or uc == vc or (alike[ur * cols + vc] == alike[u]
+                                              and alike[vr * cols + uc] == alike[u]))
+                    if u != source and v < ncell else line_price(
+                        ux / cell, uy / cell, vx / cell, vy / cell, alike, clear, cols,
+                        height)[1] == 1)
+                if plain or _one_box(ur, uc, vr, vc, clear, cols):
+                    step = dist[u] + base[u] * near
                 else:
-                    cost = dist[p] + _move_cost(px, py, p, vx, vy, cell, cols, height, base,
-                                                steep, slope_of, slopes, enter, narrow,
-                                                clear)
-            if min(cost, dist[v]) > dist[u] + _length(vx - ux, vy - uy):
-                step = dist[u] + _move_cost(ux, uy, u, vx, vy, cell, cols, height, base,
-                                            steep, slope_of, slopes, enter, narrow, clear)
-                if cost > step * (1.0 + _TIE):  # on a tie, the parent farther back
-                    cost, via = step, u
-            if cost == np.inf:
+                    step = dist[u] + segment_cost(ux, uy, vx, vy, u, cell, cols, height, base,
+                                                  steep, slope_of, slopes, enter, narrow,
+                                                  clear)[0]
+            cost, via = np.inf, p
+            far = _length(vx - px, vy - py)
+            if p >= 0 and tried[v] != mark + p and dist[v] > dist[p] + far:
+                tried[v] = mark + p
+                least_far = _least_move(dist[p], far, cell, p == source, base[p], alike[p],
+                                        clear[p], v < ncell, base[b], alike[b], clear[b])
+                k = _window_index(vr, vc, r0, c0, w, sight.shape[0]) if p == source else -1
+                if least_far > step * (1.0 + _TIE) or min(least_far, step) >= dist[v]:
+                    pass  # it would lose to the step, or cost no less than v's cost
+                elif (k >= 0 and v < ncell and sight[k] == 1) or _one_box(pr, pc, vr, vc, clear,
+                                                                          cols):
+                    cost = dist[p] + base[p] * far
+                else:
+                    # Over more than one ground its price only spares a walk that cannot be
+                    # kept: not tried for a first offer to v.
+                    line, grounds = line_price(
+                        px / cell, py / cell, vx / cell, vy / cell, alike, clear, cols, height
+                    ) if alike[b] == alike[p] or dist[v] < np.inf else (-1.0, 0)
+                    if grounds > 1:  # priced to rounding: the walk only if it may be kept
+                        least_far = max(least_far, (dist[p] + line * cell) * (1.0 - 1e-12))
+                    if grounds == 1:
+                        cost = dist[p] + base[p] * far
+                    elif least_far <= step * (1.0 + _TIE) and min(least_far, step) < dist[v]:
+                        cost = dist[p] + segment_cost(px, py, vx, vy, p, cell, cols, height,
+                                                      base, steep, slope_of, slopes, enter,
+                                                      narrow, clear)[0]
+            if cost > step * (1.0 + _TIE):  # on a tie, the parent farther back
+                cost, via = step, u
+            if cost >= dist[v]:
                 continue
-            key = cost + _length(tx - vx, ty - vy) * (1.0 - _TIE) if astar else cost
-            n, nt = _offer(v, cost, via, key, n, dist, parent, state, hkey, hidx, pos,
-                           touched, nt)
+            if state[v] == 0:  # first offer: onto the end of the heap
+                state[v] = 1
+                touched[nt] = v
+                nt += 1
+                pos[v] = n
+                n += 1
+            dist[v], parent[v] = cost, via
+            i = pos[v]
+            hkey[i] = cost + _length(tx - vx, ty - vy) * (1.0 - _TIE) if astar else cost
+            hidx[i] = v
+            _sift_up(i, hkey, hidx, pos)
     return nt
 
 

@@ -1,6 +1,7 @@
 """numba kernels: the cells a straight move from a unit's own point reaches over
 ground alike to the start's, so that its price is that ground's multiplier
-times its length, known without walking it (`plain_sight`).
+times its length, known without walking it (`plain_sight`), and the price of
+one straight move over alike ground of one kind or more (`line_price`).
 
 A shadow cast: in each pair of octants about an axis, lines of cells across
 the axis are visited outward from the start, keeping the sorted, merged
@@ -11,7 +12,7 @@ diagonal it passes by the corner of the cell beside it, which must be alike
 too).  The origin's own line blocks the slopes its cells of other ground
 take between the origin and the line's far edge.
 
-Private; `theta_search` calls it.
+Private; `theta_search` calls them.
 """
 
 import math
@@ -66,13 +67,16 @@ def _merge(alo, ahi, na, clo, chi, nc, blo, bhi):
 @njit(cache=True, inline="always")
 def _append(lo, hi, los, his, n):
     """Add the interval ``lo .. hi`` (``lo`` no less than any before it) to the first
-    ``n`` of ``los``, ``his``, joined to the last if they overlap; returns the count."""
-    if n > 0 and lo <= his[n - 1]:
-        his[n - 1] = max(his[n - 1], hi)
-        return n
-    los[n] = lo
-    his[n] = hi
-    return n + 1
+    ``n`` of ``los``, ``his``, joined to the last if they overlap; returns the count.
+    (Both lists written whatever the branch, so that numba drops their reference
+    counts.)"""
+    join = n > 0 and lo <= his[max(n - 1, 0)]
+    k = n - 1 if join else n
+    first = los[k] if join else lo
+    last = max(his[k], hi) if join else hi
+    los[k] = first
+    his[k] = last
+    return k + 1
 
 
 @njit(cache=True)
@@ -134,8 +138,8 @@ def _sight_major(kind, k0, cols, height, ox, oy, sr, sc, reach, major, out, r0, 
             nc = _append(max(lo, -_SPAN), min(hi, _SPAN), clo, chi, nc)
         if nc > 0:
             na = _merge(alo, ahi, na, clo, chi, nc, blo, bhi)
-            alo, blo = blo, alo
-            ahi, bhi = bhi, ahi
+            for q in range(na):  # copied back, not swapped: a swap counts references
+                alo[q], ahi[q] = blo[q], bhi[q]
             if na == 1 and alo[0] <= -1.0 and ahi[0] >= 1.0:
                 break
 
@@ -165,3 +169,78 @@ def plain_sight(kind, cols, source, ox, oy, reach, out, r0, c0, w):
     for major in range(4):
         _sight_major(kind, k0, cols, height, ox, oy, sr, sc, reach, major, out, r0, c0, w,
                      alo, ahi, blo, bhi, clo, chi)
+
+
+@njit(cache=True, error_model="numpy")
+def line_price(ax, ay, bx, by, alike, clear, cols, height):
+    """The price, over the grid's cell side, of the straight move from ``(ax, ay)`` to
+    ``(bx, by)`` (cell units) if it crosses only alike ground (`CostGrid.alike`, not
+    NaN) with no two grid-line crossings within `_MARGIN` of each other or of its
+    ends, but where all four cells at the corner they make are of one ground, or
+    inside a box of alike ground (``clear``, `CostGrid.clearance`), which it
+    crosses at once: then the pricing walk (`segment_cost`) cuts it at exactly
+    those crossings, each piece in the cell the line is in, so its price is the
+    sum of each ground's multiplier times the length of the line in it, to
+    rounding.
+
+    Returns the price and how many stretches of one ground the line makes
+    (1: it crosses one ground only); ``(-1, 0)`` where it cannot tell (a
+    crossing close to an end, a corner of mixed ground, a cell of ground alike
+    to none).  One exit, so that numba drops the arrays' reference counts.
+    """
+    dx, dy = bx - ax, by - ay
+    tot = math.hypot(dx, dy)
+    close = _MARGIN * max(1.0, tot)
+    ix = tot / dx if dx != 0.0 else np.inf  # length along the line per cell across
+    iy = tot / dy if dy != 0.0 else np.inf
+    c = min(max(math.floor(ax), 0), cols - 1)
+    r = min(max(math.floor(ay), 0), height - 1)
+    sc = 1 if dx > 0.0 else -1
+    sr = 1 if dy > 0.0 else -1
+    kind = alike[r * cols + c]
+    price = 0.0 if kind == kind else -1.0  # NaN: alike to none
+    last = 0.0  # where the line entered ground ``kind``
+    at = 0.0  # how far along the line it has been followed
+    grounds = 1
+    done = False
+    while price >= 0.0 and not done:
+        k = clear[r * cols + c]
+        if k >= 1:  # on to just short of where it leaves the box round this cell
+            ex = (c + (k + 1 if sc > 0 else -k) - ax) * ix if dx != 0.0 else np.inf
+            ey = (r + (k + 1 if sr > 0 else -k) - ay) * iy if dy != 0.0 else np.inf
+            s = min(ex, ey) - 2.0 * close
+            if s > at:
+                at = min(s, tot)
+                c = min(max(math.floor(ax + dx * (at / tot)), 0), cols - 1)
+                r = min(max(math.floor(ay + dy * (at / tot)), 0), height - 1)
+        # The next grid line along each axis, crossed at (g - start) * tot / delta.
+        sx = (c + (sc > 0) - ax) * ix if dx != 0.0 else np.inf
+        sy = (r + (sr > 0) - ay) * iy if dy != 0.0 else np.inf
+        s = min(sx, sy)
+        at = max(at, s)
+        if s > tot + close or (k >= 1 and at >= tot):  # past its end
+            price += kind * (tot - last)
+            done = True
+        elif s <= close or s >= tot - close:
+            price = -1.0
+        elif abs(sx - sy) <= close:  # by a corner: all four cells round it of one ground
+            rr, cc = min(max(r + sr, 0), height - 1), min(max(c + sc, 0), cols - 1)
+            if not (alike[r * cols + cc] == kind and alike[rr * cols + c] == kind
+                    and alike[rr * cols + cc] == kind):
+                price = -1.0
+            r, c = r + sr, c + sc
+        else:
+            if sx < sy:
+                c += sc
+            else:
+                r += sr
+            other = alike[r * cols + c]
+            if other != kind:
+                if other == other:
+                    price += kind * (s - last)
+                    last = s
+                    kind = other
+                    grounds += 1
+                else:
+                    price = -1.0
+    return price, (grounds if price >= 0.0 else 0)
