@@ -244,7 +244,7 @@ class _Pricer:
             # Python's own hypot (numba's may differ in the last bit), as the walk always had.
             segs.append((*p, *q, math.hypot(q[0] - p[0], q[1] - p[1]), *self._direction(p, q),
                          math.hypot(dx, dy)))
-            size += (math.ceil(abs(dx)) + math.ceil(abs(dy)) + 3) * (2 * TRAIL + 5)
+            size += (math.ceil(abs(dx)) + math.ceil(abs(dy)) + 3) * (3 * TRAIL + 6)
         out_f = np.empty((size, 7))  # walk_path's bound on its rows
         out_i = np.empty((size, 5), dtype=np.int64)
         g = self.g

@@ -115,14 +115,14 @@ def walk_path(
     `BLOCKED` piece, an `OBSTACLE` crossed or a `NARROW` passage entered (cost:
     its flat cost), or a `QUANTUM` rounding up (level: the distance priced in
     the quantised ground, cell: the last cell of it, front: the quanta
-    started).  A piece crossing a fold of a hill's slope (`Layers.slopes`) is
-    two stretches, each side at its own multiplier.  Returns the number of
-    rows.  A cell crossed writes at most ``2 * TRAIL + 5`` of them (an
-    obstacle, a passage, a quantum and the trail's ``TRAIL + 1`` stretches on
-    either side of a fold), and a segment ``d`` cells long along x and ``e``
-    along y crosses at most ``ceil(d) + 1`` grid lines one way and ``ceil(e) +
-    1`` the other, so at most ``ceil(d) + ceil(e) + 3`` cells: arrays of
-    ``(ceil(d) + ceil(e) + 3) * (2 * TRAIL + 5)`` rows a segment, and one for
+    started).  A piece crossing folds of a hill's slope (`_kernels.fold`) is up
+    to three stretches, each at its own multiplier.  Returns the number of
+    rows.  A cell crossed writes at most ``3 * TRAIL + 6`` of them (an
+    obstacle, a passage, a quantum and the trail's ``TRAIL + 1`` stretches in
+    each of three), and a segment ``d`` cells long along x and ``e`` along y
+    crosses at most ``ceil(d) + 1`` grid lines one way and ``ceil(e) + 1`` the
+    other, so at most ``ceil(d) + ceil(e) + 3`` cells: arrays of
+    ``(ceil(d) + ceil(e) + 3) * (3 * TRAIL + 6)`` rows a segment, and one for
     the last quantum, always suffice (numba does not check the bounds).
     """
     height = base.shape[0] // cols
