@@ -138,10 +138,14 @@ def section_of(text: str, title: str) -> list[str]:
 
 def replace_section(text: str, lines: list[str], title: str = SECTION) -> str:
     """``text`` (a markdown file) with the section ``title`` replaced by ``lines``, or
-    ``lines`` appended if it has none."""
+    ``lines`` appended if it has none; a blank line before the next section."""
     old = text.splitlines()
     span = _bounds(old, title)
-    new = [*old, "", *lines] if span is None else [*old[:span[0]], *lines, *old[span[1]:]]
+    if span is None:
+        new = [*old, "", *lines]
+    else:
+        gap = [""] if span[1] < len(old) and lines and lines[-1] else []
+        new = [*old[:span[0]], *lines, *gap, *old[span[1]:]]
     return "\n".join(new).rstrip("\n") + "\n"
 
 
