@@ -1,6 +1,6 @@
 """numba kernels: the cost of a step over a cost grid, and the tables of them.
 
-`fold`/`climb` (steep ground, uphill only), `through`, `entry` (flat entry costs),
+`fold`/`step_climb` (steep ground, uphill only), `through`, `entry` (flat entry costs),
 `step_table` (every step's cost from every cell), `flat_cells`/`calm_cells`
 (cells whose steps all cost the same).
 
@@ -20,7 +20,6 @@ __all__ = [
     "UPHILL_TOL",
     "WIDE",
     "calm_cells",
-    "climb",
     "end_climb",
     "entry",
     "flat_cells",
@@ -151,13 +150,6 @@ def mean(cut):
 
 
 @njit(cache=True, inline="always")
-def climb(steep, slopes, o, ux, uy, ax, ay, bx, by):
-    """The mean multiplier for slope over a piece (`fold`): ``steep`` where it
-    gains height, 1 elsewhere."""
-    return mean(fold(steep, slopes, o, ux, uy, ax, ay, bx, by))
-
-
-@njit(cache=True, inline="always")
 def step_fold(steep, slopes, j, ux, uy, t0, t1, dr, dc, pdr, pdc):
     """`fold` for the piece of a lattice step ``(dr, dc)`` from fraction ``t0`` to
     ``t1`` of it, in the cell ``(pdr, pdc)`` from the step's first."""
@@ -167,10 +159,9 @@ def step_fold(steep, slopes, j, ux, uy, t0, t1, dr, dc, pdr, pdc):
 
 @njit(cache=True, inline="always")
 def step_climb(steep, slopes, j, ux, uy, t0, t1, dr, dc, pdr, pdc):
-    """`climb` for the piece of a lattice step ``(dr, dc)`` from fraction ``t0`` to
-    ``t1`` of it, in the cell ``(pdr, pdc)`` from the step's first."""
-    return climb(steep, slopes, j, ux, uy, t0 * dc - pdc, t0 * dr - pdr,
-                 t1 * dc - pdc, t1 * dr - pdr)
+    """The mean multiplier for slope (`mean`) over the piece of a lattice step
+    ``(dr, dc)`` from fraction ``t0`` to ``t1`` of it (`step_fold`)."""
+    return mean(step_fold(steep, slopes, j, ux, uy, t0, t1, dr, dc, pdr, pdc))
 
 
 @njit(cache=True, inline="always")
