@@ -464,3 +464,13 @@ def test_a_job_that_kills_its_workers_costs_only_its_own_answer(tmp_path, monkey
     assert summary.failed == 1 and len(lines) == len(jobs) == summary.answered
     assert lines["deadly"]["error"].startswith("the workers answering this job died each time")
     assert all("result" in line for ident, line in lines.items() if ident != "deadly")
+
+
+def test_a_command_that_is_not_a_name_is_refused_in_one_line(tmp_path):
+    """A list or object as the command (unhashable) gets its line's refusal, not a
+    TypeError (found by the fuzz test above)."""
+    path = tmp_path / "jobs.jsonl"
+    path.write_text('{"id": 0, "command": []}\n{"id": 1, "command": {"a": 1}}\n', "utf-8")
+    lines = list(batch_jobs.read_jobs(path))
+    assert [line.error.split(";")[0] for line in lines] == ["unknown command []",
+                                                            "unknown command {'a': 1}"]

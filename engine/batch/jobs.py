@@ -137,7 +137,7 @@ def _job(ident: str | int, doc: dict, n: int, folder: Path) -> Job:
     `ValidationError` when it is not one."""
     fields = {k: v for k, v in doc.items() if k not in ("id", "command")}
     command = doc.get("command")
-    if command not in COMMANDS:
+    if not isinstance(command, str) or command not in COMMANDS:  # ([] is unhashable)
         raise InputError(f"unknown command {shown(command)}; a job is one of "
                          f"{', '.join(COMMANDS)}" if "command" in doc else
                          f"the job has no command (one of {', '.join(COMMANDS)})")

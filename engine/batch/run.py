@@ -137,9 +137,29 @@ def _deaf_to_interrupts() -> Iterator[None]:
 
 
 @contextmanager
+def _quiet_callbacks() -> Iterator[None]:
+    """Tornado's log of exceptions in its callbacks silenced: a Ctrl-C that lands in
+    one of distributed's waits (its ``sync``) raises there as well, and would print
+    a traceback beside the one-line "interrupted"."""
+    log = logging.getLogger("tornado.application")
+    before = log.level
+    log.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        log.setLevel(before)
+
+
+@contextmanager
 def _client(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     """A Dask client: of a local cluster of ``workers`` processes, or of the
     scheduler at ``scheduler``."""
+    with _quiet_callbacks():
+        yield from _connect(scheduler, workers)
+
+
+def _connect(scheduler: str | None, workers: int | None) -> Iterator[Any]:
+    """`_client`'s body."""
     from distributed import Client, LocalCluster
 
     if scheduler is None:
