@@ -95,8 +95,11 @@ def test_reach_never_claims_what_the_pricing_refuses(rules, bf, unit, a, allowan
     rng = np.random.default_rng(len(r.cells))
     any_angle = r.parent is not None  # from the unit's point; on the lattice, its cell's centre
     start = a if any_angle else g.grid.rc_to_xy(g.grid.xy_to_rc(a))
+    own = np.ravel_multi_index(g.grid.xy_to_rc(a), g.grid.shape)
     for cell in rng.choice(r.cells, size=min(5, len(r.cells)), replace=False):
         goal = g.grid.rc_to_xy(divmod(int(cell), g.grid.shape[1]))
+        if any_angle and cell == own:  # listed for the unit's point in it, at 0, not its centre
+            goal = a
         claimed = r.cost_at(goal)
         assert claimed <= allowance + 1e-6
         # Within a turn an any-angle route takes the reach's own path if cheaper.
