@@ -54,6 +54,9 @@ KERNELS: dict[str, tuple[str, str, str]] = {
     "refine": (
         "engine.search._kernels.anyangle", "refine",
         "f8[:] f8[:] i8 i8 f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] i8 f8 i8"),
+    "round_corners": (
+        "engine.search._kernels.corners", "round_corners",
+        "f8[:] f8[:] i8 i8 f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] i8 f8"),
     "field_band": (
         "engine.search._kernels.flow", "field_band",
         "i8 i8 f8[:] f8[:] i4[:] f8[:] i8 b1 i8[:] i8[:] f8[:] f8[:] f8[:] i8[:] "

@@ -112,18 +112,21 @@ class Reach:
     def cost_at(self, xy) -> float:
         """Cost to reach the point ``xy``; ``inf`` if it is out of reach.
 
-        An any-angle reach prices the last straight move to the point itself:
-        from the reached cells around it, or the cells they are reached from,
-        whichever is cheapest (on open ground, the distance from the start).  A
-        reach on the step lattice answers the cost of the cell holding ``xy``.
+        An any-angle reach prices a path to the point itself: the last straight
+        move from the reached cells around it, or the cells they are reached
+        from, whichever is cheapest (on open ground, the distance from the
+        start).  Where that path bends round impassable ground, its bends are
+        moved to the obstacles' outer corners, as `route` moves them, if that is
+        cheaper; bends on terrain edges stay at the cell centres the search
+        kept.  A reach on the step lattice answers the cost of the cell
+        holding ``xy``.
         """
         if self.parent is None:
             r, c = self.grid.grid.xy_to_rc(xy)
             j = int(self._found(np.array([r * self.grid.grid.shape[1] + c]))[0])
             return math.inf if j < 0 else float(self._sorted[1][j])
-        nodes, costs = self._around(xy)
-        cost = self._last_move(xy, nodes, costs)
-        return cost if cost <= self.allowance + _SLACK else math.inf
+        found = self._best_path(xy)
+        return math.inf if found is None else found[1]
 
     def _around(self, xy) -> tuple[np.ndarray, np.ndarray]:
         """An any-angle reach's nodes a last straight move to ``xy`` may start from:
@@ -149,20 +152,46 @@ class Reach:
             float(xy[0]), float(xy[1]), xs, ys, nodes, costs, a.base, a.steep, a.slope_of, a.slopes,
             a.enter, a.narrow, g.clearance, a.cols, g.cell))
 
-    def _path_to(self, xy) -> list[tuple[float, float]] | None:
-        """The path an any-angle reach prices ``xy`` along (`cost_at`): the start, the
-        centres of the cells it reaches ``xy`` through, ``xy``; None out of reach."""
-        nodes, costs = self._around(xy)
-        each = [self._last_move(xy, nodes[k:k + 1], costs[k:k + 1]) for k in range(len(nodes))]
-        if not each or min(each) > self.allowance + _SLACK:
-            return None
-        chain = [int(nodes[int(np.argmin(each))])]
-        while (up := int(self._sorted[2][self._found(np.array(chain[-1:]))[0]])) >= 0:
-            chain.append(up)
-        xs, ys = self._where(np.array(chain[::-1]))
-        points = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+    def _best_path(self, xy) -> tuple[list, float] | None:
+        """The path an any-angle reach prices ``xy`` along (`cost_at`) and its price,
+        or None if ``xy`` is out of reach.
+
+        The path is the straight move from the start, or, if cheaper, runs from
+        the start through the centres of the cells the cheapest last move to
+        ``xy`` leaves from and is reached through; where it bends, it is bent
+        instead at the outer corners of impassable cells near it if that is
+        cheaper (`_kernels.round_corners`).  Bending so saves at most a few
+        percent, so a point whose path costs more than `_CORNERS_SAVE` times
+        the allowance is not tried.
+        """
+        g = self.grid
         end = (float(xy[0]), float(xy[1]))
-        return points if points[-1] == end and len(points) > 1 else [*points, end]
+        r, c = g.grid.xy_to_rc(self.start)
+        home = r * g.grid.shape[1] + c
+        straight = self._last_move(end, np.array([home]), np.zeros(1))
+        nodes, costs = self._around(xy)
+        cost = self._last_move(end, nodes, costs)
+        if straight <= cost:  # straight there from the start
+            points, cost = ([self.start, end] if end != self.start else [end]), straight
+        elif cost <= self.allowance * _CORNERS_SAVE + _SLACK:
+            each = [self._last_move(end, nodes[k:k + 1], costs[k:k + 1])
+                    for k in range(len(nodes))]
+            chain = [int(nodes[int(np.argmin(each))])]
+            while (up := int(self._sorted[2][self._found(np.array(chain[-1:]))[0]])) >= 0:
+                chain.append(up)
+            xs, ys = self._where(np.array(chain[::-1]))
+            xs, ys = np.append(xs, end[0]), np.append(ys, end[1])
+            if xs[-2] == end[0] and ys[-2] == end[1]:
+                xs, ys = xs[:-1], ys[:-1]
+            a = g.kernel_args
+            xs, ys, cost = _kernels.round_corners(
+                xs, ys, len(xs), home, a.base, a.steep, a.slope_of, a.slopes, a.enter,
+                a.narrow, g.clearance, a.cols, g.cell)
+            points = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+            points[0], points[-1] = self.start, end
+        else:
+            return None
+        return (points, cost) if cost <= self.allowance + _SLACK else None
 
     def _where(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where the nodes of cells ``nodes`` stand: their centres, the start for its cell."""
@@ -450,20 +479,18 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
 def _this_turn(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: float,
                found: tuple) -> tuple:
     """``found`` (a route's path, pricing and rows), or, to a goal within a turn's
-    allowance as the crow flies, the path `reach` prices the goal along, if
-    cheaper (straightened): A* and Dijkstra settle Theta*'s cells in other
-    orders and so keep other parents (and Dijkstra settles the start's plain
-    sight at once), and a route to a goal `reach` says the unit reaches this
-    turn must cost no more than `reach` says.  The reach goes only as far as
-    the route's own cost (or the turn's allowance, if less)."""
+    allowance as the crow flies, the path the turn's `reach` prices the goal
+    along (`Reach.cost_at`), if cheaper: A* and Dijkstra settle Theta*'s cells
+    in other orders and so keep other parents (and Dijkstra settles the
+    start's plain sight at once), and a route to a goal `reach` says the unit
+    reaches this turn must cost no more than `reach` says."""
     if math.dist(start, goal) > per_turn:
         return found
-    budget = min(found[1].cost, per_turn)
-    r = Reach(g, start, budget, *_nodes(g).within(g, source, start, budget))
-    points = r._path_to(goal)
-    if points is None:
+    r = Reach(g, start, per_turn, *_nodes(g).within(g, source, start, per_turn))
+    best = r._best_path(goal)
+    if best is None or best[1] >= found[1].cost:
         return found
-    other = _straighten(g, points, *_price(g, points, pieces=False, checked=True))
+    other = _straighten(g, best[0], *_price(g, best[0], pieces=False, checked=True))
     return other if other[1].cost < found[1].cost else found
 
 
@@ -496,15 +523,7 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     if g.depth > 0 or g.quantum.any():
         straight = _pull(g, points, priced.cost)
     else:
-        a = g.kernel_args
-        xs, ys = (np.zeros(2 * len(points)) for _ in range(2))  # room for `refine`
-        xs[:len(points)], ys[:len(points)] = zip(*points, strict=True)
-        r, c = g.grid.xy_to_rc(points[0])
-        n = _kernels.refine(xs, ys, len(points), r * a.cols + c, a.base, a.steep, a.slope_of,
-                            a.slopes, a.enter, a.narrow, g.clearance, a.cols, g.cell,
-                            _SWEEPS)
-        straight = [(float(x), float(y)) for x, y in zip(xs[:n], ys[:n], strict=True)]
-        straight[0], straight[-1] = points[0], points[-1]
+        straight = _refined(g, points)
     if straight != points:
         better, rows2 = _price(g, straight, pieces=False, checked=True)
         if better.cost <= priced.cost:
@@ -512,8 +531,34 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     return points, priced, rows
 
 
+def _refined(g: CostGrid, points: list) -> list:
+    """``points`` straightened by `_kernels.refine`, then bent at the outer corners of
+    impassable cells near it where that is cheaper (`_kernels.round_corners`), and
+    straightened again if so (a unit without rear ranks)."""
+    a = g.kernel_args
+    r, c = g.grid.xy_to_rc(points[0])
+    grid = (r * a.cols + c, a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow,
+            g.clearance, a.cols, g.cell)
+    xs, ys = (np.zeros(2 * len(points)) for _ in range(2))  # room for `refine`
+    xs[:len(points)], ys[:len(points)] = zip(*points, strict=True)
+    n = _kernels.refine(xs, ys, len(points), *grid, _SWEEPS)
+    bent_x, bent_y, _ = _kernels.round_corners(xs, ys, n, *grid)
+    if len(bent_x) != n or (bent_x != xs[:n]).any() or (bent_y != ys[:n]).any():
+        n = len(bent_x)
+        xs, ys = (np.zeros(2 * n) for _ in range(2))
+        xs[:n], ys[:n] = bent_x, bent_y
+        n = _kernels.refine(xs, ys, n, *grid, _SWEEPS)
+    straight = [(float(x), float(y)) for x, y in zip(xs[:n], ys[:n], strict=True)]
+    straight[0], straight[-1] = points[0], points[-1]
+    return straight
+
+
 # Most times `_kernels.refine` moves a route's bends (it stops once none moves).
 _SWEEPS = 8
+
+# `Reach.cost_at` bends the path to a point at obstacles' corners if it costs up to this
+# many times the allowance before (bending so saves at most a few percent).
+_CORNERS_SAVE = 1.05
 
 
 def _pull(g: CostGrid, points: list, cost: float) -> list:

@@ -9,6 +9,7 @@ is keyed by the package's sources (`engine._cache`).
 
 - `anyangle`: `theta_search` (any-angle, a unit without rear ranks), `refine`
   (a route's bends to their continuous optimum), `point_cost`;
+- `corners`: `round_corners` (a route's bends at obstacles' outer corners);
 - `heap`: queue primitives, path tracing, resets;
 - `trail`: the rear-rank trail and the walk that prices a path;
 - `bounds`: lower bounds of the cost to go (landmarks, blocks);
@@ -24,6 +25,7 @@ is keyed by the package's sources (`engine._cache`).
 from .anyangle import collect, point_cost, refine, reset_nodes, theta_search
 from .astar import search_plain
 from .both import block_labels, block_rims, search_both
+from .corners import round_corners
 from .dijkstra import search, settle_quanta
 from .flow import PACKED_CELLS, field_band, field_rest
 from .heap import (
@@ -66,6 +68,7 @@ __all__ = [
     "refine",
     "reset",
     "reset_nodes",
+    "round_corners",
     "search",
     "search_both",
     "search_labels",
