@@ -532,22 +532,19 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
 
 
 def _refined(g: CostGrid, points: list) -> list:
-    """``points`` straightened by `_kernels.refine`, then bent at the outer corners of
-    impassable cells near it where that is cheaper (`_kernels.round_corners`), and
-    straightened again if so (a unit without rear ranks)."""
+    """``points`` bent at the outer corners of impassable cells near them where that is
+    cheaper (`_kernels.round_corners`), then straightened by `_kernels.refine`
+    (a unit without rear ranks)."""
     a = g.kernel_args
     r, c = g.grid.xy_to_rc(points[0])
     grid = (r * a.cols + c, a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow,
             g.clearance, a.cols, g.cell)
-    xs, ys = (np.zeros(2 * len(points)) for _ in range(2))  # room for `refine`
-    xs[:len(points)], ys[:len(points)] = zip(*points, strict=True)
-    n = _kernels.refine(xs, ys, len(points), *grid, _SWEEPS)
-    bent_x, bent_y, _ = _kernels.round_corners(xs, ys, n, *grid)
-    if len(bent_x) != n or (bent_x != xs[:n]).any() or (bent_y != ys[:n]).any():
-        n = len(bent_x)
-        xs, ys = (np.zeros(2 * n) for _ in range(2))
-        xs[:n], ys[:n] = bent_x, bent_y
-        n = _kernels.refine(xs, ys, n, *grid, _SWEEPS)
+    bent_x, bent_y, _ = _kernels.round_corners(*(np.array(v, dtype=np.float64) for v in
+                                                 zip(*points, strict=True)), len(points), *grid)
+    n = len(bent_x)
+    xs, ys = (np.zeros(2 * n) for _ in range(2))  # room for `refine`
+    xs[:n], ys[:n] = bent_x, bent_y
+    n = _kernels.refine(xs, ys, n, *grid, _SWEEPS)
     straight = [(float(x), float(y)) for x, y in zip(xs[:n], ys[:n], strict=True)]
     straight[0], straight[-1] = points[0], points[-1]
     return straight
