@@ -51,12 +51,9 @@ KERNELS: dict[str, tuple[str, str, str]] = {
         "engine.search._kernels.anyangle", "theta_search",
         "f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 i8 f8 f8 i8 f8 f8 f8 "
         "f8[:] i4[:] u1[:] f8[:] i4[:] i4[:] i4[:] i8[:] i8[:]"),
-    "refine": (
-        "engine.search._kernels.anyangle", "refine",
+    "straighten": (
+        "engine.search._kernels.corners", "straighten",
         "f8[:] f8[:] i8 i8 f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] i8 f8 i8"),
-    "round_corners": (
-        "engine.search._kernels.corners", "round_corners",
-        "f8[:] f8[:] i8 i8 f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] i8 f8"),
     "field_band": (
         "engine.search._kernels.flow", "field_band",
         "i8 i8 f8[:] f8[:] i4[:] f8[:] i8 b1 i8[:] i8[:] f8[:] f8[:] f8[:] i8[:] "

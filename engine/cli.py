@@ -406,7 +406,7 @@ _COLD: dict[tuple[str, str], tuple[list[str], list[str]]] = {
     ("reach", "point"): (["theta_search"], []),
     ("route", "ranks"): (["search_labels"], ["walk_path", "trace_labels"]),
     ("route", "lattice"): (["astar_table"], ["walk_path"]),
-    ("route", "point"): (["refine"], ["theta_search", "walk_path", "round_corners"]),
+    ("route", "point"): (["straighten"], ["theta_search", "walk_path"]),
     ("threat", "ranks"): (["search_labels"], []),
     ("threat", "point"): (["theta_search"], []),
 }

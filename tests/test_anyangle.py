@@ -185,6 +185,30 @@ def test_reach_round_a_building_by_its_corners(poly):
         assert engine.price_path(g, rt.path).cost == rt.cost
 
 
+def test_cost_at_moves_its_bends_as_a_route_does():
+    """Among small patches of rough ground a reach's tree bends at cell centres (on the
+    demo map up to 5% dearer than the straightened path): `cost_at` prices its path
+    with the bends moved, as `route` does, so it is the price of a real path, the
+    route is never dearer, and it is close to the route (which searches further)."""
+    g = engine.cost_grid(engine.load_map("demo"), FW, FW.unit("humans", depth=0))
+    at = (30, 40)
+    r = engine.reach(g, at)
+    rng = np.random.default_rng(3)
+    gaps = []
+    for q in map(tuple, at + rng.uniform(-20, 20, (120, 2))):
+        cost = r.cost_at(q)
+        if cost == math.inf:
+            continue
+        path, priced = r._best_path(q)
+        assert priced == cost
+        assert engine.price_path(g, path).cost == pytest.approx(cost, rel=1e-12, abs=1e-12)
+        rt = engine.route(g, at, q)
+        assert rt.cost <= cost + 1e-9
+        gaps.append(cost / max(rt.cost, 1e-12) - 1)
+    assert len(gaps) > 60
+    assert max(gaps) < 0.02 and np.mean(gaps) < 0.002, (max(gaps), np.mean(gaps))
+
+
 def test_reach_tree_prices_what_it_claims():
     """Every reached cell's cost is the price of its chain of straight moves back to
     the start (the slow reference: `price_path`'s walk)."""

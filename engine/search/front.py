@@ -8,7 +8,7 @@ prices the last straight move to the point asked about.  Other units, and any
 unit with ``any_angle=False``, search the step lattice from the centre of the
 cell holding the start: `reach` answers per cell, and `route` joins the exact
 start and goal to the cell-centre path.  With ``any_angle``, `route` then
-straightens the path it found by its price (`_kernels.refine`, `_pull`).
+straightens the path it found by its price (`_kernels.straighten`, `_pull`).
 Either way a route is priced whole as `price_path` prices it.
 """
 
@@ -115,11 +115,11 @@ class Reach:
         An any-angle reach prices a path to the point itself: the last straight
         move from the reached cells around it, or the cells they are reached
         from, whichever is cheapest (on open ground, the distance from the
-        start).  Where that path bends round impassable ground, its bends are
-        moved to the obstacles' outer corners, as `route` moves them, if that is
-        cheaper; bends on terrain edges stay at the cell centres the search
-        kept.  A reach on the step lattice answers the cost of the cell
-        holding ``xy``.
+        start).  Where that path bends, its bends are moved to where they cost
+        least, as `route` moves a route's (to the outer corners of impassable
+        ground, to where crossing a terrain edge is cheapest), with one sweep of
+        the route's search for them.  A reach on the step lattice answers the
+        cost of the cell holding ``xy``.
         """
         if self.parent is None:
             r, c = self.grid.grid.xy_to_rc(xy)
@@ -143,14 +143,14 @@ class Reach:
         return (np.concatenate([cells, parent[up >= 0]]),
                 np.concatenate([cost, self._sorted[1][up[up >= 0]]]))
 
-    def _last_move(self, xy, nodes: np.ndarray, costs: np.ndarray) -> float:
-        """The least of ``costs`` plus the straight move from the node to ``xy``."""
-        g = self.grid
+    def _last_moves(self, xy, nodes: np.ndarray, costs: np.ndarray) -> np.ndarray:
+        """For each node, its cost plus the straight move from it to ``xy``."""
+        g, a = self.grid, self.grid.kernel_args
         xs, ys = self._where(nodes)
-        a = g.kernel_args
-        return float(_kernels.point_cost(
-            float(xy[0]), float(xy[1]), xs, ys, nodes, costs, a.base, a.steep, a.slope_of, a.slopes,
-            a.enter, a.narrow, g.clearance, a.cols, g.cell))
+        return np.array([_kernels.point_cost(
+            xy[0], xy[1], xs[k:k + 1], ys[k:k + 1], nodes[k:k + 1], costs[k:k + 1], a.base,
+            a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance, a.cols, g.cell)
+            for k in range(len(nodes))])
 
     def _best_path(self, xy) -> tuple[list, float] | None:
         """The path an any-angle reach prices ``xy`` along (`cost_at`) and its price,
@@ -158,48 +158,43 @@ class Reach:
 
         The path is the straight move from the start, or, if cheaper, runs from
         the start through the centres of the cells the cheapest last move to
-        ``xy`` leaves from and is reached through; where it bends, it is bent
-        instead at the outer corners of impassable cells near it if that is
-        cheaper (`_kernels.round_corners`).  Bending so saves at most a few
-        percent, so a point whose path costs more than `_CORNERS_SAVE` times
-        the allowance is not tried.
+        ``xy`` leaves from and is reached through.  Where that bends, its bends
+        are moved, where it is cheaper, to the outer corners of impassable cells
+        near it and then to where they cost least (`_refined`, one sweep of
+        `_kernels.refine`).  That saves at most a few percent, so a point whose
+        path costs more than `_BENDS_SAVE` times the allowance is not tried.
         """
-        g = self.grid
         end = (float(xy[0]), float(xy[1]))
-        r, c = g.grid.xy_to_rc(self.start)
-        home = r * g.grid.shape[1] + c
-        straight = self._last_move(end, np.array([home]), np.zeros(1))
         nodes, costs = self._around(xy)
-        cost = self._last_move(end, nodes, costs)
-        if straight <= cost:  # straight there from the start
-            points, cost = ([self.start, end] if end != self.start else [end]), straight
-        elif cost <= self.allowance * _CORNERS_SAVE + _SLACK:
-            each = [self._last_move(end, nodes[k:k + 1], costs[k:k + 1])
-                    for k in range(len(nodes))]
-            chain = [int(nodes[int(np.argmin(each))])]
+        each = self._last_moves(end, np.append(nodes, self._home), np.append(costs, 0.0))
+        k = int(np.argmin(each))
+        cost = float(each[k])
+        if each[-1] <= cost:  # straight there from the start
+            points = [self.start, end] if end != self.start else [end]
+        elif cost <= self.allowance * _BENDS_SAVE + _SLACK:
+            chain = [int(nodes[k])]
             while (up := int(self._sorted[2][self._found(np.array(chain[-1:]))[0]])) >= 0:
                 chain.append(up)
             xs, ys = self._where(np.array(chain[::-1]))
-            xs, ys = np.append(xs, end[0]), np.append(ys, end[1])
-            if xs[-2] == end[0] and ys[-2] == end[1]:
-                xs, ys = xs[:-1], ys[:-1]
-            a = g.kernel_args
-            xs, ys, cost = _kernels.round_corners(
-                xs, ys, len(xs), home, a.base, a.steep, a.slope_of, a.slopes, a.enter,
-                a.narrow, g.clearance, a.cols, g.cell)
             points = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
-            points[0], points[-1] = self.start, end
+            points, cost = _refined(self.grid, points if points[-1] == end else [*points, end],
+                                    1)
         else:
             return None
         return (points, cost) if cost <= self.allowance + _SLACK else None
+
+    @functools.cached_property
+    def _home(self) -> int:
+        """The flat index of the start's cell."""
+        r, c = self.grid.grid.xy_to_rc(self.start)
+        return r * self.grid.grid.shape[1] + c
 
     def _where(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where the nodes of cells ``nodes`` stand: their centres, the start for its cell."""
         cell, cols = self.grid.cell, self.grid.grid.shape[1]
         xs = (nodes % cols + 0.5) * cell
         ys = (nodes // cols + 0.5) * cell
-        r, c = self.grid.grid.xy_to_rc(self.start)
-        home = nodes == r * cols + c
+        home = nodes == self._home
         xs[home], ys[home] = self.start
         return xs, ys
 
@@ -513,7 +508,7 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     with the rows of its pieces).
 
     Without rear ranks a move's price does not depend on the moves before it
-    but through the cell the front is in, so `_kernels.refine` straightens the
+    but through the cell the front is in, so `_kernels.straighten` straightens the
     path in one call; with rear ranks `_pull` drops the bends it can, pricing
     the whole path each time.  The straightened path is kept only if its
     price is no higher.
@@ -523,7 +518,7 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     if g.depth > 0 or g.quantum.any():
         straight = _pull(g, points, priced.cost)
     else:
-        straight = _refined(g, points)
+        straight = _refined(g, points)[0]
     if straight != points:
         better, rows2 = _price(g, straight, pieces=False, checked=True)
         if better.cost <= priced.cost:
@@ -531,31 +526,28 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     return points, priced, rows
 
 
-def _refined(g: CostGrid, points: list) -> list:
+def _refined(g: CostGrid, points: list, sweeps: int = 0) -> tuple[list, float]:
     """``points`` bent at the outer corners of impassable cells near them where that is
-    cheaper (`_kernels.round_corners`), then straightened by `_kernels.refine`
-    (a unit without rear ranks)."""
+    cheaper, then straightened by `_kernels.refine` (`_kernels.straighten`, with
+    ``sweeps`` sweeps, `_SWEEPS` if 0), and its price (a unit without rear
+    ranks)."""
     a = g.kernel_args
     r, c = g.grid.xy_to_rc(points[0])
-    grid = (r * a.cols + c, a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow,
-            g.clearance, a.cols, g.cell)
-    bent_x, bent_y, _ = _kernels.round_corners(*(np.array(v, dtype=np.float64) for v in
-                                                 zip(*points, strict=True)), len(points), *grid)
-    n = len(bent_x)
-    xs, ys = (np.zeros(2 * n) for _ in range(2))  # room for `refine`
-    xs[:n], ys[:n] = bent_x, bent_y
-    n = _kernels.refine(xs, ys, n, *grid, _SWEEPS)
-    straight = [(float(x), float(y)) for x, y in zip(xs[:n], ys[:n], strict=True)]
+    xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))
+    xs, ys, cost = _kernels.straighten(xs, ys, len(points), r * a.cols + c, a.base, a.steep,
+                                       a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
+                                       a.cols, g.cell, sweeps or _SWEEPS)
+    straight = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
     straight[0], straight[-1] = points[0], points[-1]
-    return straight
+    return straight, float(cost)
 
 
 # Most times `_kernels.refine` moves a route's bends (it stops once none moves).
 _SWEEPS = 8
 
-# `Reach.cost_at` bends the path to a point at obstacles' corners if it costs up to this
-# many times the allowance before (bending so saves at most a few percent).
-_CORNERS_SAVE = 1.05
+# `Reach.cost_at` moves the bends of the path to a point if it costs up to this many
+# times the allowance before (that saves at most a few percent).
+_BENDS_SAVE = 1.05
 
 
 def _pull(g: CostGrid, points: list, cost: float) -> list:

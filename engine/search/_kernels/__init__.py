@@ -9,7 +9,8 @@ is keyed by the package's sources (`engine._cache`).
 
 - `anyangle`: `theta_search` (any-angle, a unit without rear ranks), `refine`
   (a route's bends to their continuous optimum), `point_cost`;
-- `corners`: `round_corners` (a route's bends at obstacles' outer corners);
+- `corners`: `straighten` (a path's bends at obstacles' outer corners, then
+  where they cost least);
 - `heap`: queue primitives, path tracing, resets;
 - `trail`: the rear-rank trail and the walk that prices a path;
 - `bounds`: lower bounds of the cost to go (landmarks, blocks);
@@ -22,10 +23,10 @@ is keyed by the package's sources (`engine._cache`).
 - `flow`: `field_band`, `field_rest` (flow fields).
 """
 
-from .anyangle import collect, point_cost, refine, reset_nodes, theta_search
+from .anyangle import collect, point_cost, reset_nodes, theta_search
 from .astar import search_plain
 from .both import block_labels, block_rims, search_both
-from .corners import round_corners
+from .corners import straighten
 from .dijkstra import search, settle_quanta
 from .flow import PACKED_CELLS, field_band, field_rest
 from .heap import (
@@ -65,10 +66,8 @@ __all__ = [
     "point_cost",
     "pool_split",
     "push",
-    "refine",
     "reset",
     "reset_nodes",
-    "round_corners",
     "search",
     "search_both",
     "search_labels",
@@ -76,6 +75,7 @@ __all__ = [
     "settle_quanta",
     "stack_rows",
     "stack_width",
+    "straighten",
     "theta_search",
     "trace",
     "trace_labels",

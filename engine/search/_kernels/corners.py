@@ -7,7 +7,7 @@ off the straight line by about a millionth of a cell, and moving one bend of a
 path at a time (`anyangle.refine`) cannot get there: every step of a bend
 along the side makes a move touch a cell's corner.  `round_corners` finds the
 cheapest path through the polyline's own points and the outer corners near
-it instead.
+it instead; `straighten` then moves its bends on terrain edges (`refine`).
 
 Private; `engine.search` validates everything first.
 """
@@ -15,7 +15,7 @@ Private; `engine.search` validates everything first.
 import numpy as np
 from numba import njit
 
-from .anyangle import segment_cost
+from .anyangle import _stretch, refine, segment_cost
 
 # How far from a move of the polyline a corner may be to be tried, in cells.
 _NEAR = 1.5
@@ -134,3 +134,27 @@ def round_corners(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, 
         ox[k], oy[k] = nx[v], ny[v]
         v = via[v]
     return ox, oy, dist[goal]
+
+
+@njit(cache=True, error_model="numpy")
+def straighten(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear, cols,
+               cell, sweeps):
+    """The polyline bent at obstacles' corners (`round_corners`), then straightened by
+    `refine` with up to ``sweeps`` sweeps (one: no point put halfway along its
+    moves), whichever is cheaper: its points' x and y, and its price."""
+    height = base.shape[0] // cols
+    bx, by, price = round_corners(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow,
+                                  clear, cols, cell)
+    m = bx.shape[0]
+    if m <= 2:
+        return bx, by, price
+    rx, ry = np.zeros(2 * m), np.zeros(2 * m)  # room for `refine`
+    rx[:m], ry[:m] = bx, by
+    k = refine(rx, ry, m, at0, base, steep, slope_of, slopes, enter, narrow, clear, cols, cell,
+               sweeps)
+    rx[0], ry[0], rx[k - 1], ry[k - 1] = bx[0], by[0], bx[m - 1], by[m - 1]
+    other, _ = _stretch(rx, ry, 0, k - 1, at0, cell, cols, height, base, steep, slope_of,
+                        slopes, enter, narrow, clear)
+    if other <= price:
+        return rx[:k].copy(), ry[:k].copy(), other
+    return bx, by, price
