@@ -144,13 +144,14 @@ class Reach:
                 np.concatenate([cost, self._sorted[1][up[up >= 0]]]))
 
     def _last_moves(self, xy, nodes: np.ndarray, costs: np.ndarray) -> np.ndarray:
-        """For each node, its cost plus the straight move from it to ``xy``."""
+        """For each node, its cost plus the straight move from it to ``xy`` (``inf`` for
+        one that cannot be the least, `_kernels.point_cost`)."""
         g, a = self.grid, self.grid.kernel_args
         xs, ys = self._where(nodes)
-        return np.array([_kernels.point_cost(
-            xy[0], xy[1], xs[k:k + 1], ys[k:k + 1], nodes[k:k + 1], costs[k:k + 1], a.base,
-            a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance, a.cols, g.cell)
-            for k in range(len(nodes))])
+        out = np.empty(len(nodes))
+        _kernels.point_cost(xy[0], xy[1], xs, ys, nodes, costs, a.base, a.steep, a.slope_of,
+                            a.slopes, a.enter, a.narrow, g.clearance, a.cols, g.cell, out)
+        return out
 
     def _best_path(self, xy) -> tuple[list, float] | None:
         """The path an any-angle reach prices ``xy`` along (`cost_at`) and its price,

@@ -498,18 +498,21 @@ def reset_nodes(touched, nt, dist, parent, state):
 
 @njit(cache=True, error_model="numpy")
 def point_cost(qx, qy, xs, ys, ats, costs, base, steep, slope_of, slopes, enter, narrow,
-               clear, cols, cell):
-    """The cheapest of ``costs[j]`` plus a straight move from ``(xs[j], ys[j])`` (the
-    front in cell ``ats[j]``) to the point ``(qx, qy)``: a reach's cost at a point."""
+               clear, cols, cell, out):
+    """``out[j]``: ``costs[j]`` plus a straight move from ``(xs[j], ys[j])`` (the front
+    in cell ``ats[j]``) to the point ``(qx, qy)``, or ``inf`` where ``costs[j]``
+    alone is more than an earlier one's total (it cannot be the least): a
+    reach's cost at a point is the least of them."""
     height = base.shape[0] // cols
     best = np.inf
     for j in range(xs.shape[0]):
-        if costs[j] >= best:
+        out[j] = np.inf
+        if costs[j] > best:
             continue
         c, _ = segment_cost(xs[j], ys[j], qx, qy, ats[j], cell, cols, height, base, steep,
                             slope_of, slopes, enter, narrow, clear)
-        best = min(best, costs[j] + c)
-    return best
+        out[j] = costs[j] + c
+        best = min(best, out[j])
 
 
 @njit(cache=True, error_model="numpy")
