@@ -531,11 +531,11 @@ def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, slope_of, slop
 
 
 @njit(cache=True, error_model="numpy")
-def _fronts(xs, ys, n, at0, cell, cols, height, base, steep, slope_of, slopes, enter,
+def _fronts(xs, ys, lo, hi, cell, cols, height, base, steep, slope_of, slopes, enter,
             narrow, clear, ats):
-    """``ats[k]``: the cell the front is in on reaching point k of the polyline."""
-    ats[0] = at0
-    for k in range(n - 1):
+    """``ats[k]`` for k in ``lo + 1 .. hi``: the cell the front is in on reaching point
+    k of the polyline, from ``ats[lo]``."""
+    for k in range(lo, hi):
         _, ats[k + 1] = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], ats[k], cell, cols,
                                      height, base, steep, slope_of, slopes, enter, narrow, clear)
 
@@ -634,7 +634,8 @@ def refine(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear, 
         moved = False
         for span in (1, 2):
             for k in range(1, n - span):
-                _fronts(xs, ys, n, at0, cell, cols, height, *grid, ats)
+                # Only points k - 2 and k - 1 may have moved since `ats[k - 3]` was found.
+                _fronts(xs, ys, max(k - 3, 0), k - 1, cell, cols, height, *grid, ats)
                 if _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, *grid):
                     moved = True
         if not moved and sweep > 0:
@@ -646,7 +647,8 @@ def refine(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear, 
 def _pulled(xs, ys, n, at0, ats, cell, cols, height, grid):
     """`_pull` after `_fronts`: the polyline's points a straight move makes no dearer
     dropped; returns how many are left."""
-    _fronts(xs, ys, n, at0, cell, cols, height, *grid, ats)
+    ats[0] = at0
+    _fronts(xs, ys, 0, n - 1, cell, cols, height, *grid, ats)
     return _pull(xs, ys, n, ats, cell, cols, height, *grid)
 
 
