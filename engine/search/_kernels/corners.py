@@ -84,8 +84,9 @@ def round_corners(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, 
     first point's in cell ``at0``), toward the last point by the straight
     line (no move costs less than its length).  A move is priced only if the
     path through it may beat both the cost its end has and the polyline's own
-    price.  Returns the path's points' x and y and its price, or the
-    polyline's if nothing beats it."""
+    price.  Returns the path's points' x and y and its price (the walk's,
+    the front's cell carried from move to move), or the polyline's if nothing
+    beats it."""
     height = base.shape[0] // cols
     own, at = 0.0, at0
     for k in range(n - 1):
@@ -133,7 +134,13 @@ def round_corners(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, 
     for k in range(count - 1, -1, -1):
         ox[k], oy[k] = nx[v], ny[v]
         v = via[v]
-    return ox, oy, dist[goal]
+    # Priced again with the front's cells as the walk finds them (a node on a cell's
+    # edge may have started its move in the other cell, for a flat entry cost).
+    price, _ = _stretch(ox, oy, 0, count - 1, at0, cell, cols, height, base, steep, slope_of,
+                        slopes, enter, narrow, clear)
+    if not price < own:
+        return xs[:n].copy(), ys[:n].copy(), own
+    return ox, oy, price
 
 
 @njit(cache=True, error_model="numpy")
