@@ -527,24 +527,24 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     return points, priced, rows
 
 
-def _refined(g: CostGrid, points: list, sweeps: int = 0) -> tuple[list, float]:
+# Most times `_kernels.refine` moves a route's bends (it stops once none moves).
+_SWEEPS = 8
+
+
+def _refined(g: CostGrid, points: list, sweeps: int = _SWEEPS) -> tuple[list, float]:
     """``points`` bent at the outer corners of impassable cells near them where that is
     cheaper, then straightened by `_kernels.refine` (`_kernels.straighten`, with
-    ``sweeps`` sweeps, `_SWEEPS` if 0), and its price (a unit without rear
-    ranks)."""
+    ``sweeps`` sweeps), and its price (a unit without rear ranks)."""
     a = g.kernel_args
     r, c = g.grid.xy_to_rc(points[0])
     xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))
     xs, ys, cost = _kernels.straighten(xs, ys, len(points), r * a.cols + c, a.base, a.steep,
                                        a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
-                                       a.cols, g.cell, sweeps or _SWEEPS)
+                                       a.cols, g.cell, sweeps)
     straight = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
     straight[0], straight[-1] = points[0], points[-1]
     return straight, float(cost)
 
-
-# Most times `_kernels.refine` moves a route's bends (it stops once none moves).
-_SWEEPS = 8
 
 # `Reach.cost_at` moves the bends of the path to a point if it costs up to this many
 # times the allowance before (that saves at most a few percent).

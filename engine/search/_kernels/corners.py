@@ -88,11 +88,8 @@ def round_corners(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, 
     the front's cell carried from move to move), or the polyline's if nothing
     beats it."""
     height = base.shape[0] // cols
-    own, at = 0.0, at0
-    for k in range(n - 1):
-        c, at = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], at, cell, cols, height, base,
-                             steep, slope_of, slopes, enter, narrow, clear)
-        own += c
+    own, _ = _stretch(xs, ys, 0, n - 1, at0, cell, cols, height, base, steep, slope_of, slopes,
+                      enter, narrow, clear)
     corners = _outer_corners(xs, ys, n, base, cols, cell)
     m = n + corners.shape[0]
     nx, ny = np.empty(m), np.empty(m)
