@@ -2,18 +2,16 @@
 
 As `anyangle.theta_search`, but every move is priced with the rear-rank
 trail (`trail.advance`): the ground still under the footprint behind the
-front, carried from the path before it.  Each node keeps the trail of the
-path that reached it (``t_lv``, ``t_rem``: up to ``TRAIL`` levels; ``t_n``
-of them; ``t_at``, the cell the front is in), and a move from a node goes
-on from that trail; a move from the start goes on from the standing
-footprint, straight behind the unit's point facing along the move
+front, carried from the path before it.  What a move costs then depends on
+the path before it, so, as `labels.search_labels` does on the step lattice,
+a cell keeps every path (label) no other beats: one that got there dearer
+may have left its heavy ground behind sooner.  Each label keeps its trail
+and the cell its front is in; a move from the start goes on from the
+standing footprint, straight behind the unit's point facing along the move
 (`_stand`), as `engine.price_path` stands it.  A move is priced piece by
-piece exactly as `walk_path` walks it, so a path found is priced the same
-by `price_path`, to rounding.
-
-Each cell keeps one path, the cheapest (the lattice search keeps every path
-no other beats, `labels.search_labels`): a dearer path that left heavy
-ground behind sooner is dropped.
+piece as `walk_path` walks it (a box of alike ground in one piece, as
+`segment_cost`), so a path found is priced the same by `price_path`, to
+rounding.
 
 Sentinels as `anyangle`'s.  Private; `engine.search` validates everything.
 """
@@ -23,22 +21,27 @@ import math
 import numpy as np
 from numba import njit
 
-from ...terrain._kernels import TRAIL, fold, stretch
 from ...grid import _EPS as _SEGMENT_EPS
+from ...terrain._kernels import TRAIL, fold, stretch
 from .anyangle import (
-    _TIE,
     _crossings,
     _inner_crossing,
     _leave_box,
     _length,
-    _node_xy,
     _one_box,
-    _pop,
-    _presettle,
     _source_sight,
     _window_index,
 )
-from .heap import _sift_up
+from .heap import _heap_pop, _sift_up
+from .labels import (
+    EXPANDED,
+    OPEN,
+    TIE,
+    _drop_beaten,
+    _enqueue,
+    _note_reached,
+    _record_label,
+)
 from .trail import _piece_cells, _segment_breaks, advance, push
 
 
@@ -176,13 +179,13 @@ def _clean_stand(sx, sy, depth, cell, cols, height, base, steep):
 
 
 @njit(cache=True, error_model="numpy")
-def _offer(a, ax, ay, source, vr, vc, t_lv, t_rem, t_n, t_at, depth, cell, cols, height,
+def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, cols, height,
            base, steep, slope_of, slopes, enter, narrow, clear, lv, rem, org, rec_len, rec_lv,
            rec_org, sight, r0, c0, w):
-    """The price of the straight move from node ``a`` (at ``(ax, ay)``) to the centre of
-    the cell at row ``vr``, column ``vc``, with the trail of the path that reached
-    ``a`` (the standing footprint at the start, facing the move); the trail after it
-    is left in ``lv``, ``rem``.  Returns ``(cost, front's cell, trail size)``.
+    """The price of the straight move from label ``x`` (at cell ``a``, the point
+    ``(ax, ay)``) to the centre of the cell at row ``vr``, column ``vc``, with the
+    label's trail (the standing footprint at the start, facing the move); the trail
+    after it is left in ``lv``, ``rem``.  Returns ``(cost, front's cell, trail size)``.
 
     Between two cells of one box of alike ground (`_one_box`) with nothing
     heavier than that ground in the trail, the move costs the ground's
@@ -193,119 +196,209 @@ def _offer(a, ax, ay, source, vr, vc, t_lv, t_rem, t_n, t_at, depth, cell, cols,
     vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
     ar = a // cols
     ac = a - ar * cols
-    if a == source:
+    if x == 0:
         k = _window_index(vr, vc, r0, c0, w, sight.shape[0])
         if k >= 0 and sight[k] == 1:
             lv[0], rem[0] = base[a], depth
             return base[a] * _length(vx - ax, vy - ay), vr * cols + vc, 1
-    elif (t_n[a] == 0 or t_lv[a, 0] <= base[a]) and _one_box(
-            ar, ac, vr, vc, clear, cols):
-        lv[0], rem[0] = base[a], depth
-        return base[a] * _length(vx - ax, vy - ay), vr * cols + vc, 1
-    if a == source:
         tot = _length(vx - ax, vy - ay)
         n = _stand(ax, ay, (vx - ax) / tot, (vy - ay) / tot, depth, cell, cols, height, base,
                    steep, slope_of, slopes, lv, rem, org)
         at = a
     else:
-        n = t_n[a]
+        n = l_n[x]
+        if (n == 0 or l_lv[x, 0] <= base[a]) and _one_box(ar, ac, vr, vc, clear, cols):
+            lv[0], rem[0] = base[a], depth
+            return base[a] * _length(vx - ax, vy - ay), vr * cols + vc, 1
         for j in range(n):
-            lv[j], rem[j] = t_lv[a, j], t_rem[a, j]
-        at = t_at[a]
+            lv[j], rem[j] = l_lv[x, j], l_rem[x, j]
+        at = l_at[x]
     return trail_cost(ax, ay, vx, vy, at, lv, rem, org, n, depth, cell, cols, height, base,
                       steep, slope_of, slopes, enter, narrow, clear, rec_len, rec_lv, rec_org)
 
 
+@njit(cache=True, error_model="numpy")
+def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, budget, dist,
+                      head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem,
+                      l_next, l_state, l_pos, hkey, hidx, l_at):
+    """`anyangle._presettle` with labels: each cell of `_source_sight`'s window within
+    ``budget`` gets one label, straight from the start at its multiplier (the
+    least anywhere) times the distance, with that ground alone behind it, which
+    beats any other path there; those beside a passable cell not yet touched are
+    queued, the others expanded.  Returns ``(cells touched, labels used, queued)``
+    after the start's label 0 (the caller checks the pool holds the window)."""
+    height = base.shape[0] // cols
+    k0 = base[source]
+    rows = sight.shape[0] // w
+    nt, used, queued = 1, 1, np.int64(1)
+    for i in range(sight.shape[0]):
+        if sight[i] == 0:
+            continue
+        rr = i // w
+        r, c = rr + r0, i - rr * w + c0
+        v = r * cols + c
+        cost = k0 * _length((c + 0.5) * cell - sx, (r + 0.5) * cell - sy)
+        if v == source or cost > budget:
+            continue
+        z = used
+        used += 1
+        l_cost[z], l_cell[z], l_prev[z], l_step[z], l_n[z] = cost, v, 0, 0, 1
+        l_lv[z, 0], l_rem[z, 0], l_at[z], l_next[z], l_state[z] = k0, depth, v, -1, EXPANDED
+        head[v] = z
+        dist[v] = cost
+        beat[v] = cost
+        touched[nt] = v
+        nt += 1
+    for j in range(1, nt):
+        v = touched[j]
+        r = v // cols
+        c = v - r * cols
+        i = (r - r0) * w + c - c0
+        if (0 < r - r0 < rows - 1 and 0 < c - c0 < w - 1
+                and dist[v] + 1.5 * k0 * cell <= budget
+                and sight[i - w - 1] & sight[i - w] & sight[i - w + 1] & sight[i - 1]
+                & sight[i + 1] & sight[i + w - 1] & sight[i + w] & sight[i + w + 1]):
+            continue  # its eight neighbours settled here too
+        rim = False
+        for dr in range(-1, 2):
+            for dc in range(-1, 2):
+                rr, cc = r + dr, c + dc
+                if 0 <= rr < height and 0 <= cc < cols:
+                    rim = rim or (head[rr * cols + cc] < 0 and base[rr * cols + cc] != np.inf)
+        if rim:
+            z = head[v]
+            l_state[z] = OPEN
+            hkey[queued], hidx[queued], l_pos[z] = dist[v], z, queued
+            queued += 1
+            _sift_up(queued - 1, hkey, hidx, l_pos)
+    return nt, used, queued
+
+
+@njit(cache=True, inline="always")
+def _label_xy(x, cell_of, sx, sy, cols, cell):
+    """Where label ``x`` (at cell ``cell_of``) stands: the start for label 0, else its
+    cell's centre."""
+    if x == 0:
+        return sx, sy
+    r = cell_of // cols
+    return (cell_of - r * cols + 0.5) * cell, (r + 0.5) * cell
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
-def theta_ranked(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell, depth, source, sx,
-                 sy, budget, dist, parent, state, hkey, hidx, pos, touched, tried, stamp, t_lv,
-                 t_rem, t_n, t_at):
-    """Theta* with the rear-rank trail from the point ``(sx, sy)`` in cell ``source``:
-    Dijkstra within ``budget``.  Relaxing neighbour v of an expanded cell u tries
-    the step from u and the straight move from u's parent, each priced with the
-    trail of the path to where it starts (`_offer`); the cheaper wins (on a tie
-    within rounding, the parent farther back), and v keeps its trail.  Nodes,
-    sentinels and the workspace are `anyangle.theta_search`'s (``dist``,
-    ``parent``, ``state`` at rest; `reset_nodes` returns them there); ``t_*``
-    need no reset.  Returns the number of nodes touched."""
+def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
+                 depth, source, sx, sy, budget, merging, dist, head, beat, touched, tried_y,
+                 tried_s, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state,
+                 l_pos, hkey, hidx, l_at):
+    """Theta* with the rear-rank trail from the point ``(sx, sy)`` in cell ``source``,
+    within ``budget``, keeping at each cell every path (label) no other beats, as
+    `labels.search_labels` does on the step lattice (`_drop_beaten`: a label is
+    beaten by one costing no more, the excess of its trail included).
+
+    Expanding label x (at cell a, reached from label y) offers each neighbour b
+    the straight move from y (Theta*; first, so that on a tie the parent farther
+    back wins) and the step from x, each priced with its label's trail
+    (`_offer`); each is kept as a label at b unless one there beats it.  Labels
+    are expanded in order of cost.  ``dist`` gets each touched cell's cheapest
+    label's cost; ``dist``, ``head`` (-1) and ``beat`` (inf) must be at rest and
+    are returned there by `reset_labels`.  The pool (`_kernels.label_pool`'s,
+    with ``l_at``, each label's front cell) needs no reset.  ``tried_*``: the
+    label whose straight move to a cell was priced last, and the search's
+    ``stamp`` then (not priced again).  Returns ``(cells touched, labels
+    used)``; labels used is -1 if the pool ran out (reset and call again with a
+    bigger one)."""
     ncell = base.shape[0]
     height = ncell // cols
+    cap = l_cost.shape[0]
     stamp[0] += 1
-    mark = stamp[0] * (ncell + 1)
     org = np.empty(TRAIL, dtype=np.int64)
-    lv_a, rem_a = np.empty(TRAIL), np.empty(TRAIL)
-    lv_b, rem_b = np.empty(TRAIL), np.empty(TRAIL)
+    lv_s, rem_s = np.empty(TRAIL), np.empty(TRAIL)
     rec_len, rec_lv = np.empty(TRAIL + 1), np.empty(TRAIL + 1)
     rec_org = np.empty(TRAIL + 1, dtype=np.int64)
-    dist[source] = 0.0
-    state[source] = 1
-    touched[0] = source
-    hkey[0], hidx[0], pos[source] = 0.0, source, 0
-    nt, n = 1, 1
+    heads = np.empty(1, dtype=np.int64)
+    link = np.empty((1, 2), dtype=np.int32)
     sight, r0, c0, w = np.zeros(0, dtype=np.uint8), 0, 0, 1
-    if _clean_stand(sx, sy, depth, cell, cols, height, base, steep):
+    clean = _clean_stand(sx, sy, depth, cell, cols, height, base, steep)
+    if clean:
         sight, r0, c0, w = _source_sight(alike, cols, height, source, sx, sy, cell, budget)
-        if base[source] == least:  # settled at once, each with its ground alone behind it
-            nt, n = _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget,
-                               dist, parent, state, hkey, hidx, pos, touched, nt, n)
-            for j in range(1, nt):
-                v = touched[j]
-                t_lv[v, 0], t_rem[v, 0], t_n[v], t_at[v] = base[source], depth, 1, v
-    while n > 0:
-        key = hkey[0]
-        u = _pop(n, hkey, hidx, pos)
-        n -= 1
-        state[u] = 2
-        if key > budget:
+    l_cost[0], l_cell[0], l_prev[0], l_step[0], l_n[0] = 0.0, source, -1, 0, 0
+    l_next[0], l_state[0], l_at[0] = -1, OPEN, source
+    head[source] = 0
+    dist[source] = 0.0
+    touched[0] = source
+    hkey[0], hidx[0], l_pos[0] = 0.0, 0, 0
+    nt, used, queued = 1, 1, np.int64(1)
+    if clean and base[source] == least:
+        if sight.shape[0] >= cap:
+            return nt, -1
+        nt, used, queued = _presettle_labels(
+            sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, budget, dist, head, beat,
+            touched, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos,
+            hkey, hidx, l_at)
+    while queued > 0:
+        x = _heap_pop(queued, hkey, hidx, l_pos)
+        queued -= 1
+        if l_state[x] & 3 != OPEN:
+            continue
+        l_state[x] = EXPANDED
+        if l_cost[x] > budget:
             break
-        ux, uy = _node_xy(u, source, sx, sy, ncell, 0.0, 0.0, cols, cell)
-        p = parent[u]
-        px, py = 0.0, 0.0
-        if p >= 0:
-            px, py = _node_xy(p, source, sx, sy, ncell, 0.0, 0.0, cols, cell)
-        ur = u // cols
-        uc = u - ur * cols
+        a = l_cell[x]
+        ax, ay = _label_xy(x, a, sx, sy, cols, cell)
+        y = l_prev[x]
+        p = l_cell[y] if y >= 0 else -1
+        px, py = _label_xy(y, p, sx, sy, cols, cell) if y >= 0 else (0.0, 0.0)
+        ar = a // cols
+        ac = a - ar * cols
         for j in range(9):
-            vr, vc = ur + j // 3 - 1, uc + j % 3 - 1
+            vr, vc = ar + j // 3 - 1, ac + j % 3 - 1
             if j == 4 or vr < 0 or vr >= height or vc < 0 or vc >= cols:
                 continue
-            v = vr * cols + vc
-            if state[v] == 2 or base[v] == np.inf:
+            b = vr * cols + vc
+            if base[b] == np.inf:
                 continue
             vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
-            best, via, at, nb = dist[v], -1, -1, 0
-            if dist[u] + _length(vx - ux, vy - uy) < best:  # no move costs less than its length
-                c, a_at, a_n = _offer(u, ux, uy, source, vr, vc, t_lv, t_rem, t_n, t_at, depth,
-                                      cell, cols, height, base, steep, slope_of, slopes, enter,
-                                      narrow, clear, lv_a, rem_a, org, rec_len, rec_lv, rec_org, sight,
-                                      r0, c0, w)
-                if dist[u] + c < best:
-                    best, via, at, nb = dist[u] + c, u, a_at, a_n
-            if (p >= 0 and tried[v] != mark + p
-                    and dist[p] + _length(vx - px, vy - py) <= best * (1.0 + _TIE)):
-                tried[v] = mark + p
-                c, b_at, b_n = _offer(p, px, py, source, vr, vc, t_lv, t_rem, t_n, t_at, depth,
-                                      cell, cols, height, base, steep, slope_of, slopes, enter,
-                                      narrow, clear, lv_b, rem_b, org, rec_len, rec_lv, rec_org, sight,
-                                      r0, c0, w)
-                if dist[p] + c <= best * (1.0 + _TIE) and dist[p] + c < dist[v]:
-                    best, via, at, nb = dist[p] + c, p, b_at, -1 - b_n  # -1 - n: trail b
-            if via < 0 or best > budget:
-                continue
-            if state[v] == 0:  # first offer: onto the end of the heap
-                state[v] = 1
-                touched[nt] = v
-                nt += 1
-                pos[v] = n
-                n += 1
-            dist[v], parent[v], t_at[v] = best, via, at
-            size = nb if nb >= 0 else -1 - nb
-            for k in range(size):
-                t_lv[v, k] = lv_a[k] if nb >= 0 else lv_b[k]
-                t_rem[v, k] = rem_a[k] if nb >= 0 else rem_b[k]
-            t_n[v] = size
-            i = pos[v]
-            hkey[i] = best
-            hidx[i] = v
-            _sift_up(i, hkey, hidx, pos)
-    return nt
+            for which in range(2):  # the straight move from y, then the step from x
+                z0, c_at, c_x, c_y = y, p, px, py
+                if which == 1:
+                    z0, c_at, c_x, c_y = x, a, ax, ay
+                elif y < 0 or (tried_s[b] == stamp[0] and tried_y[b] == y):
+                    continue
+                else:
+                    tried_s[b], tried_y[b] = stamp[0], y
+                floor = l_cost[z0] + _length(vx - c_x, vy - c_y)  # no move costs less
+                if floor * (1.0 - 1e-12) > budget or (not merging and beat[b] <= floor * TIE):
+                    continue
+                c, at, n = _offer(z0, c_at, c_x, c_y, source, vr, vc, l_lv, l_rem, l_n, l_at,
+                                  depth, cell, cols, height, base, steep, slope_of, slopes,
+                                  enter, narrow, clear, lv_s, rem_s, org, rec_len, rec_lv,
+                                  rec_org, sight, r0, c0, w)
+                nd = l_cost[z0] + c
+                if not nd <= budget:
+                    continue
+                beaten, z = _drop_beaten(b, nd, n, merging, base, beat, head, l_cost, l_n,
+                                         l_lv, l_rem, l_state, l_next, lv_s, rem_s)
+                if beaten:
+                    continue
+                fresh = z < 0
+                if fresh:
+                    if used == cap:
+                        return nt, -1
+                    z = used
+                    used += 1
+                _record_label(z, z0, 0, b, nd, n, False, head, l_cost, l_cell, l_prev, l_step,
+                              l_n, l_lv, l_rem, l_state, l_next, lv_s, rem_s)
+                l_at[z] = at
+                nt = _note_reached(b, nd, n, nt, dist, touched, beat, base, lv_s, rem_s)
+                queued, _ = _enqueue(z, nd, fresh, True, queued, 0, cap, 0, 0, 0.0, heads,
+                                     hkey, hidx, l_pos, link)
+    return nt, used
+
+
+@njit(cache=True, nogil=True)
+def reset_labels(touched, nt, dist, head, beat):
+    """Return the first ``nt`` touched cells of `theta_labels`' state to rest."""
+    for j in range(nt):
+        v = touched[j]
+        dist[v] = np.inf
+        head[v] = -1
+        beat[v] = np.inf
