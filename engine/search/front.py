@@ -28,7 +28,18 @@ from .._threads import on_threads, thread_count
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import CostGrid
 from . import _kernels
-from ._state import _NO_LANDMARKS, _SLACK, _kept, _many_workspace, _Nodes, _nodes, _workspace
+from ._state import (
+    _NO_LANDMARKS,
+    _SLACK,
+    _kept,
+    _KeptLabels,
+    _many_workspace,
+    _Nodes,
+    _nodes,
+    _Trails,
+    _trails,
+    _workspace,
+)
 from .pricing import Leg, Pricing, _price
 
 __all__ = ["Reach", "Route", "reach", "reach_many", "route"]
@@ -53,9 +64,15 @@ def _allowance(g: CostGrid, allowance: float | None) -> float:
 
 
 def _any_angle(g: CostGrid) -> bool:
-    """Whether `reach` searches ``g`` any-angle: a unit without rear ranks, on ground
-    with nothing priced per started quantum."""
-    return g.depth == 0 and not g.quantum.any()
+    """Whether `reach` searches ``g`` any-angle: ground with nothing priced per started
+    quantum."""
+    return not g.quantum.any()
+
+
+def _space(g: CostGrid) -> _Nodes | _Trails:
+    """The any-angle workspace of ``g``'s battlefield for its unit: with rear ranks,
+    `_kernels.theta_labels`'; without, `_kernels.theta_search`'."""
+    return _trails(g) if g.depth > 0 else _nodes(g)
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,6 +102,7 @@ class Reach:
     cells: np.ndarray
     cost: np.ndarray
     parent: np.ndarray | None = None
+    _labels: _KeptLabels | None = field(default=None, repr=False)
 
     @property
     def remaining(self) -> np.ndarray:
@@ -164,7 +182,10 @@ class Reach:
         near it and then to where they cost least (`_refined`, one sweep of
         `_kernels.refine`).  That saves at most a few percent, so a point whose
         path costs more than `_BENDS_SAVE` times the allowance is not tried.
+        With rear ranks, `_ranked_path`.
         """
+        if self._labels is not None:
+            return self._ranked_path(xy)
         end = (float(xy[0]), float(xy[1]))
         nodes, costs = self._around(xy)
         each = self._last_moves(end, np.append(nodes, self._home), np.append(costs, 0.0))
@@ -183,6 +204,49 @@ class Reach:
         else:
             return None
         return (points, cost) if cost <= self.allowance + _SLACK else None
+
+    def _ranked_path(self, xy) -> tuple[list, float] | None:
+        """`_best_path` for a unit with rear ranks: the cheapest of the paths the reach
+        kept to the cells around ``xy`` and to the cells those are reached from, each
+        with a last straight move to ``xy``, and the straight move from the start,
+        each priced whole (`price_path`'s walk: a move's price depends on the trail
+        the path before it left), the cheapest first by a bound that no path beats
+        (its cost so far plus the last move's length); then without the bends a
+        straight move over them makes no dearer (`_pull`)."""
+        end = (float(xy[0]), float(xy[1]))
+        kept, g = self._labels, self.grid
+        r, c = g.grid.xy_to_rc(end)
+        rows, cols = g.grid.shape
+        near = [rr * cols + cc for rr in range(max(r - 1, 0), min(r + 2, rows))
+                for cc in range(max(c - 1, 0), min(c + 2, cols))]
+        there = np.flatnonzero(np.isin(kept.cell, near))
+        up = kept.prev[there]
+        labels = np.unique(np.concatenate([[0], there, up[up >= 0]]))
+        xs, ys = self._where(kept.cell[labels])
+        xs[labels == 0], ys[labels == 0] = self.start
+        bound = kept.cost[labels] + np.hypot(xs - end[0], ys - end[1])
+        best: tuple[list, float] | None = None
+        for j in np.argsort(bound, kind="stable"):
+            if bound[j] > min(best[1] if best else math.inf,
+                              self.allowance * _BENDS_SAVE + _SLACK):
+                break
+            chain = _kernels.trace_labels(kept.prev, kept.cell, labels[j])
+            px, py = self._where(chain)
+            px[0], py[0] = self.start
+            points = [(float(x), float(y)) for x, y in zip(px, py, strict=True)]
+            if points[-1] != end:
+                points.append(end)
+            if len(points) == 1:
+                return points, 0.0
+            cost = _price(g, points, pieces=False, checked=True)[0].cost
+            if best is None or cost < best[1]:
+                best = (points, cost)
+        if best is None:
+            return None
+        if len(best[0]) > 2:
+            points = _pull(g, best[0], best[1])
+            best = (points, _price(g, points, pieces=False, checked=True)[0].cost)
+        return best if best[1] <= self.allowance + _SLACK else None
 
     @functools.cached_property
     def _home(self) -> int:
@@ -257,7 +321,7 @@ def reach(grid: CostGrid, at, allowance: float | None = None, *,
     source = _start_cell(grid, at, "start")
     xy = (float(at[0]), float(at[1]))
     if flag("any_angle", any_angle) and _any_angle(grid):
-        return Reach(grid, xy, budget, *_nodes(grid).within(grid, source, xy, budget))
+        return Reach(grid, xy, budget, *_space(grid).within(grid, source, xy, budget))
     idx, cost = _workspace(grid).within(grid, source, budget)
     return Reach(grid, xy, budget, idx, cost)
 
@@ -354,7 +418,8 @@ def _any_angle_many(grid: CostGrid, points: list, sources: list[int],
     """`reach_many` any-angle: thread t answers every threads-th start from t, in a
     workspace of its own (`_kernels.theta_search` releases the GIL)."""
     threads = min(thread_count(), len(sources))
-    spaces = [_kept(grid, ("nodes_many", t), _Nodes.for_cells) for t in range(threads)]
+    kind = _Trails if grid.depth > 0 else _Nodes
+    spaces = [_kept(grid, (kind.__name__, t), kind.for_cells) for t in range(threads)]
     out: list[Reach | None] = [None] * len(sources)
 
     def work(t: int) -> None:
@@ -482,7 +547,7 @@ def _this_turn(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: fl
     reaches this turn must cost no more than `reach` says."""
     if math.dist(start, goal) > per_turn:
         return found
-    r = Reach(g, start, per_turn, *_nodes(g).within(g, source, start, per_turn))
+    r = Reach(g, start, per_turn, *_space(g).within(g, source, start, per_turn))
     best = r._best_path(goal)
     if best is None or best[1] >= found[1].cost:
         return found

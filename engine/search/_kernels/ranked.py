@@ -402,3 +402,23 @@ def reset_labels(touched, nt, dist, head, beat):
         dist[v] = np.inf
         head[v] = -1
         beat[v] = np.inf
+
+
+@njit(cache=True, nogil=True)
+def collect_labels(touched, nt, dist, head, beat, budget, l_cost, l_next, cells, cost, best):
+    """Write the cells within ``budget`` of the last `theta_labels` (cell, cheapest cost,
+    its cheapest label) to the outputs in the order they were touched, and return
+    the state to rest (`reset_labels`); returns how many were written."""
+    k = 0
+    for j in range(nt):
+        v = touched[j]
+        if dist[v] <= budget:
+            z, b = head[v], -1
+            while z >= 0:
+                if b < 0 or l_cost[z] < l_cost[b]:
+                    b = z
+                z = l_next[z]
+            cells[k], cost[k], best[k] = v, dist[v], b
+            k += 1
+    reset_labels(touched, nt, dist, head, beat)
+    return k
