@@ -1,15 +1,19 @@
 """Reach and route: the public face of the numba search.
 
-Positions are table points.  By default (``any_angle=True``) a unit without
-rear ranks, on ground with nothing priced per started quantum, is measured as
-a tape measure measures (`_kernels.theta_search`): from its own point, a
-cell's parent may be any earlier cell in straight sight, and `Reach.cost_at`
-prices the last straight move to the point asked about.  Other units, and any
-unit with ``any_angle=False``, search the step lattice from the centre of the
-cell holding the start: `reach` answers per cell, and `route` joins the exact
-start and goal to the cell-centre path.  With ``any_angle``, `route` then
-straightens the path it found by its price (`_kernels.straighten`, `_pull`).
-Either way a route is priced whole as `price_path` prices it.
+Positions are table points.  By default (``any_angle=True``), on ground with
+nothing priced per started quantum, a unit is measured as a tape measure
+measures: from its own point, a cell's parent may be any earlier cell in
+straight sight (`_kernels.theta_search`; with rear ranks
+`_kernels.theta_labels`, which keeps every path no other beats, each with
+the trail of ground its ranks still stand on), and `Reach.cost_at` prices
+the last straight move to the point asked about.  A route with rear ranks,
+and any search with ``any_angle=False`` or on quantised ground, runs on the
+step lattice from the centre of the cell holding the start: `reach` answers
+per cell, and `route` joins the exact start and goal to the cell-centre
+path.  With ``any_angle``, `route` then straightens the path it found by its
+price (`_kernels.straighten`, `_pull`), and to a goal within a turn takes
+the reach's path if cheaper.  Either way a route is priced whole as
+`price_path` prices it.
 """
 
 from __future__ import annotations
@@ -136,8 +140,10 @@ class Reach:
         start).  Where that path bends, its bends are moved to where they cost
         least, as `route` moves a route's (to the outer corners of impassable
         ground, to where crossing a terrain edge is cheapest), with one sweep of
-        the route's search for them.  A reach on the step lattice answers the
-        cost of the cell holding ``xy``.
+        the route's search for them; with rear ranks, the paths are priced
+        whole, the bends a straight move makes no dearer are dropped, and they
+        are moved as without ranks where that is cheaper.  A reach
+        on the step lattice answers the cost of the cell holding ``xy``.
         """
         if self.parent is None:
             r, c = self.grid.grid.xy_to_rc(xy)
@@ -212,7 +218,9 @@ class Reach:
         each priced whole (`price_path`'s walk: a move's price depends on the trail
         the path before it left), the cheapest first by a bound that no path beats
         (its cost so far plus the last move's length); then without the bends a
-        straight move over them makes no dearer (`_pull`)."""
+        straight move over them makes no dearer (`_pull`), and with its bends
+        moved where a unit without ranks would move them (`_refined`, one sweep)
+        if that is cheaper."""
         end = (float(xy[0]), float(xy[1]))
         kept, g = self._labels, self.grid
         r, c = g.grid.xy_to_rc(end)
@@ -246,6 +254,12 @@ class Reach:
         if len(best[0]) > 2:
             points = _pull(g, best[0], best[1])
             best = (points, _price(g, points, pieces=False, checked=True)[0].cost)
+            # Its bends moved as a unit without ranks would move them (round obstacles'
+            # corners, along terrain edges), kept if that is cheaper with the ranks too.
+            moved = _refined(g, points, 1)[0]
+            cost = _price(g, moved, pieces=False, checked=True)[0].cost
+            if cost < best[1]:
+                best = (moved, cost)
         return best if best[1] <= self.allowance + _SLACK else None
 
     @functools.cached_property
@@ -290,11 +304,11 @@ def reach(grid: CostGrid, at, allowance: float | None = None, *,
     allowance : float, optional
         Defaults to the unit's move.
     any_angle : bool, default True
-        Measure as a tape measure does (`_kernels.theta_search`): from the
-        unit's own point, in straight moves from any earlier cell in sight,
-        with `Reach.cost_at` exact to the point.  For a unit without rear ranks
-        on ground with nothing priced per started quantum; others search the
-        step lattice either way.  False: the step lattice (the grid's
+        Measure as a tape measure does (`_kernels.theta_search`, with rear
+        ranks `_kernels.theta_labels`): from the unit's own point, in straight
+        moves from any earlier cell in sight, with `Reach.cost_at` exact to the
+        point.  On ground priced per started quantum the step lattice is
+        searched either way.  False: the step lattice (the grid's
         ``directions``) from the centre of the start's cell.
 
     Returns
@@ -416,10 +430,11 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None, *,
 def _any_angle_many(grid: CostGrid, points: list, sources: list[int],
                     budget: float) -> list[Reach]:
     """`reach_many` any-angle: thread t answers every threads-th start from t, in a
-    workspace of its own (`_kernels.theta_search` releases the GIL)."""
+    workspace of its own (`_kernels.theta_search` and `_kernels.theta_labels`
+    release the GIL)."""
     threads = min(thread_count(), len(sources))
-    kind = _Trails if grid.depth > 0 else _Nodes
-    spaces = [_kept(grid, (kind.__name__, t), kind.for_cells) for t in range(threads)]
+    kind, name = (_Trails, "trails_many") if grid.depth > 0 else (_Nodes, "nodes_many")
+    spaces = [_kept(grid, (name, t), kind.for_cells) for t in range(threads)]
     out: list[Reach | None] = [None] * len(sources)
 
     def work(t: int) -> None:
@@ -478,8 +493,10 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None, *,
         search from the exact start (`_kernels.theta_search`); with them, the
         lattice search.  Either way the route found is then straightened by
         its price (`_straighten`): a straight move over open ground, bends on
-        terrain edges and at obstacles' corners.  False: the lattice route
-        between cell centres, joined to the exact start and goal.
+        terrain edges and at obstacles' corners; to a goal within a turn's
+        allowance, the path the turn's `reach` prices it along is taken if
+        cheaper.  False: the lattice route between cell centres, joined to
+        the exact start and goal.
 
     Returns
     -------

@@ -26,6 +26,7 @@ from ...terrain._kernels import TRAIL, fold, stretch
 from .anyangle import (
     _crossings,
     _inner_crossing,
+    _least_move,
     _leave_box,
     _length,
     _one_box,
@@ -42,34 +43,63 @@ from .labels import (
     _note_reached,
     _record_label,
 )
-from .trail import _piece_cells, _segment_breaks, advance, push
+from .sight import line_price
+from .trail import advance, push
 
 
 @njit(cache=True, error_model="numpy")
 def _stand(px, py, ux, uy, depth, cell, cols, height, base, steep, slope_of, slopes,
-           lv, rem, org):
+           lv, rem, org, piece_at, piece_from):
     """The footprint of a unit standing at ``(px, py)`` facing ``(ux, uy)`` (a unit
     vector), ``depth`` (table units) deep: the cells under its ranks straight
-    behind it, farthest first, pushed onto an empty trail (`push`) with the
-    distance the front must advance before each leaves the footprint, at its
-    multiplier facing that way (`through`'s; impassable or off-table cells
-    left out).  Returns the trail's size."""
-    n = 0
+    behind it (the segment back from the point cut as `segment_cost` cuts it),
+    farthest first, pushed onto an empty trail (`push`) with the distance the
+    front must advance before each leaves the footprint, at its multiplier
+    facing that way (`through`'s; impassable or off-table cells left out).
+    ``piece_*``: scratch for the pieces' cells and where each starts, room for
+    ``2 * ceil(depth / cell) + 3``.  Returns the trail's size."""
     d = depth / cell
     if d <= 0.0:
-        return n
+        return 0
     cpx, cpy = px / cell, py / cell
-    breaks, _ = _segment_breaks(cpx, cpy, -ux * d, -uy * d, d)
-    pr, pc = _piece_cells(breaks, cpx, cpy, -ux * d, -uy * d, d)
-    for t in range(pr.shape[0] - 1, -1, -1):
-        r, c = pr[t], pc[t]
-        if 0 <= r < height and 0 <= c < cols:
-            i = r * cols + c
+    dx, dy = -ux * d, -uy * d
+    lox, hix = min(cpx, cpx + dx), max(cpx, cpx + dx)
+    loy, hiy = min(cpy, cpy + dy), max(cpy, cpy + dy)
+    nx, ny = _crossings(lox, hix, dx), _crossings(loy, hiy, dy)
+    close = _SEGMENT_EPS * max(1.0, d)
+    ix, sx = _inner_crossing(cpx, dx, lox, nx, 0, d)
+    iy, sy = _inner_crossing(cpy, dy, loy, ny, 0, d)
+    last = 0.0
+    k = 0
+    while True:
+        s = d
+        end = ix >= nx and iy >= ny
+        if not end:
+            if sx <= sy:
+                s = sx
+                ix, sx = _inner_crossing(cpx, dx, lox, nx, ix + 1, d)
+            else:
+                s = sy
+                iy, sy = _inner_crossing(cpy, dy, loy, ny, iy + 1, d)
+            if s - last <= close:
+                continue
+        sm = 0.5 * (last + s) / d
+        r, c = math.floor(cpy + sm * dy), math.floor(cpx + sm * dx)
+        piece_at[k] = r * cols + c if 0 <= r < height and 0 <= c < cols else -1
+        piece_from[k] = last
+        k += 1
+        last = s
+        if end:
+            break
+    n = 0
+    for t in range(k - 1, -1, -1):
+        i = piece_at[t]
+        if i >= 0:
             m = base[i]
             if steep[i] != 1.0:
                 m *= fold(steep[i], slopes, slope_of[i], ux, uy, 0.0, 0.0, 0.0, 0.0)[2]
             if m != np.inf:
-                n = push(lv, rem, org, n, m, (d - breaks[t]) * cell, i)
+                n = push(lv, rem, org, n, m, (d - piece_from[t]) * cell, i)
     return n
 
 
@@ -180,19 +210,22 @@ def _clean_stand(sx, sy, depth, cell, cols, height, base, steep):
 
 @njit(cache=True, error_model="numpy")
 def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, cols, height,
-           base, steep, slope_of, slopes, enter, narrow, clear, lv, rem, org, rec_len, rec_lv,
-           rec_org, sight, r0, c0, w):
+           base, steep, slope_of, slopes, enter, narrow, clear, alike, lv, rem, org, rec_len,
+           rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from):
     """The price of the straight move from label ``x`` (at cell ``a``, the point
     ``(ax, ay)``) to the centre of the cell at row ``vr``, column ``vc``, with the
     label's trail (the standing footprint at the start, facing the move); the trail
     after it is left in ``lv``, ``rem``.  Returns ``(cost, front's cell, trail size)``.
 
-    Between two cells of one box of alike ground (`_one_box`) with nothing
-    heavier than that ground in the trail, the move costs the ground's
+    Over alike ground of one kind (two cells of one box of it, `_one_box`, or
+    as `line_price` finds it) with nothing heavier in the trail, the move costs
+    the ground's
     multiplier times its length and leaves that ground alone under the whole
     depth, unwalked (`advance` drops lighter ground behind at once).  So too a
     move from the start to a cell in its plain sight (``sight``, `_source_sight`'s
-    window: empty unless `_clean_stand`)."""
+    window: empty unless ``clean``, `_clean_stand`).  Where ``clean`` a move from
+    the start leaves the standing footprint behind at once: its trail starts
+    empty."""
     vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
     ar = a // cols
     ac = a - ar * cols
@@ -201,13 +234,18 @@ def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, co
         if k >= 0 and sight[k] == 1:
             lv[0], rem[0] = base[a], depth
             return base[a] * _length(vx - ax, vy - ay), vr * cols + vc, 1
-        tot = _length(vx - ax, vy - ay)
-        n = _stand(ax, ay, (vx - ax) / tot, (vy - ay) / tot, depth, cell, cols, height, base,
-                   steep, slope_of, slopes, lv, rem, org)
+        n = 0
+        if not clean:
+            tot = _length(vx - ax, vy - ay)
+            n = _stand(ax, ay, (vx - ax) / tot, (vy - ay) / tot, depth, cell, cols, height,
+                       base, steep, slope_of, slopes, lv, rem, org, piece_at, piece_from)
         at = a
     else:
         n = l_n[x]
-        if (n == 0 or l_lv[x, 0] <= base[a]) and _one_box(ar, ac, vr, vc, clear, cols):
+        if (n == 0 or l_lv[x, 0] <= base[a]) and (_one_box(ar, ac, vr, vc, clear, cols) or (
+                alike[a] == alike[vr * cols + vc] and line_price(
+                    ax / cell, ay / cell, vx / cell, vy / cell, alike, clear, cols,
+                    height)[1] == 1)):
             lv[0], rem[0] = base[a], depth
             return base[a] * _length(vx - ax, vy - ay), vr * cols + vc, 1
         for j in range(n):
@@ -314,6 +352,8 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     lv_s, rem_s = np.empty(TRAIL), np.empty(TRAIL)
     rec_len, rec_lv = np.empty(TRAIL + 1), np.empty(TRAIL + 1)
     rec_org = np.empty(TRAIL + 1, dtype=np.int64)
+    pieces = 2 * math.ceil(depth / cell) + 3
+    piece_at, piece_from = np.empty(pieces, dtype=np.int64), np.empty(pieces)
     heads = np.empty(1, dtype=np.int64)
     link = np.empty((1, 2), dtype=np.int32)
     sight, r0, c0, w = np.zeros(0, dtype=np.uint8), 0, 0, 1
@@ -365,13 +405,16 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                     continue
                 else:
                     tried_s[b], tried_y[b] = stamp[0], y
-                floor = l_cost[z0] + _length(vx - c_x, vy - c_y)  # no move costs less
+                # No move costs less than its price without the ranks (`_least_move`).
+                floor = _least_move(l_cost[z0], _length(vx - c_x, vy - c_y), cell, z0 == 0,
+                                    base[c_at], alike[c_at], clear[c_at], True, base[b],
+                                    alike[b], clear[b])
                 if floor * (1.0 - 1e-12) > budget or (not merging and beat[b] <= floor * TIE):
                     continue
                 c, at, n = _offer(z0, c_at, c_x, c_y, source, vr, vc, l_lv, l_rem, l_n, l_at,
                                   depth, cell, cols, height, base, steep, slope_of, slopes,
-                                  enter, narrow, clear, lv_s, rem_s, org, rec_len, rec_lv,
-                                  rec_org, sight, r0, c0, w)
+                                  enter, narrow, clear, alike, lv_s, rem_s, org, rec_len,
+                                  rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from)
                 nd = l_cost[z0] + c
                 if not nd <= budget:
                     continue
