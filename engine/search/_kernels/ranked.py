@@ -211,7 +211,7 @@ def _clean_stand(sx, sy, depth, cell, cols, height, base, steep):
 @njit(cache=True, error_model="numpy")
 def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, cols, height,
            base, steep, slope_of, slopes, enter, narrow, clear, alike, lv, rem, org, rec_len,
-           rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from):
+           rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from, grounds):
     """The price of the straight move from label ``x`` (at cell ``a``, the point
     ``(ax, ay)``) to the centre of the cell at row ``vr``, column ``vc``, with the
     label's trail (the standing footprint at the start, facing the move); the trail
@@ -225,7 +225,8 @@ def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, co
     move from the start to a cell in its plain sight (``sight``, `_source_sight`'s
     window: empty unless ``clean``, `_clean_stand`).  Where ``clean`` a move from
     the start leaves the standing footprint behind at once: its trail starts
-    empty."""
+    empty.  ``grounds``: `line_price`'s count of grounds for the move if known,
+    else -1."""
     vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
     ar = a // cols
     ac = a - ar * cols
@@ -243,9 +244,9 @@ def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, co
     else:
         n = l_n[x]
         if (n == 0 or l_lv[x, 0] <= base[a]) and (_one_box(ar, ac, vr, vc, clear, cols) or (
-                alike[a] == alike[vr * cols + vc] and line_price(
+                alike[a] == alike[vr * cols + vc] and (grounds if grounds >= 0 else line_price(
                     ax / cell, ay / cell, vx / cell, vy / cell, alike, clear, cols,
-                    height)[1] == 1)):
+                    height)[1]) == 1)):
             lv[0], rem[0] = base[a], depth
             return base[a] * _length(vx - ax, vy - ay), vr * cols + vc, 1
         for j in range(n):
@@ -411,10 +412,18 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                                     alike[b], clear[b])
                 if floor * (1.0 - 1e-12) > budget or (not merging and beat[b] <= floor * TIE):
                     continue
+                grounds = -1
+                if which == 0 and not merging and beat[b] < np.inf:
+                    # Its price without the ranks, to rounding, is no less a bound.
+                    line, grounds = line_price(c_x / cell, c_y / cell, vx / cell, vy / cell,
+                                               alike, clear, cols, height)
+                    if grounds > 0 and beat[b] <= (l_cost[z0] + line * cell) * (1.0 - 1e-12) * TIE:
+                        continue
                 c, at, n = _offer(z0, c_at, c_x, c_y, source, vr, vc, l_lv, l_rem, l_n, l_at,
                                   depth, cell, cols, height, base, steep, slope_of, slopes,
                                   enter, narrow, clear, alike, lv_s, rem_s, org, rec_len,
-                                  rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from)
+                                  rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from,
+                                  grounds)
                 nd = l_cost[z0] + c
                 if not nd <= budget:
                     continue
