@@ -118,6 +118,21 @@ def test_route_into_woods_refracts_at_the_exact_optimum(ring, edge, cell, start,
     assert abs(r.cost_at(goal) - best) <= 1e-3 * best
 
 
+@pytest.mark.parametrize(("ring", "edge", "cell"), WOODS_EDGES[:2])
+@pytest.mark.parametrize(("start", "goal"), [((150, 80), (20, 20)), ((104, 20), (30, 45)),
+                                             ((190, 50), (40, 52))])
+def test_route_out_of_woods_refracts_at_the_exact_optimum(ring, edge, cell, start, goal):
+    """From inside the woods: the straight move the search finds first is bent on the
+    edge where that is cheapest (from (104, 20) the straight line is 0.14% dearer)."""
+    g = _grid([("woods", ring)], cell=cell)
+    best = _refraction(goal, start, *edge, FW.unit("humans").multipliers["woods"])
+    rt = engine.route(g, start, goal, any_angle=True)
+    assert abs(rt.cost - best) <= 1e-3 * best, (rt.cost, best)
+    assert engine.price_path(g, rt.path).cost == rt.cost
+    r = engine.reach(g, start, 1.01 * best, any_angle=True)
+    assert abs(r.cost_at(goal) - best) <= 1e-3 * best
+
+
 def _around(poly, start, goal):
     """The shortest path from ``start`` to ``goal`` around the convex polygon ``poly``
     (a visibility graph over its corners)."""
@@ -616,7 +631,10 @@ def test_ranked_reach_out_of_woods_pays_for_the_ranks():
     for start, goal in [((90, 50), (130, 60)), ((80, 20), (120, 45)), ((95.3, 70.1), (104, 66))]:
         r, r0 = engine.reach(g, start, 80), engine.reach(point, start, 80)
         assert r.cost_at(goal) == pytest.approx(r0.cost_at(goal) + (m - 1) * 2.0, rel=1e-12)
-        assert r.cost_at(goal) > r0.cost_at(goal) + 1.99
+        best = _refraction(goal, start, (100, -5), (100, 105), m) + (m - 1) * 2.0
+        assert abs(r.cost_at(goal) - best) <= 1e-3 * best
+        rt = engine.route(g, start, goal)
+        assert abs(rt.cost - best) <= 1e-3 * best, (rt.cost, best)
         back = engine.reach(g, goal, 80), engine.reach(point, goal, 80)
         assert back[0].cost_at(start) == pytest.approx(back[1].cost_at(start), rel=1e-12)
 

@@ -142,8 +142,8 @@ class Reach:
         ground, to where crossing a terrain edge is cheapest), with one sweep of
         the route's search for them; with rear ranks, the paths are priced
         whole, the bends a straight move makes no dearer are dropped, and they
-        are moved as without ranks where that is cheaper.  A reach
-        on the step lattice answers the cost of the cell holding ``xy``.
+        are moved as without ranks where that is cheaper.  A reach on the step
+        lattice answers the cost of the cell holding ``xy``.
         """
         if self.parent is None:
             r, c = self.grid.grid.xy_to_rc(xy)
@@ -183,7 +183,8 @@ class Reach:
 
         The path is the straight move from the start, or, if cheaper, runs from
         the start through the centres of the cells the cheapest last move to
-        ``xy`` leaves from and is reached through.  Where that bends, its bends
+        ``xy`` leaves from and is reached through.  Where that bends, or is a
+        straight move over dearer ground than the least (`_bendable`), its bends
         are moved, where it is cheaper, to the outer corners of impassable cells
         near it and then to where they cost least (`_refined`, one sweep of
         `_kernels.refine`).  That saves at most a few percent, so a point whose
@@ -199,6 +200,11 @@ class Reach:
         cost = float(each[k])
         if each[-1] <= cost:  # straight there from the start
             points = [self.start, end] if end != self.start else [end]
+            if len(points) == 2 and _bendable(self.grid, points, cost) and (
+                    cost <= self.allowance * _BENDS_SAVE + _SLACK):
+                bent, other = _refined(self.grid, points, 1)
+                if other < cost:
+                    points, cost = bent, other
         elif cost <= self.allowance * _BENDS_SAVE + _SLACK:
             chain = [int(nodes[k])]
             while (up := int(self._sorted[2][self._found(np.array(chain[-1:]))[0]])) >= 0:
@@ -254,9 +260,10 @@ class Reach:
         if len(best[0]) > 2:
             points = _pull(g, best[0], best[1])
             best = (points, _price(g, points, pieces=False, checked=True)[0].cost)
+        if len(best[0]) > 2 or (len(best[0]) == 2 and _bendable(g, *best)):
             # Its bends moved as a unit without ranks would move them (round obstacles'
             # corners, along terrain edges), kept if that is cheaper with the ranks too.
-            moved = _refined(g, points, 1)[0]
+            moved = _refined(g, best[0], 1)[0]
             cost = _price(g, moved, pieces=False, checked=True)[0].cost
             if cost < best[1]:
                 best = (moved, cost)
@@ -592,31 +599,50 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
 
     Without rear ranks a move's price does not depend on the moves before it
     but through the cell the front is in, so `_kernels.straighten` straightens the
-    path in one call; with rear ranks `_pull` drops the bends it can, pricing
-    the whole path each time.  The straightened path is kept only if its
-    price is no higher.
+    path in one call; with rear ranks (or ground priced per started quantum)
+    `_pull` drops the bends it can, pricing the whole path each time, and then
+    (not on quantised ground) the bends are moved as a point's would be.  A
+    straightened path is kept only if its price is no higher.
     """
-    if len(points) <= 2 or priced.cost == math.inf:
+    if len(points) < 2 or priced.cost == math.inf or (
+            len(points) == 2 and not _bendable(g, points, priced.cost)):
         return points, priced, rows
-    if g.depth > 0 or g.quantum.any():
-        straight = _pull(g, points, priced.cost)
-    else:
-        straight = _refined(g, points)[0]
-    if straight != points:
-        better, rows2 = _price(g, straight, pieces=False, checked=True)
-        if better.cost <= priced.cost:
-            return straight, better, rows2
-    return points, priced, rows
+    tries = []
+    if len(points) > 2 and (g.depth > 0 or g.quantum.any()):
+        tries.append(_pull(g, points, priced.cost))
+    if not g.quantum.any():  # with rear ranks, bends moved as a point's are a candidate
+        tries.append(_refined(g, tries[-1] if tries else points)[0])
+    best = (points, priced, rows)
+    for straight in tries:
+        if straight != points:
+            better, rows2 = _price(g, straight, pieces=False, checked=True)
+            if better.cost <= best[1].cost:
+                best = (straight, better, rows2)
+    return best
 
 
 # Most times `_kernels.refine` moves a route's bends (it stops once none moves).
 _SWEEPS = 8
 
 
+def _bendable(g: CostGrid, points: list, cost: float) -> bool:
+    """Whether a bend may make the straight move ``points`` (two, costing ``cost``)
+    cheaper: it costs more than its length at the grid's least multiplier (it
+    crosses dearer ground, which a bend may cut short, as on leaving woods)."""
+    return cost > g.least * math.dist(*points) * (1.0 + 1e-12)
+
+
 def _refined(g: CostGrid, points: list, sweeps: int = _SWEEPS) -> tuple[list, float]:
     """``points`` bent at the outer corners of impassable cells near them where that is
     cheaper, then straightened by `_kernels.refine` (`_kernels.straighten`, with
-    ``sweeps`` sweeps), and its price (a unit without rear ranks)."""
+    ``sweeps`` sweeps), and its price (a unit without rear ranks).  A straight move
+    (two points) takes two: `_kernels.refine` bends it only on its second, halving
+    its moves (a point at its middle is given here so that `_kernels.straighten`
+    refines it at all)."""
+    if len(points) == 2:
+        (x0, y0), (x1, y1) = points
+        points = [points[0], (0.5 * (x0 + x1), 0.5 * (y0 + y1)), points[1]]
+        sweeps = max(sweeps, 2)
     a = g.kernel_args
     r, c = g.grid.xy_to_rc(points[0])
     xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))

@@ -219,9 +219,9 @@ def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, co
 
     Over alike ground of one kind (two cells of one box of it, `_one_box`, or
     as `line_price` finds it) with nothing heavier in the trail, the move costs
-    the ground's
-    multiplier times its length and leaves that ground alone under the whole
-    depth, unwalked (`advance` drops lighter ground behind at once).  So too a
+    the ground's multiplier times its length and leaves that ground alone under
+    the whole depth, unwalked (`advance` drops lighter ground behind at once).
+    So too a
     move from the start to a cell in its plain sight (``sight``, `_source_sight`'s
     window: empty unless ``clean``, `_clean_stand`).  Where ``clean`` a move from
     the start leaves the standing footprint behind at once: its trail starts
