@@ -666,3 +666,17 @@ def test_ranked_route_within_a_turn_costs_no_more_than_the_reach_says():
         assert rt.cost <= c * (1 + 1e-12), (start, goal, rt.cost, c)
         assert rt.turns == 1
         checked += 1
+
+
+def test_ranked_cost_at_follows_a_path_back_through_the_start_cell():
+    """Standing just in front of a hedge, the unit first sidesteps 0.43 cm to turn its
+    ranks off the hedge (the straight move leaves them on it: 20.78); the reach's
+    path runs back through the start's cell, whose centre is not the unit's point."""
+    g = engine.cost_grid(engine.load_map("maps/demo.geojson"), FW, FW.unit("humans"))
+    start, stop = (37.324812679969895, 85.69817617137518), (41.1930684006315, 66.48356825321581)
+    sidestep = engine.price_path(g, [start, (37.75, 85.75), stop]).cost
+    assert engine.price_path(g, [start, stop]).cost > sidestep + 0.7
+    r = engine.reach(g, start, 20.5)
+    points, cost = r._best_path(stop)
+    assert cost <= sidestep * (1 + 1e-9) and engine.price_path(g, points).cost == cost
+    assert r.reachable(stop) and engine.route(g, start, stop).cost <= cost * (1 + 1e-12)

@@ -236,17 +236,17 @@ class Reach:
         there = np.flatnonzero(np.isin(kept.cell, near))
         up = kept.prev[there]
         labels = np.unique(np.concatenate([[0], there, up[up >= 0]]))
-        xs, ys = self._where(kept.cell[labels])
-        xs[labels == 0], ys[labels == 0] = self.start
+        xs, ys = self._label_xy(labels)
         bound = kept.cost[labels] + np.hypot(xs - end[0], ys - end[1])
         best: tuple[list, float] | None = None
         for j in np.argsort(bound, kind="stable"):
             if bound[j] > min(best[1] if best else math.inf,
                               self.allowance * _BENDS_SAVE + _SLACK):
                 break
-            chain = _kernels.trace_labels(kept.prev, kept.cell, labels[j])
-            px, py = self._where(chain)
-            px[0], py[0] = self.start
+            chain = [int(labels[j])]
+            while kept.prev[chain[-1]] >= 0:
+                chain.append(int(kept.prev[chain[-1]]))
+            px, py = self._label_xy(np.array(chain[::-1]))
             points = [(float(x), float(y)) for x, y in zip(px, py, strict=True)]
             if points[-1] != end:
                 points.append(end)
@@ -268,6 +268,15 @@ class Reach:
             if cost < best[1]:
                 best = (moved, cost)
         return best if best[1] <= self.allowance + _SLACK else None
+
+    def _label_xy(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where labels of a reach with rear ranks stand: the start for label 0, else
+        their cells' centres (a path may come back through the start's cell)."""
+        cells, cell, cols = self._labels.cell[labels], self.grid.cell, self.grid.grid.shape[1]
+        xs = (cells % cols + 0.5) * cell
+        ys = (cells // cols + 0.5) * cell
+        xs[labels == 0], ys[labels == 0] = self.start
+        return xs, ys
 
     @functools.cached_property
     def _home(self) -> int:
