@@ -401,25 +401,29 @@ def _batch_parser(sub) -> None:
 # What a command compiles longest on a cold start, by whether its unit has rear ranks:
 # kernels for `_coldstart`'s helper process, and kernels to compile here meanwhile.
 _COLD: dict[tuple[str, str], tuple[list[str], list[str]]] = {
-    ("reach", "ranks"): (["search_labels"], []),
+    ("reach", "ranks"): (["theta_labels"], []),
+    ("reach", "ranks lattice"): (["search_labels"], []),
     ("reach", "lattice"): (["reach_table"], []),
     ("reach", "point"): (["theta_search"], []),
     ("route", "ranks"): (["search_labels"], ["walk_path", "trace_labels"]),
     ("route", "lattice"): (["astar_table"], ["walk_path"]),
     ("route", "point"): (["straighten"], ["theta_search", "walk_path"]),
-    ("threat", "ranks"): (["search_labels"], []),
+    ("threat", "ranks"): (["theta_labels"], []),
     ("threat", "point"): (["theta_search"], []),
 }
-for _kind in ("ranks", "lattice", "point"):  # a flow field's kernels are the same for any
+_COLD["route", "ranks lattice"] = _COLD["route", "ranks"]
+for _kind in ("ranks", "ranks lattice", "lattice", "point"):  # flow fields': the same for any
     _COLD["flow", _kind] = (["field_band"], ["field_rest"])
     _COLD["charge", _kind] = _COLD["route", _kind]
 _COLD["demo", "ranks"] = _COLD["route", "ranks"]
 
 
 def _searched(unit, lattice: bool = False) -> str:
-    """How ``unit`` is searched, as `_COLD` keys it: with rear ranks, on the step
-    lattice, or any-angle as a point."""
-    return "ranks" if unit.depth > 0 else "lattice" if lattice else "point"
+    """How ``unit`` is searched, as `_COLD` keys it: any-angle or on the step lattice,
+    with rear ranks or as a point."""
+    if unit.depth > 0:
+        return "ranks lattice" if lattice else "ranks"
+    return "lattice" if lattice else "point"
 
 
 def _expect(command: str, kind: str) -> None:

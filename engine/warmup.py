@@ -60,6 +60,9 @@ def _any_angle() -> None:
     reach_many(g, [(0.25, 0.25)], 3)
     route(g, (0.25, 0.25), (3.75, 3.75))
     compile_kernel("straighten")  # a route that bends (the hill's route is straight)
+    ranks = cost_grid(_hill(), rules, rules.unit("humans"))
+    reach(ranks, (0.25, 0.25), 3).cost_at((1.1, 1.3))
+    reach_many(ranks, [(0.25, 0.25)], 3)
 
 
 def _sight() -> None:

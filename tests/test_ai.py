@@ -147,7 +147,10 @@ def test_threat_map_is_the_union_of_the_enemies_reaches(demo, rules, charge):
         xy = demo.grid.rc_to_xy(divmod(int(flat), demo.grid.shape[1]))
         who = t.at(xy)
         assert [i for i, _ in who] == [i for i, w in enumerate(within) if w.flat[flat]]
-        assert max(m for _, m in who) == pytest.approx(t.margin.flat[flat])
+        # At the centre itself, priced to the point: no dearer than the cell's cost, whose
+        # path bends at cell centres (a few percent at most).
+        best = max(m for _, m in who)
+        assert t.margin.flat[flat] - 1e-9 <= best <= t.margin.flat[flat] + 0.03 * 22
 
 
 def test_threat_map_concealment_counts_viewsheds(demo, rules):
@@ -557,7 +560,7 @@ def test_guide_example_prints_what_it_shows(monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     exec(compile(block, "docs/ai.md", "exec"), {})
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("2 [(1, 3.4203") and out[1] == "4"
+    assert out[0].startswith("2 [(1, 4.1077") and out[1] == "4"
     assert out[2] == "71.85 cm to the objective, 50 steps"
     assert out == shown.splitlines()
 

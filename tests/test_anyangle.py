@@ -118,6 +118,21 @@ def test_route_into_woods_refracts_at_the_exact_optimum(ring, edge, cell, start,
     assert abs(r.cost_at(goal) - best) <= 1e-3 * best
 
 
+@pytest.mark.parametrize(("ring", "edge", "cell"), WOODS_EDGES[:2])
+@pytest.mark.parametrize(("start", "goal"), [((150, 80), (20, 20)), ((104, 20), (30, 45)),
+                                             ((190, 50), (40, 52))])
+def test_route_out_of_woods_refracts_at_the_exact_optimum(ring, edge, cell, start, goal):
+    """From inside the woods: the straight move the search finds first is bent on the
+    edge where that is cheapest (from (104, 20) the straight line is 0.14% dearer)."""
+    g = _grid([("woods", ring)], cell=cell)
+    best = _refraction(goal, start, *edge, FW.unit("humans").multipliers["woods"])
+    rt = engine.route(g, start, goal, any_angle=True)
+    assert abs(rt.cost - best) <= 1e-3 * best, (rt.cost, best)
+    assert engine.price_path(g, rt.path).cost == rt.cost
+    r = engine.reach(g, start, 1.01 * best, any_angle=True)
+    assert abs(r.cost_at(goal) - best) <= 1e-3 * best
+
+
 def _around(poly, start, goal):
     """The shortest path from ``start`` to ``goal`` around the convex polygon ``poly``
     (a visibility graph over its corners)."""
@@ -567,3 +582,101 @@ def test_presettle_queues_exactly_the_rim():
             assert np.array_equal(queued_now, rim) and n == rim.sum()
             queued += n
     assert queued > 500
+
+
+# A unit with rear ranks (Fantasy Warlord's default: one rank, 2 cm deep).
+
+
+def _ranked(features=(), cell=0.5):
+    return engine.cost_grid(_map(features, cell=cell), FW, FW.unit("humans"))
+
+
+def test_ranked_reach_is_the_circle_from_the_units_own_point():
+    g = _ranked()
+    assert g.depth > 0
+    at = (100.25, 50.25)
+    r = engine.reach(g, at, 40)
+    assert r.parent is not None
+    worst = max(abs(r.cost_at((at[0] + 30 * math.cos(a), at[1] + 30 * math.sin(a))) - 30) / 30
+                for a in np.linspace(0, 2 * math.pi, 120, endpoint=False))
+    assert worst <= 1e-3
+    r24 = engine.reach(g, at, 24)
+    assert r24.reachable((at[0] + 23.5, at[1] + 3e-3))
+    assert not r24.reachable((at[0] + 24.5, at[1]))
+    assert abs(r.area / (math.pi * 40 * 40) - 1) < 0.01
+    lattice = engine.reach(g, at, 24, any_angle=False)
+    assert lattice.parent is None and not lattice.reachable((at[0] + 23.9, at[1] + 3.0))
+
+
+@pytest.mark.parametrize(("ring", "edge", "cell"), WOODS_EDGES[:2])
+@pytest.mark.parametrize(("start", "goal"), [((20, 20), (150, 80)), ((10, 90), (140, 15)),
+                                             ((60, 50), (180, 52))])
+def test_ranked_reach_into_woods_refracts_at_the_exact_optimum(ring, edge, cell, start, goal):
+    """Going into woods the ranks behind the front stand on open ground, lighter than
+    the woods under it: they add nothing, so the optimum is a point's."""
+    g = _ranked([("woods", ring)], cell=cell)
+    best = _refraction(start, goal, *edge, FW.unit("humans").multipliers["woods"])
+    r = engine.reach(g, start, 1.01 * best)
+    assert abs(r.cost_at(goal) - best) <= 1e-3 * best, (r.cost_at(goal), best)
+    points, cost = r._best_path(goal)
+    assert engine.price_path(g, points).cost == cost
+
+
+def test_ranked_reach_out_of_woods_pays_for_the_ranks():
+    """Leaving woods the ranks pay the woods' multiplier for their depth (2 cm) more
+    than a unit without ranks, whichever way it crosses the edge; going in, nothing."""
+    woods = [("woods", [(-5, -5), (100, -5), (100, 105), (-5, 105)])]
+    g, point = _ranked(woods), _grid(woods)
+    m = FW.unit("humans").multipliers["woods"]
+    for start, goal in [((90, 50), (130, 60)), ((80, 20), (120, 45)), ((95.3, 70.1), (104, 66))]:
+        r, r0 = engine.reach(g, start, 80), engine.reach(point, start, 80)
+        assert r.cost_at(goal) == pytest.approx(r0.cost_at(goal) + (m - 1) * 2.0, rel=1e-12)
+        best = _refraction(goal, start, (100, -5), (100, 105), m) + (m - 1) * 2.0
+        assert abs(r.cost_at(goal) - best) <= 1e-3 * best
+        rt = engine.route(g, start, goal)
+        assert abs(rt.cost - best) <= 1e-3 * best, (rt.cost, best)
+        back = engine.reach(g, goal, 80), engine.reach(point, goal, 80)
+        assert back[0].cost_at(start) == pytest.approx(back[1].cost_at(start), rel=1e-12)
+
+
+def test_ranked_reach_round_a_building_by_its_corners():
+    g = _ranked([("building", BUILDINGS[0])])
+    start = (40, 50)
+    r = engine.reach(g, start, 140)
+    for goal in [(160, 50), (130, 80), (125, 60), (150, 20)]:
+        best = _around(BUILDINGS[0], start, goal)
+        assert abs(r.cost_at(goal) - best) <= 1e-3 * best, (goal, r.cost_at(goal), best)
+
+
+def test_ranked_route_within_a_turn_costs_no_more_than_the_reach_says():
+    g = engine.cost_grid(engine.load_map("maps/demo.geojson"), FW, FW.unit("humans"))
+    rng = np.random.default_rng(4)
+    checked = 0
+    while checked < 12:
+        start = tuple(rng.uniform((5, 5), (175, 115)).tolist())
+        goal = (start[0] + rng.uniform(-15, 15), start[1] + rng.uniform(-15, 15))
+        if not (np.isfinite(g.base[g.grid.xy_to_rc(start)])
+                and 0 < goal[0] < 180 and 0 < goal[1] < 120
+                and np.isfinite(g.base[g.grid.xy_to_rc(goal)])):
+            continue
+        c = engine.reach(g, start, g.unit.move).cost_at(goal)
+        if c == math.inf:
+            continue
+        rt = engine.route(g, start, goal)
+        assert rt.cost <= c * (1 + 1e-12), (start, goal, rt.cost, c)
+        assert rt.turns == 1
+        checked += 1
+
+
+def test_ranked_cost_at_follows_a_path_back_through_the_start_cell():
+    """Standing just in front of a hedge, the unit first sidesteps 0.43 cm to turn its
+    ranks off the hedge (the straight move leaves them on it: 20.78); the reach's
+    path runs back through the start's cell, whose centre is not the unit's point."""
+    g = engine.cost_grid(engine.load_map("maps/demo.geojson"), FW, FW.unit("humans"))
+    start, stop = (37.324812679969895, 85.69817617137518), (41.1930684006315, 66.48356825321581)
+    sidestep = engine.price_path(g, [start, (37.75, 85.75), stop]).cost
+    assert engine.price_path(g, [start, stop]).cost > sidestep + 0.7
+    r = engine.reach(g, start, 20.5)
+    points, cost = r._best_path(stop)
+    assert cost <= sidestep * (1 + 1e-9) and engine.price_path(g, points).cost == cost
+    assert r.reachable(stop) and engine.route(g, start, stop).cost <= cost * (1 + 1e-12)

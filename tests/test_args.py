@@ -41,7 +41,7 @@ def test_numpy_numbers_are_numbers(rules, demo):
     grid = demo[1]
     at = np.array([30.0, 40.0])
     assert engine.reach(grid, at, np.float32(5)).area == engine.reach(grid, (30, 40), 5).area
-    assert engine.reach(grid, (np.float32(30), np.int64(40)), 5).area == 72.25
+    assert engine.reach(grid, (np.float32(30), np.int64(40)), 5).area == 75.0
     assert rules.unit("humans", move=np.int64(20)).move == 20
     assert engine.load_rules("reglamento").unit("human", march=np.True_).move == 20
     assert rules.unit("humans", ranks=np.int64(2)).depth == rules.unit("humans", ranks=2).depth

@@ -150,14 +150,14 @@ def test_threat_text_json_and_picture(tmp_path, capsys):
     assert main([*argv, "--png", str(png)]) == 0
     text = capsys.readouterr().out.splitlines()
     assert text[0].startswith("2 enemies: ") and "up to 2 at once" in text[0]
-    assert text[1] == "  (150, 70): 2 can reach it: #0 orcs (margin 9.25), #1 goblins " \
-        "(margin 9.37779)"
+    assert text[1] == "  (150, 70): 2 can reach it: #0 orcs (margin 9.5), #1 goblins " \
+        "(margin 8.99134)"
     assert text[2] == "  (10, 10): 0 can reach it"
     assert png.read_bytes().startswith(PNG)
     assert main([*argv, "--json", "--charge"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["charge"] is True and out["most"] == 2 and out["probes"][1]["by"] == []
-    assert out["probes"][0]["by"][0] == {"enemy": 0, "race": "orcs", "margin": 9.25}
+    assert out["probes"][0]["by"][0] == {"enemy": 0, "race": "orcs", "margin": 9.5}
 
 
 def test_flow_text_json_and_picture(tmp_path, capsys):

@@ -41,6 +41,7 @@ _CALLERS = [
     ["route", "demo", "--race", "humans", "--depth", "0", "--from", "30,40", "--to", "150,60",
      "--lattice"],
     ["reach", "demo", "--race", "humans", "--depth", "0", "--at", "30,40"],
+    ["reach", "demo", "--race", "humans", "--at", "30,40"],
     ["reach", "demo", "--race", "humans", "--depth", "0", "--at", "30,40", "--lattice"],
     ["flow", "demo", "--race", "humans", "--goal", "90.25,75.25", "--from", "20,60"],
 ]

@@ -683,6 +683,10 @@ def test_reach_many_equals_one_reach_per_start(rules, depth, any_angle):
         for t in range(min(numba.get_num_threads(), len(starts))):
             ws = g.battlefield._cache[("nodes_many", t)]
             assert np.isinf(ws.dist).all() and (ws.parent == -1).all() and not ws.state.any()
+    elif any_angle:
+        for t in range(min(numba.get_num_threads(), len(starts))):
+            ws = g.battlefield._cache[("trails_many", t)]
+            assert np.isinf(ws.dist).all() and (ws.head == -1).all() and np.isinf(ws.beat).all()
     else:
         ws = g.battlefield._cache[("workspace_many", numba.get_num_threads(), depth > 0)]
         assert np.isinf(ws[0]).all() and (ws[2] == -1).all()

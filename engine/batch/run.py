@@ -138,16 +138,31 @@ def _deaf_to_interrupts() -> Iterator[None]:
 
 @contextmanager
 def _quiet_callbacks() -> Iterator[None]:
-    """Tornado's log of exceptions in its callbacks silenced: a Ctrl-C that lands in
-    one of distributed's waits (its ``sync``) raises there as well, and would print
-    a traceback beside the one-line "interrupted"."""
-    log = logging.getLogger("tornado.application")
-    before = log.level
-    log.setLevel(logging.CRITICAL)
+    """distributed's and tornado's logs silenced (jobs' failures are in their result
+    lines): a Ctrl-C raises in whichever of distributed's waits it lands in, and
+    the cluster's loop thread then logs the cancelled callbacks and the keys it
+    could not gather beside the command's one line "interrupted".  Interrupted,
+    they stay silenced: that thread may log after this has returned, while the
+    command prints its line and ends.  (distributed sets its logs' levels when
+    first imported, so it is imported first.)"""
+    import distributed  # noqa: F401
+
+    names = ["distributed", "tornado", *(n for n in logging.root.manager.loggerDict
+                                         if n.startswith(("distributed.", "tornado.")))]
+    logs = [logging.getLogger(name) for name in names]
+    before = [log.level for log in logs]
+    for log in logs:
+        log.setLevel(logging.CRITICAL + 1)
     try:
         yield
-    finally:
-        log.setLevel(before)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        for log, level in zip(logs, before, strict=True):
+            log.setLevel(level)
+        raise
+    for log, level in zip(logs, before, strict=True):
+        log.setLevel(level)
 
 
 @contextmanager

@@ -256,9 +256,92 @@ class _Nodes:
         return nodes
 
 
+class _KeptLabels(NamedTuple):
+    """The paths an any-angle reach of a unit with rear ranks keeps: every label's
+    cell, cost and the label it came from (-1 for the start's, label 0), and the
+    cheapest label of each of the reach's cells, in its order."""
+
+    cell: np.ndarray
+    cost: np.ndarray
+    prev: np.ndarray
+    best: np.ndarray
+
+
+@dataclass(eq=False)
+class _Trails:
+    """`_kernels.theta_labels`' state for one grid size: per cell its cheapest cost, its
+    labels' list and `beat` cost (at rest between searches), the straight moves
+    priced, and the label pool, made bigger when it runs out."""
+
+    dist: np.ndarray
+    head: np.ndarray
+    beat: np.ndarray
+    touched: np.ndarray
+    tried_y: np.ndarray
+    tried_s: np.ndarray
+    stamp: np.ndarray
+    labels: _Labels | None = None
+    at: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
+
+    @classmethod
+    def for_cells(cls, n: int) -> _Trails:
+        return cls(
+            dist=np.full(n, np.inf),
+            head=np.full(n, -1, dtype=np.int64),
+            beat=np.full(n, np.inf),
+            touched=np.empty(n, dtype=np.int64),
+            tried_y=np.full(n, -1, dtype=np.int64),
+            tried_s=np.zeros(n, dtype=np.int64),
+            stamp=np.zeros(1, dtype=np.int64),
+        )
+
+    def within(self, g: CostGrid, source: int, start, budget: float):
+        """Cells within ``budget`` of the point ``start`` (in cell ``source``): flat
+        indices, costs and parents (the cell the cheapest path's last straight move
+        leaves from; -1 for the start's cell), cheapest first, and the paths kept
+        (`_KeptLabels`)."""
+        a, width = g.kernel_args, g.trail_width
+        size = 1 << 14
+        while True:
+            if self.labels is None or self.labels.lv.shape[1] < width or (
+                    self.labels.cost.size < size):
+                self.labels = _Labels.pool(size, width)
+                self.at = np.empty(size, dtype=np.int64)
+            lab = self.labels
+            nt, used = _kernels.theta_labels(
+                a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
+                g.alike, g.least, a.cols, g.cell, float(g.unit.depth), source,
+                float(start[0]), float(start[1]), budget + _SLACK, g.merging, self.dist,
+                self.head, self.beat, self.touched, self.tried_y, self.tried_s, self.stamp,
+                lab.cost, lab.cell, lab.prev, lab.step, lab.n, lab.lv, lab.rem, lab.next,
+                lab.state, lab.pos, lab.hkey, lab.hidx, self.at,
+            )
+            if used >= 0:
+                break
+            _kernels.reset_labels(self.touched, nt, self.dist, self.head, self.beat)
+            size = 4 * lab.cost.size
+        cells = np.empty(nt, dtype=np.int64)
+        cost = np.empty(nt)
+        best = np.empty(nt, dtype=np.int64)
+        k = _kernels.collect_labels(self.touched, nt, self.dist, self.head, self.beat,
+                                    budget + _SLACK, lab.cost, lab.next, cells, cost, best)
+        order = np.argsort(cost[:k], kind="stable")
+        cells, cost, best = cells[order], cost[order], best[order]
+        kept = _KeptLabels(lab.cell[:used].astype(np.int64), lab.cost[:used].copy(),
+                           lab.prev[:used].astype(np.int64), best)
+        up = kept.prev[best]
+        parent = np.where(up >= 0, kept.cell[np.maximum(up, 0)], -1)
+        return cells, cost, parent, kept
+
+
 def _nodes(g: CostGrid) -> _Nodes:
     """The any-angle workspace of a grid's battlefield."""
     return _kept(g, "nodes", _Nodes.for_cells)
+
+
+def _trails(g: CostGrid) -> _Trails:
+    """The any-angle workspace of a grid's battlefield for a unit with rear ranks."""
+    return _kept(g, "trails", _Trails.for_cells)
 
 
 def _workspace(g: CostGrid) -> _Workspace:

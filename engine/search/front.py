@@ -1,15 +1,19 @@
 """Reach and route: the public face of the numba search.
 
-Positions are table points.  By default (``any_angle=True``) a unit without
-rear ranks, on ground with nothing priced per started quantum, is measured as
-a tape measure measures (`_kernels.theta_search`): from its own point, a
-cell's parent may be any earlier cell in straight sight, and `Reach.cost_at`
-prices the last straight move to the point asked about.  Other units, and any
-unit with ``any_angle=False``, search the step lattice from the centre of the
-cell holding the start: `reach` answers per cell, and `route` joins the exact
-start and goal to the cell-centre path.  With ``any_angle``, `route` then
-straightens the path it found by its price (`_kernels.straighten`, `_pull`).
-Either way a route is priced whole as `price_path` prices it.
+Positions are table points.  By default (``any_angle=True``), on ground with
+nothing priced per started quantum, a unit is measured as a tape measure
+measures: from its own point, a cell's parent may be any earlier cell in
+straight sight (`_kernels.theta_search`; with rear ranks
+`_kernels.theta_labels`, which keeps every path no other beats, each with
+the trail of ground its ranks still stand on), and `Reach.cost_at` prices
+the last straight move to the point asked about.  A route with rear ranks,
+and any search with ``any_angle=False`` or on quantised ground, runs on the
+step lattice from the centre of the cell holding the start: `reach` answers
+per cell, and `route` joins the exact start and goal to the cell-centre
+path.  With ``any_angle``, `route` then straightens the path it found by its
+price (`_kernels.straighten`, `_pull`), and to a goal within a turn takes
+the reach's path if cheaper.  Either way a route is priced whole as
+`price_path` prices it.
 """
 
 from __future__ import annotations
@@ -28,7 +32,18 @@ from .._threads import on_threads, thread_count
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import CostGrid
 from . import _kernels
-from ._state import _NO_LANDMARKS, _SLACK, _kept, _many_workspace, _Nodes, _nodes, _workspace
+from ._state import (
+    _NO_LANDMARKS,
+    _SLACK,
+    _kept,
+    _KeptLabels,
+    _many_workspace,
+    _Nodes,
+    _nodes,
+    _Trails,
+    _trails,
+    _workspace,
+)
 from .pricing import Leg, Pricing, _price
 
 __all__ = ["Reach", "Route", "reach", "reach_many", "route"]
@@ -53,9 +68,15 @@ def _allowance(g: CostGrid, allowance: float | None) -> float:
 
 
 def _any_angle(g: CostGrid) -> bool:
-    """Whether `reach` searches ``g`` any-angle: a unit without rear ranks, on ground
-    with nothing priced per started quantum."""
-    return g.depth == 0 and not g.quantum.any()
+    """Whether `reach` searches ``g`` any-angle: ground with nothing priced per started
+    quantum."""
+    return not g.quantum.any()
+
+
+def _space(g: CostGrid) -> _Nodes | _Trails:
+    """The any-angle workspace of ``g``'s battlefield for its unit: with rear ranks,
+    `_kernels.theta_labels`'; without, `_kernels.theta_search`'."""
+    return _trails(g) if g.depth > 0 else _nodes(g)
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,6 +106,7 @@ class Reach:
     cells: np.ndarray
     cost: np.ndarray
     parent: np.ndarray | None = None
+    _labels: _KeptLabels | None = field(default=None, repr=False)
 
     @property
     def remaining(self) -> np.ndarray:
@@ -118,8 +140,10 @@ class Reach:
         start).  Where that path bends, its bends are moved to where they cost
         least, as `route` moves a route's (to the outer corners of impassable
         ground, to where crossing a terrain edge is cheapest), with one sweep of
-        the route's search for them.  A reach on the step lattice answers the
-        cost of the cell holding ``xy``.
+        the route's search for them; with rear ranks, the paths are priced
+        whole, the bends a straight move makes no dearer are dropped, and they
+        are moved as without ranks where that is cheaper.  A reach on the step
+        lattice answers the cost of the cell holding ``xy``.
         """
         if self.parent is None:
             r, c = self.grid.grid.xy_to_rc(xy)
@@ -159,12 +183,16 @@ class Reach:
 
         The path is the straight move from the start, or, if cheaper, runs from
         the start through the centres of the cells the cheapest last move to
-        ``xy`` leaves from and is reached through.  Where that bends, its bends
+        ``xy`` leaves from and is reached through.  Where that bends, or is a
+        straight move over dearer ground than the least (`_bendable`), its bends
         are moved, where it is cheaper, to the outer corners of impassable cells
         near it and then to where they cost least (`_refined`, one sweep of
         `_kernels.refine`).  That saves at most a few percent, so a point whose
         path costs more than `_BENDS_SAVE` times the allowance is not tried.
+        With rear ranks, `_ranked_path`.
         """
+        if self._labels is not None:
+            return self._ranked_path(xy)
         end = (float(xy[0]), float(xy[1]))
         nodes, costs = self._around(xy)
         each = self._last_moves(end, np.append(nodes, self._home), np.append(costs, 0.0))
@@ -172,6 +200,11 @@ class Reach:
         cost = float(each[k])
         if each[-1] <= cost:  # straight there from the start
             points = [self.start, end] if end != self.start else [end]
+            if len(points) == 2 and _bendable(self.grid, points, cost) and (
+                    cost <= self.allowance * _BENDS_SAVE + _SLACK):
+                bent, other = _refined(self.grid, points, 1)
+                if other < cost:
+                    points, cost = bent, other
         elif cost <= self.allowance * _BENDS_SAVE + _SLACK:
             chain = [int(nodes[k])]
             while (up := int(self._sorted[2][self._found(np.array(chain[-1:]))[0]])) >= 0:
@@ -183,6 +216,67 @@ class Reach:
         else:
             return None
         return (points, cost) if cost <= self.allowance + _SLACK else None
+
+    def _ranked_path(self, xy) -> tuple[list, float] | None:
+        """`_best_path` for a unit with rear ranks: the cheapest of the paths the reach
+        kept to the cells around ``xy`` and to the cells those are reached from, each
+        with a last straight move to ``xy``, and the straight move from the start,
+        each priced whole (`price_path`'s walk: a move's price depends on the trail
+        the path before it left), the cheapest first by a bound that no path beats
+        (its cost so far plus the last move's length); then without the bends a
+        straight move over them makes no dearer (`_pull`), and with its bends
+        moved where a unit without ranks would move them (`_refined`, one sweep)
+        if that is cheaper."""
+        end = (float(xy[0]), float(xy[1]))
+        kept, g = self._labels, self.grid
+        r, c = g.grid.xy_to_rc(end)
+        rows, cols = g.grid.shape
+        near = [rr * cols + cc for rr in range(max(r - 1, 0), min(r + 2, rows))
+                for cc in range(max(c - 1, 0), min(c + 2, cols))]
+        there = np.flatnonzero(np.isin(kept.cell, near))
+        up = kept.prev[there]
+        labels = np.unique(np.concatenate([[0], there, up[up >= 0]]))
+        xs, ys = self._label_xy(labels)
+        bound = kept.cost[labels] + np.hypot(xs - end[0], ys - end[1])
+        best: tuple[list, float] | None = None
+        for j in np.argsort(bound, kind="stable"):
+            if bound[j] > min(best[1] if best else math.inf,
+                              self.allowance * _BENDS_SAVE + _SLACK):
+                break
+            chain = [int(labels[j])]
+            while kept.prev[chain[-1]] >= 0:
+                chain.append(int(kept.prev[chain[-1]]))
+            px, py = self._label_xy(np.array(chain[::-1]))
+            points = [(float(x), float(y)) for x, y in zip(px, py, strict=True)]
+            if points[-1] != end:
+                points.append(end)
+            if len(points) == 1:
+                return points, 0.0
+            cost = _price(g, points, pieces=False, checked=True)[0].cost
+            if best is None or cost < best[1]:
+                best = (points, cost)
+        if best is None:
+            return None
+        if len(best[0]) > 2:
+            points = _pull(g, best[0], best[1])
+            best = (points, _price(g, points, pieces=False, checked=True)[0].cost)
+        if len(best[0]) > 2 or (len(best[0]) == 2 and _bendable(g, *best)):
+            # Its bends moved as a unit without ranks would move them (round obstacles'
+            # corners, along terrain edges), kept if that is cheaper with the ranks too.
+            moved = _refined(g, best[0], 1)[0]
+            cost = _price(g, moved, pieces=False, checked=True)[0].cost
+            if cost < best[1]:
+                best = (moved, cost)
+        return best if best[1] <= self.allowance + _SLACK else None
+
+    def _label_xy(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where labels of a reach with rear ranks stand: the start for label 0, else
+        their cells' centres (a path may come back through the start's cell)."""
+        cells, cell, cols = self._labels.cell[labels], self.grid.cell, self.grid.grid.shape[1]
+        xs = (cells % cols + 0.5) * cell
+        ys = (cells // cols + 0.5) * cell
+        xs[labels == 0], ys[labels == 0] = self.start
+        return xs, ys
 
     @functools.cached_property
     def _home(self) -> int:
@@ -226,11 +320,11 @@ def reach(grid: CostGrid, at, allowance: float | None = None, *,
     allowance : float, optional
         Defaults to the unit's move.
     any_angle : bool, default True
-        Measure as a tape measure does (`_kernels.theta_search`): from the
-        unit's own point, in straight moves from any earlier cell in sight,
-        with `Reach.cost_at` exact to the point.  For a unit without rear ranks
-        on ground with nothing priced per started quantum; others search the
-        step lattice either way.  False: the step lattice (the grid's
+        Measure as a tape measure does (`_kernels.theta_search`, with rear
+        ranks `_kernels.theta_labels`): from the unit's own point, in straight
+        moves from any earlier cell in sight, with `Reach.cost_at` exact to the
+        point.  On ground priced per started quantum the step lattice is
+        searched either way.  False: the step lattice (the grid's
         ``directions``) from the centre of the start's cell.
 
     Returns
@@ -257,7 +351,7 @@ def reach(grid: CostGrid, at, allowance: float | None = None, *,
     source = _start_cell(grid, at, "start")
     xy = (float(at[0]), float(at[1]))
     if flag("any_angle", any_angle) and _any_angle(grid):
-        return Reach(grid, xy, budget, *_nodes(grid).within(grid, source, xy, budget))
+        return Reach(grid, xy, budget, *_space(grid).within(grid, source, xy, budget))
     idx, cost = _workspace(grid).within(grid, source, budget)
     return Reach(grid, xy, budget, idx, cost)
 
@@ -352,9 +446,11 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None, *,
 def _any_angle_many(grid: CostGrid, points: list, sources: list[int],
                     budget: float) -> list[Reach]:
     """`reach_many` any-angle: thread t answers every threads-th start from t, in a
-    workspace of its own (`_kernels.theta_search` releases the GIL)."""
+    workspace of its own (`_kernels.theta_search` and `_kernels.theta_labels`
+    release the GIL)."""
     threads = min(thread_count(), len(sources))
-    spaces = [_kept(grid, ("nodes_many", t), _Nodes.for_cells) for t in range(threads)]
+    kind, name = (_Trails, "trails_many") if grid.depth > 0 else (_Nodes, "nodes_many")
+    spaces = [_kept(grid, (name, t), kind.for_cells) for t in range(threads)]
     out: list[Reach | None] = [None] * len(sources)
 
     def work(t: int) -> None:
@@ -413,8 +509,10 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None, *,
         search from the exact start (`_kernels.theta_search`); with them, the
         lattice search.  Either way the route found is then straightened by
         its price (`_straighten`): a straight move over open ground, bends on
-        terrain edges and at obstacles' corners.  False: the lattice route
-        between cell centres, joined to the exact start and goal.
+        terrain edges and at obstacles' corners; to a goal within a turn's
+        allowance, the path the turn's `reach` prices it along is taken if
+        cheaper.  False: the lattice route between cell centres, joined to
+        the exact start and goal.
 
     Returns
     -------
@@ -482,7 +580,7 @@ def _this_turn(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: fl
     reaches this turn must cost no more than `reach` says."""
     if math.dist(start, goal) > per_turn:
         return found
-    r = Reach(g, start, per_turn, *_nodes(g).within(g, source, start, per_turn))
+    r = Reach(g, start, per_turn, *_space(g).within(g, source, start, per_turn))
     best = r._best_path(goal)
     if best is None or best[1] >= found[1].cost:
         return found
@@ -510,31 +608,50 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
 
     Without rear ranks a move's price does not depend on the moves before it
     but through the cell the front is in, so `_kernels.straighten` straightens the
-    path in one call; with rear ranks `_pull` drops the bends it can, pricing
-    the whole path each time.  The straightened path is kept only if its
-    price is no higher.
+    path in one call; with rear ranks (or ground priced per started quantum)
+    `_pull` drops the bends it can, pricing the whole path each time, and then
+    (not on quantised ground) the bends are moved as a point's would be.  A
+    straightened path is kept only if its price is no higher.
     """
-    if len(points) <= 2 or priced.cost == math.inf:
+    if len(points) < 2 or priced.cost == math.inf or (
+            len(points) == 2 and not _bendable(g, points, priced.cost)):
         return points, priced, rows
-    if g.depth > 0 or g.quantum.any():
-        straight = _pull(g, points, priced.cost)
-    else:
-        straight = _refined(g, points)[0]
-    if straight != points:
-        better, rows2 = _price(g, straight, pieces=False, checked=True)
-        if better.cost <= priced.cost:
-            return straight, better, rows2
-    return points, priced, rows
+    tries = []
+    if len(points) > 2 and (g.depth > 0 or g.quantum.any()):
+        tries.append(_pull(g, points, priced.cost))
+    if not g.quantum.any():  # with rear ranks, bends moved as a point's are a candidate
+        tries.append(_refined(g, tries[-1] if tries else points)[0])
+    best = (points, priced, rows)
+    for straight in tries:
+        if straight != points:
+            better, rows2 = _price(g, straight, pieces=False, checked=True)
+            if better.cost <= best[1].cost:
+                best = (straight, better, rows2)
+    return best
 
 
 # Most times `_kernels.refine` moves a route's bends (it stops once none moves).
 _SWEEPS = 8
 
 
+def _bendable(g: CostGrid, points: list, cost: float) -> bool:
+    """Whether a bend may make the straight move ``points`` (two, costing ``cost``)
+    cheaper: it costs more than its length at the grid's least multiplier (it
+    crosses dearer ground, which a bend may cut short, as on leaving woods)."""
+    return cost > g.least * math.dist(*points) * (1.0 + 1e-12)
+
+
 def _refined(g: CostGrid, points: list, sweeps: int = _SWEEPS) -> tuple[list, float]:
     """``points`` bent at the outer corners of impassable cells near them where that is
     cheaper, then straightened by `_kernels.refine` (`_kernels.straighten`, with
-    ``sweeps`` sweeps), and its price (a unit without rear ranks)."""
+    ``sweeps`` sweeps), and its price (a unit without rear ranks).  A straight move
+    (two points) takes two: `_kernels.refine` bends it only on its second, halving
+    its moves (a point at its middle is given here so that `_kernels.straighten`
+    refines it at all)."""
+    if len(points) == 2:
+        (x0, y0), (x1, y1) = points
+        points = [points[0], (0.5 * (x0 + x1), 0.5 * (y0 + y1)), points[1]]
+        sweeps = max(sweeps, 2)
     a = g.kernel_args
     r, c = g.grid.xy_to_rc(points[0])
     xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))

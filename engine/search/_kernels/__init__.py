@@ -7,6 +7,7 @@ each other across these modules and `engine.terrain._kernels`; numba's disk
 cache does not notice an edit to a callee in another file, so the cache folder
 is keyed by the package's sources (`engine._cache`).
 
+- `ranked`: `theta_labels` (any-angle, a unit with rear ranks), `collect_labels`;
 - `anyangle`: `theta_search` (any-angle, a unit without rear ranks), `refine`
   (a route's bends to their continuous optimum), `point_cost`;
 - `corners`: `straighten` (a path's bends at obstacles' outer corners, then
@@ -41,6 +42,7 @@ from .heap import (
 )
 from .labels import DROPPED, label_pool, search_labels, trace_labels
 from .many import many_heap, many_labels, many_plain
+from .ranked import collect_labels, reset_labels, theta_labels
 from .trail import BLOCKED, BLOCKED_SEGMENT, MOVE, OBSTACLE, QUANTUM, push, walk_path
 
 __all__ = [
@@ -57,6 +59,7 @@ __all__ = [
     "block_labels",
     "block_rims",
     "collect",
+    "collect_labels",
     "field_band",
     "field_rest",
     "label_pool",
@@ -67,6 +70,7 @@ __all__ = [
     "pool_split",
     "push",
     "reset",
+    "reset_labels",
     "reset_nodes",
     "search",
     "search_both",
@@ -76,6 +80,7 @@ __all__ = [
     "stack_rows",
     "stack_width",
     "straighten",
+    "theta_labels",
     "theta_search",
     "trace",
     "trace_labels",

@@ -1,0 +1,476 @@
+"""numba kernels: any-angle search (Theta*) for a unit with rear ranks.
+
+As `anyangle.theta_search`, but every move is priced with the rear-rank
+trail (`trail.advance`): the ground still under the footprint behind the
+front, carried from the path before it.  What a move costs then depends on
+the path before it, so, as `labels.search_labels` does on the step lattice,
+a cell keeps every path (label) no other beats: one that got there dearer
+may have left its heavy ground behind sooner.  Each label keeps its trail
+and the cell its front is in; a move from the start goes on from the
+standing footprint, straight behind the unit's point facing along the move
+(`_stand`), as `engine.price_path` stands it.  A move is priced piece by
+piece as `walk_path` walks it (a box of alike ground in one piece, as
+`segment_cost`), so a path found is priced the same by `price_path`, to
+rounding.
+
+Sentinels as `anyangle`'s.  Private; `engine.search` validates everything.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ...grid import _EPS as _SEGMENT_EPS
+from ...terrain._kernels import TRAIL, fold, stretch
+from .anyangle import (
+    _crossings,
+    _inner_crossing,
+    _least_move,
+    _leave_box,
+    _length,
+    _one_box,
+    _source_sight,
+    _window_index,
+)
+from .heap import _heap_pop, _sift_up
+from .labels import (
+    EXPANDED,
+    OPEN,
+    TIE,
+    _drop_beaten,
+    _enqueue,
+    _note_reached,
+    _record_label,
+)
+from .sight import line_price
+from .trail import advance, push
+
+
+@njit(cache=True, error_model="numpy")
+def _stand(px, py, ux, uy, depth, cell, cols, height, base, steep, slope_of, slopes,
+           lv, rem, org, piece_at, piece_from):
+    """The footprint of a unit standing at ``(px, py)`` facing ``(ux, uy)`` (a unit
+    vector), ``depth`` (table units) deep: the cells under its ranks straight
+    behind it (the segment back from the point cut as `segment_cost` cuts it),
+    farthest first, pushed onto an empty trail (`push`) with the distance the
+    front must advance before each leaves the footprint, at its multiplier
+    facing that way (`through`'s; impassable or off-table cells left out).
+    ``piece_*``: scratch for the pieces' cells and where each starts, room for
+    ``2 * ceil(depth / cell) + 3``.  Returns the trail's size."""
+    d = depth / cell
+    if d <= 0.0:
+        return 0
+    cpx, cpy = px / cell, py / cell
+    dx, dy = -ux * d, -uy * d
+    lox, hix = min(cpx, cpx + dx), max(cpx, cpx + dx)
+    loy, hiy = min(cpy, cpy + dy), max(cpy, cpy + dy)
+    nx, ny = _crossings(lox, hix, dx), _crossings(loy, hiy, dy)
+    close = _SEGMENT_EPS * max(1.0, d)
+    ix, sx = _inner_crossing(cpx, dx, lox, nx, 0, d)
+    iy, sy = _inner_crossing(cpy, dy, loy, ny, 0, d)
+    last = 0.0
+    k = 0
+    while True:
+        s = d
+        end = ix >= nx and iy >= ny
+        if not end:
+            if sx <= sy:
+                s = sx
+                ix, sx = _inner_crossing(cpx, dx, lox, nx, ix + 1, d)
+            else:
+                s = sy
+                iy, sy = _inner_crossing(cpy, dy, loy, ny, iy + 1, d)
+            if s - last <= close:
+                continue
+        sm = 0.5 * (last + s) / d
+        r, c = math.floor(cpy + sm * dy), math.floor(cpx + sm * dx)
+        piece_at[k] = r * cols + c if 0 <= r < height and 0 <= c < cols else -1
+        piece_from[k] = last
+        k += 1
+        last = s
+        if end:
+            break
+    n = 0
+    for t in range(k - 1, -1, -1):
+        i = piece_at[t]
+        if i >= 0:
+            m = base[i]
+            if steep[i] != 1.0:
+                m *= fold(steep[i], slopes, slope_of[i], ux, uy, 0.0, 0.0, 0.0, 0.0)[2]
+            if m != np.inf:
+                n = push(lv, rem, org, n, m, (d - piece_from[t]) * cell, i)
+    return n
+
+
+@njit(cache=True, error_model="numpy")
+def trail_cost(px, py, qx, qy, at, lv, rem, org, n, depth, cell, cols, height, base, steep,
+               slope_of, slopes, enter, narrow, clear, rec_len, rec_lv, rec_org):
+    """The price of the straight move from ``(px, py)`` to ``(qx, qy)`` (table units),
+    the front starting in cell ``at`` with the trail ``lv``, ``rem``, ``org`` (``n``
+    entries), which it moves on in place: `segment_cost`'s walk, each piece moving
+    the trail on (`advance`) as `walk_path` does.  Returns ``(cost, cell the front
+    ends in, trail size)``; ``inf`` if it crosses an impassable cell or touches one
+    at a corner it passes."""
+    cpx, cpy = px / cell, py / cell
+    dx, dy = qx / cell - cpx, qy / cell - cpy
+    tot = math.hypot(dx, dy)
+    if tot == 0.0:
+        return 0.0, at, n
+    u, w = dx / tot, dy / tot
+    lox, hix = min(cpx, cpx + dx), max(cpx, cpx + dx)
+    loy, hiy = min(cpy, cpy + dy), max(cpy, cpy + dy)
+    nx, ny = _crossings(lox, hix, dx), _crossings(loy, hiy, dy)
+    entering = enter.shape[0] > 0
+    close = _SEGMENT_EPS * max(1.0, tot)
+    cost = 0.0
+    ix, sx = _inner_crossing(cpx, dx, lox, nx, 0, tot)
+    iy, sy = _inner_crossing(cpy, dy, loy, ny, 0, tot)
+    last = 0.0
+    first = True
+    while True:
+        s = tot
+        end = ix >= nx and iy >= ny
+        if not end:
+            if sx <= sy:
+                s = sx
+                ix, sx = _inner_crossing(cpx, dx, lox, nx, ix + 1, tot)
+            else:
+                s = sy
+                iy, sy = _inner_crossing(cpy, dy, loy, ny, iy + 1, tot)
+            if s - last <= close:
+                if not first:  # a corner: no impassable cell may touch it
+                    cx, cy = round(cpx + last / tot * dx), round(cpy + last / tot * dy)
+                    for r in range(cy - 1, cy + 1):
+                        for c in range(cx - 1, cx + 1):
+                            if 0 <= r < height and 0 <= c < cols and base[r * cols + c] == np.inf:
+                                return np.inf, at, n
+                continue
+        sm = 0.5 * (last + s) / tot
+        r = min(max(math.floor(cpy + sm * dy), 0), height - 1)
+        c = min(max(math.floor(cpx + sm * dx), 0), cols - 1)
+        i = r * cols + c
+        m = base[i]
+        if m == np.inf:
+            return np.inf, at, n
+        cut = (1.0, 1.0, 1.0, 1.0, 1.0)
+        if steep[i] != 1.0:
+            ox, oy = cpx - c - 0.5, cpy - r - 0.5
+            cut = fold(steep[i], slopes, slope_of[i], u, w, ox + u * last, oy + w * last,
+                       ox + u * s, oy + w * s)
+        if entering:
+            if enter[i] > 0.0 and enter[i] != enter[at]:
+                cost += enter[i]
+            if narrow[i] > 0.0 and narrow[at] == 0.0:
+                cost += narrow[i]
+        at = i
+        length = (s - last) * cell
+        for part in range(3):
+            along, slope = stretch(cut, part, length)
+            if along > 0.0 or part == 0:
+                c_part, n, _ = advance(lv, rem, org, n, m * slope, i, along, depth, rec_len,
+                                       rec_lv, rec_org, False)
+                cost += c_part
+        last = s
+        first = False
+        if end:
+            return cost, at, n
+        k = clear[i]
+        if k >= 2:  # across the box of alike ground around cell i in one piece
+            jx, jy, s = _leave_box(cpx, cpy, dx, dy, lox, loy, nx, ny, ix, iy, tot, close,
+                                   c - k, c + k + 1, r - k, r + k + 1, last)
+            if jx > ix:
+                ix, sx = _inner_crossing(cpx, dx, lox, nx, jx, tot)
+            if jy > iy:
+                iy, sy = _inner_crossing(cpy, dy, loy, ny, jy, tot)
+            if s > last:
+                c_part, n, _ = advance(lv, rem, org, n, m, i, (s - last) * cell, depth,
+                                       rec_len, rec_lv, rec_org, False)
+                cost += c_part
+            last = s
+
+
+@njit(cache=True, error_model="numpy")
+def _clean_stand(sx, sy, depth, cell, cols, height, base, steep):
+    """Whether no cell within ``depth`` of the point ``(sx, sy)`` (and a cell more) is
+    heavier, climbing or not, than the ground of the cell holding it: then the
+    standing footprint, facing any way, holds nothing heavier, and a move from
+    the start costs what it would without the ranks."""
+    sr = min(max(math.floor(sy / cell), 0), height - 1)
+    sc = min(max(math.floor(sx / cell), 0), cols - 1)
+    k0 = base[sr * cols + sc]
+    k = math.ceil(depth / cell) + 1
+    for r in range(max(sr - k, 0), min(sr + k + 1, height)):
+        for c in range(max(sc - k, 0), min(sc + k + 1, cols)):
+            m = base[r * cols + c] * max(steep[r * cols + c], 1.0)
+            if m != np.inf and m > k0:
+                return False
+    return True
+
+
+@njit(cache=True, error_model="numpy")
+def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, cols, height,
+           base, steep, slope_of, slopes, enter, narrow, clear, alike, lv, rem, org, rec_len,
+           rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from, grounds):
+    """The price of the straight move from label ``x`` (at cell ``a``, the point
+    ``(ax, ay)``) to the centre of the cell at row ``vr``, column ``vc``, with the
+    label's trail (the standing footprint at the start, facing the move); the trail
+    after it is left in ``lv``, ``rem``.  Returns ``(cost, front's cell, trail size)``.
+
+    Over alike ground of one kind (two cells of one box of it, `_one_box`, or
+    as `line_price` finds it) with nothing heavier in the trail, the move costs
+    the ground's multiplier times its length and leaves that ground alone under
+    the whole depth, unwalked (`advance` drops lighter ground behind at once).
+    So too a
+    move from the start to a cell in its plain sight (``sight``, `_source_sight`'s
+    window: empty unless ``clean``, `_clean_stand`).  Where ``clean`` a move from
+    the start leaves the standing footprint behind at once: its trail starts
+    empty.  ``grounds``: `line_price`'s count of grounds for the move if known,
+    else -1."""
+    vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
+    ar = a // cols
+    ac = a - ar * cols
+    if x == 0:
+        k = _window_index(vr, vc, r0, c0, w, sight.shape[0])
+        if k >= 0 and sight[k] == 1:
+            lv[0], rem[0] = base[a], depth
+            return base[a] * _length(vx - ax, vy - ay), vr * cols + vc, 1
+        n = 0
+        if not clean:
+            tot = _length(vx - ax, vy - ay)
+            n = _stand(ax, ay, (vx - ax) / tot, (vy - ay) / tot, depth, cell, cols, height,
+                       base, steep, slope_of, slopes, lv, rem, org, piece_at, piece_from)
+        at = a
+    else:
+        n = l_n[x]
+        if (n == 0 or l_lv[x, 0] <= base[a]) and (_one_box(ar, ac, vr, vc, clear, cols) or (
+                alike[a] == alike[vr * cols + vc] and (grounds if grounds >= 0 else line_price(
+                    ax / cell, ay / cell, vx / cell, vy / cell, alike, clear, cols,
+                    height)[1]) == 1)):
+            lv[0], rem[0] = base[a], depth
+            return base[a] * _length(vx - ax, vy - ay), vr * cols + vc, 1
+        for j in range(n):
+            lv[j], rem[j] = l_lv[x, j], l_rem[x, j]
+        at = l_at[x]
+    return trail_cost(ax, ay, vx, vy, at, lv, rem, org, n, depth, cell, cols, height, base,
+                      steep, slope_of, slopes, enter, narrow, clear, rec_len, rec_lv, rec_org)
+
+
+@njit(cache=True, error_model="numpy")
+def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, budget, dist,
+                      head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem,
+                      l_next, l_state, l_pos, hkey, hidx, l_at):
+    """`anyangle._presettle` with labels: each cell of `_source_sight`'s window within
+    ``budget`` gets one label, straight from the start at its multiplier (the
+    least anywhere) times the distance, with that ground alone behind it, which
+    beats any other path there; those beside a passable cell not yet touched are
+    queued, the others expanded.  Returns ``(cells touched, labels used, queued)``
+    after the start's label 0 (the caller checks the pool holds the window)."""
+    height = base.shape[0] // cols
+    k0 = base[source]
+    rows = sight.shape[0] // w
+    nt, used, queued = 1, 1, np.int64(1)
+    for i in range(sight.shape[0]):
+        if sight[i] == 0:
+            continue
+        rr = i // w
+        r, c = rr + r0, i - rr * w + c0
+        v = r * cols + c
+        cost = k0 * _length((c + 0.5) * cell - sx, (r + 0.5) * cell - sy)
+        if v == source or cost > budget:
+            continue
+        z = used
+        used += 1
+        l_cost[z], l_cell[z], l_prev[z], l_step[z], l_n[z] = cost, v, 0, 0, 1
+        l_lv[z, 0], l_rem[z, 0], l_at[z], l_next[z], l_state[z] = k0, depth, v, -1, EXPANDED
+        head[v] = z
+        dist[v] = cost
+        beat[v] = cost
+        touched[nt] = v
+        nt += 1
+    for j in range(1, nt):
+        v = touched[j]
+        r = v // cols
+        c = v - r * cols
+        i = (r - r0) * w + c - c0
+        if (0 < r - r0 < rows - 1 and 0 < c - c0 < w - 1
+                and dist[v] + 1.5 * k0 * cell <= budget
+                and sight[i - w - 1] & sight[i - w] & sight[i - w + 1] & sight[i - 1]
+                & sight[i + 1] & sight[i + w - 1] & sight[i + w] & sight[i + w + 1]):
+            continue  # its eight neighbours settled here too
+        rim = False
+        for dr in range(-1, 2):
+            for dc in range(-1, 2):
+                rr, cc = r + dr, c + dc
+                if 0 <= rr < height and 0 <= cc < cols:
+                    rim = rim or (head[rr * cols + cc] < 0 and base[rr * cols + cc] != np.inf)
+        if rim:
+            z = head[v]
+            l_state[z] = OPEN
+            hkey[queued], hidx[queued], l_pos[z] = dist[v], z, queued
+            queued += 1
+            _sift_up(queued - 1, hkey, hidx, l_pos)
+    return nt, used, queued
+
+
+@njit(cache=True, inline="always")
+def _label_xy(x, cell_of, sx, sy, cols, cell):
+    """Where label ``x`` (at cell ``cell_of``) stands: the start for label 0, else its
+    cell's centre."""
+    if x == 0:
+        return sx, sy
+    r = cell_of // cols
+    return (cell_of - r * cols + 0.5) * cell, (r + 0.5) * cell
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
+                 depth, source, sx, sy, budget, merging, dist, head, beat, touched, tried_y,
+                 tried_s, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state,
+                 l_pos, hkey, hidx, l_at):
+    """Theta* with the rear-rank trail from the point ``(sx, sy)`` in cell ``source``,
+    within ``budget``, keeping at each cell every path (label) no other beats, as
+    `labels.search_labels` does on the step lattice (`_drop_beaten`: a label is
+    beaten by one costing no more, the excess of its trail included).
+
+    Expanding label x (at cell a, reached from label y) offers each neighbour b
+    the straight move from y (Theta*; first, so that on a tie the parent farther
+    back wins) and the step from x, each priced with its label's trail
+    (`_offer`); each is kept as a label at b unless one there beats it.  Labels
+    are expanded in order of cost.  ``dist`` gets each touched cell's cheapest
+    label's cost; ``dist``, ``head`` (-1) and ``beat`` (inf) must be at rest and
+    are returned there by `reset_labels`.  The pool (`_kernels.label_pool`'s,
+    with ``l_at``, each label's front cell) needs no reset.  ``tried_*``: the
+    label whose straight move to a cell was priced last, and the search's
+    ``stamp`` then (not priced again).  Returns ``(cells touched, labels
+    used)``; labels used is -1 if the pool ran out (reset and call again with a
+    bigger one)."""
+    ncell = base.shape[0]
+    height = ncell // cols
+    cap = l_cost.shape[0]
+    stamp[0] += 1
+    org = np.empty(TRAIL, dtype=np.int64)
+    lv_s, rem_s = np.empty(TRAIL), np.empty(TRAIL)
+    rec_len, rec_lv = np.empty(TRAIL + 1), np.empty(TRAIL + 1)
+    rec_org = np.empty(TRAIL + 1, dtype=np.int64)
+    pieces = 2 * math.ceil(depth / cell) + 3
+    piece_at, piece_from = np.empty(pieces, dtype=np.int64), np.empty(pieces)
+    heads = np.empty(1, dtype=np.int64)
+    link = np.empty((1, 2), dtype=np.int32)
+    sight, r0, c0, w = np.zeros(0, dtype=np.uint8), 0, 0, 1
+    clean = _clean_stand(sx, sy, depth, cell, cols, height, base, steep)
+    if clean:
+        sight, r0, c0, w = _source_sight(alike, cols, height, source, sx, sy, cell, budget)
+    l_cost[0], l_cell[0], l_prev[0], l_step[0], l_n[0] = 0.0, source, -1, 0, 0
+    l_next[0], l_state[0], l_at[0] = -1, OPEN, source
+    head[source] = 0
+    dist[source] = 0.0
+    touched[0] = source
+    hkey[0], hidx[0], l_pos[0] = 0.0, 0, 0
+    nt, used, queued = 1, 1, np.int64(1)
+    if clean and base[source] == least:
+        if sight.shape[0] >= cap:
+            return nt, -1
+        nt, used, queued = _presettle_labels(
+            sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, budget, dist, head, beat,
+            touched, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos,
+            hkey, hidx, l_at)
+    while queued > 0:
+        x = _heap_pop(queued, hkey, hidx, l_pos)
+        queued -= 1
+        if l_state[x] & 3 != OPEN:
+            continue
+        l_state[x] = EXPANDED
+        if l_cost[x] > budget:
+            break
+        a = l_cell[x]
+        ax, ay = _label_xy(x, a, sx, sy, cols, cell)
+        y = l_prev[x]
+        p = l_cell[y] if y >= 0 else -1
+        px, py = _label_xy(y, p, sx, sy, cols, cell) if y >= 0 else (0.0, 0.0)
+        ar = a // cols
+        ac = a - ar * cols
+        for j in range(9):
+            vr, vc = ar + j // 3 - 1, ac + j % 3 - 1
+            if j == 4 or vr < 0 or vr >= height or vc < 0 or vc >= cols:
+                continue
+            b = vr * cols + vc
+            if base[b] == np.inf:
+                continue
+            vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
+            for which in range(2):  # the straight move from y, then the step from x
+                z0, c_at, c_x, c_y = y, p, px, py
+                if which == 1:
+                    z0, c_at, c_x, c_y = x, a, ax, ay
+                elif y < 0 or (tried_s[b] == stamp[0] and tried_y[b] == y):
+                    continue
+                else:
+                    tried_s[b], tried_y[b] = stamp[0], y
+                # No move costs less than its price without the ranks (`_least_move`).
+                floor = _least_move(l_cost[z0], _length(vx - c_x, vy - c_y), cell, z0 == 0,
+                                    base[c_at], alike[c_at], clear[c_at], True, base[b],
+                                    alike[b], clear[b])
+                if floor * (1.0 - 1e-12) > budget or (not merging and beat[b] <= floor * TIE):
+                    continue
+                grounds = -1
+                if which == 0 and not merging and beat[b] < np.inf:
+                    # Its price without the ranks, to rounding, is no less a bound.
+                    line, grounds = line_price(c_x / cell, c_y / cell, vx / cell, vy / cell,
+                                               alike, clear, cols, height)
+                    if grounds > 0 and beat[b] <= (l_cost[z0] + line * cell) * (1.0 - 1e-12) * TIE:
+                        continue
+                c, at, n = _offer(z0, c_at, c_x, c_y, source, vr, vc, l_lv, l_rem, l_n, l_at,
+                                  depth, cell, cols, height, base, steep, slope_of, slopes,
+                                  enter, narrow, clear, alike, lv_s, rem_s, org, rec_len,
+                                  rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from,
+                                  grounds)
+                nd = l_cost[z0] + c
+                if not nd <= budget:
+                    continue
+                beaten, z = _drop_beaten(b, nd, n, merging, base, beat, head, l_cost, l_n,
+                                         l_lv, l_rem, l_state, l_next, lv_s, rem_s)
+                if beaten:
+                    continue
+                fresh = z < 0
+                if fresh:
+                    if used == cap:
+                        return nt, -1
+                    z = used
+                    used += 1
+                _record_label(z, z0, 0, b, nd, n, False, head, l_cost, l_cell, l_prev, l_step,
+                              l_n, l_lv, l_rem, l_state, l_next, lv_s, rem_s)
+                l_at[z] = at
+                nt = _note_reached(b, nd, n, nt, dist, touched, beat, base, lv_s, rem_s)
+                queued, _ = _enqueue(z, nd, fresh, True, queued, 0, cap, 0, 0, 0.0, heads,
+                                     hkey, hidx, l_pos, link)
+    return nt, used
+
+
+@njit(cache=True, nogil=True)
+def reset_labels(touched, nt, dist, head, beat):
+    """Return the first ``nt`` touched cells of `theta_labels`' state to rest."""
+    for j in range(nt):
+        v = touched[j]
+        dist[v] = np.inf
+        head[v] = -1
+        beat[v] = np.inf
+
+
+@njit(cache=True, nogil=True)
+def collect_labels(touched, nt, dist, head, beat, budget, l_cost, l_next, cells, cost, best):
+    """Write the cells within ``budget`` of the last `theta_labels` (cell, cheapest cost,
+    its cheapest label) to the outputs in the order they were touched, and return
+    the state to rest (`reset_labels`); returns how many were written."""
+    k = 0
+    for j in range(nt):
+        v = touched[j]
+        if dist[v] <= budget:
+            z, b = head[v], -1
+            while z >= 0:
+                if b < 0 or l_cost[z] < l_cost[b]:
+                    b = z
+                z = l_next[z]
+            cells[k], cost[k], best[k] = v, dist[v], b
+            k += 1
+    reset_labels(touched, nt, dist, head, beat)
+    return k

@@ -1,0 +1,71 @@
+"""`theta_labels`, the any-angle search with the rear-rank trail, at kernel level: the
+path each cell's cheapest label keeps is priced by `price_path` at the label's cost,
+and on open ground a ranked unit's reach is the distance from its own point."""
+
+import math
+
+import numpy as np
+import pytest
+
+import engine
+from engine.search import _kernels
+from engine.search._kernels.ranked import reset_labels, theta_labels
+from engine.terrain._kernels import TRAIL
+
+FW = engine.load_rules("fantasy-warlord")
+
+
+def _search(g, at, budget):
+    """Each reached cell's cheapest cost and its label's path (cell centres, the start
+    first at its own point)."""
+    a, n = g.kernel_args, g.base.size
+    pool = _kernels.label_pool(1 << 18, TRAIL)
+    l_at = np.empty(1 << 18, dtype=np.int64)
+    dist, head, beat = np.full(n, np.inf), np.full(n, -1, dtype=np.int64), np.full(n, np.inf)
+    touched = np.empty(n, dtype=np.int64)
+    tried_y, tried_s = np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    r, c = g.grid.xy_to_rc(at)
+    nt, used = theta_labels(
+        a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance, g.alike,
+        g.least, a.cols, g.cell, float(g.unit.depth), r * a.cols + c, float(at[0]),
+        float(at[1]), budget, False, dist, head, beat, touched, tried_y, tried_s,
+        np.zeros(1, dtype=np.int64), *pool[:10], pool[11], pool[12], l_at)
+    assert used > 0
+    out = {}
+    for v in touched[:nt].tolist():
+        z, best = head[v], -1
+        while z >= 0:
+            if best < 0 or pool[0][z] < pool[0][best]:
+                best = z
+            z = pool[7][z]
+        cells = _kernels.trace_labels(pool[2], pool[1], best).tolist()
+        path = [at] + [((k % a.cols + 0.5) * g.cell, (k // a.cols + 0.5) * g.cell)
+                       for k in cells[1:]]
+        out[v] = (float(dist[v]), path)
+    reset_labels(touched, nt, dist, head, beat)
+    return out
+
+
+@pytest.mark.parametrize("at", [(40.3, 31.7), (100.9, 60.2), (150.25, 20.75)])
+def test_each_cells_path_is_priced_at_its_cost(at):
+    g = engine.cost_grid(engine.load_map("maps/demo.geojson"), FW, FW.unit("humans"))
+    assert g.depth > 0
+    found = _search(g, at, 20.0)
+    rng = np.random.default_rng(5)
+    for v in rng.choice(sorted(found), size=min(60, len(found)), replace=False):
+        cost, path = found[v]
+        if len(path) > 1:
+            assert engine.price_path(g, path).cost == pytest.approx(cost, rel=1e-9, abs=1e-9)
+
+
+def test_open_ground_is_the_distance_from_the_units_own_point():
+    bf = engine.load_map({"type": "FeatureCollection", "features": [], "battlefield": {
+        "width": 100, "height": 60, "units": "cm", "cell": 0.5}})
+    g = engine.cost_grid(bf, FW, FW.unit("humans", ranks=2))
+    at = (50.25, 30.25)  # a cell's corner
+    found = _search(g, at, 20.0)
+    cols = g.grid.shape[1]
+    for v, (cost, path) in found.items():
+        centre = ((v % cols + 0.5) * g.cell, (v // cols + 0.5) * g.cell)
+        assert cost == pytest.approx(math.dist(at, centre), rel=1e-12, abs=1e-12)
+        assert len(path) <= 2  # straight from the start
