@@ -117,6 +117,79 @@ def _crossings(lo, hi, delta):
     return max(math.ceil(hi) - math.floor(lo) - 1, 0)
 
 
+@njit(cache=True, error_model="numpy", inline="always")
+def _walk_from(px, py, qx, qy, cell):
+    """A segment's walk set up (`segment_cost`'s): from ``(px, py)`` to ``(qx, qy)``
+    (table units) in cells, ``(cpx, cpy, dx, dy, tot, lox, loy, nx, ny, close, ix, sx,
+    iy, sy)``: its start, its extent, its length, its low corner, how many grid
+    lines it may cross each way, the distance under which two crossings are one,
+    and the first crossing along each axis (`_inner_crossing`)."""
+    cpx, cpy = px / cell, py / cell
+    dx, dy = qx / cell - cpx, qy / cell - cpy
+    tot = math.hypot(dx, dy)
+    lox, hix = min(cpx, cpx + dx), max(cpx, cpx + dx)
+    loy, hiy = min(cpy, cpy + dy), max(cpy, cpy + dy)
+    nx, ny = _crossings(lox, hix, dx), _crossings(loy, hiy, dy)
+    ix, sx = _inner_crossing(cpx, dx, lox, nx, 0, tot)
+    iy, sy = _inner_crossing(cpy, dy, loy, ny, 0, tot)
+    return (cpx, cpy, dx, dy, tot, lox, loy, nx, ny, _SEGMENT_EPS * max(1.0, tot), ix, sx,
+            iy, sy)
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _next_break(cpx, cpy, dx, dy, lox, loy, nx, ny, tot, ix, sx, iy, sy):
+    """The next crossing of a segment's walk (x's first on a tie, as `walk_path`
+    merges them), or its end: ``(distance, whether the end, ix, sx, iy, sy)``."""
+    if ix >= nx and iy >= ny:
+        return tot, True, ix, sx, iy, sy
+    if sx <= sy:
+        s = sx
+        ix, sx = _inner_crossing(cpx, dx, lox, nx, ix + 1, tot)
+    else:
+        s = sy
+        iy, sy = _inner_crossing(cpy, dy, loy, ny, iy + 1, tot)
+    return s, False, ix, sx, iy, sy
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _piece_cell(cpx, cpy, dx, dy, last, s, tot, cols, height):
+    """The row and column of the cell holding the middle of a segment's piece from
+    ``last`` to ``s`` (clamped to the grid)."""
+    sm = 0.5 * (last + s) / tot
+    r = min(max(math.floor(cpy + sm * dy), 0), height - 1)
+    c = min(max(math.floor(cpx + sm * dx), 0), cols - 1)
+    return r, c
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _past_box(cpx, cpy, dx, dy, lox, loy, nx, ny, tot, close, ix, sx, iy, sy, r, c, k, last):
+    """From a piece in the cell at row r, column c, whose box of alike ground reaches
+    ``k`` cells each way (`CostGrid.clearance`): where the walk goes on in one
+    piece to (`_leave_box`, for ``k >= 2``), ``(ix, sx, iy, sy, distance)``; the
+    distance is ``last`` where it does not."""
+    s = last
+    if k >= 2:
+        jx, jy, s = _leave_box(cpx, cpy, dx, dy, lox, loy, nx, ny, ix, iy, tot, close,
+                               c - k, c + k + 1, r - k, r + k + 1, last)
+        if jx > ix:
+            ix, sx = _inner_crossing(cpx, dx, lox, nx, jx, tot)
+        if jy > iy:
+            iy, sy = _inner_crossing(cpy, dy, loy, ny, jy, tot)
+    return ix, sx, iy, sy, s
+
+
+@njit(cache=True, error_model="numpy", inline="always")
+def _corner_touches(base, cols, height, cpx, cpy, dx, dy, last, tot):
+    """Whether an impassable cell touches the grid corner a segment passes at the
+    distance ``last``."""
+    cx, cy = round(cpx + last / tot * dx), round(cpy + last / tot * dy)
+    for r in range(cy - 1, cy + 1):
+        for c in range(cx - 1, cx + 1):
+            if 0 <= r < height and 0 <= c < cols and base[r * cols + c] == np.inf:
+                return True
+    return False
+
+
 @njit(cache=True, error_model="numpy")
 def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, slope_of, slopes,
                  enter, narrow, clear):
@@ -134,51 +207,29 @@ def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, slope_of, 
     ``inf`` if it crosses an impassable cell or touches one at a corner it
     passes, and the cell its last piece is in.
     """
-    cpx, cpy = px / cell, py / cell
-    dx, dy = qx / cell - cpx, qy / cell - cpy
-    tot = math.hypot(dx, dy)
+    cpx, cpy, dx, dy, tot, lox, loy, nx, ny, close, ix, sx, iy, sy = _walk_from(px, py, qx, qy,
+                                                                             cell)
     if tot == 0.0:
         return 0.0, at
     u, w = dx / tot, dy / tot
-    lox, hix = min(cpx, cpx + dx), max(cpx, cpx + dx)
-    loy, hiy = min(cpy, cpy + dy), max(cpy, cpy + dy)
-    nx, ny = _crossings(lox, hix, dx), _crossings(loy, hiy, dy)
     entering = enter.shape[0] > 0
-    close = _SEGMENT_EPS * max(1.0, tot)
     cost = 0.0
-    # The next crossing along each axis (index, distance; ``(count, tot)`` past the last).
-    ix, sx = _inner_crossing(cpx, dx, lox, nx, 0, tot)
-    iy, sy = _inner_crossing(cpy, dy, loy, ny, 0, tot)
     last = 0.0  # the last break
     first = True
     while True:
-        # The next crossing (x's first on a tie, as walk_path merges them), or the end.
-        s = tot
-        end = ix >= nx and iy >= ny
-        if not end:
-            if sx <= sy:
-                s = sx
-                ix, sx = _inner_crossing(cpx, dx, lox, nx, ix + 1, tot)
-            else:
-                s = sy
-                iy, sy = _inner_crossing(cpy, dy, loy, ny, iy + 1, tot)
-            if s - last <= close:
-                if not first:  # a corner: no impassable cell may touch it
-                    cx, cy = round(cpx + last / tot * dx), round(cpy + last / tot * dy)
-                    for r in range(cy - 1, cy + 1):
-                        for c in range(cx - 1, cx + 1):
-                            if 0 <= r < height and 0 <= c < cols and base[r * cols + c] == np.inf:
-                                return np.inf, at
-                continue
+        s, end, ix, sx, iy, sy = _next_break(cpx, cpy, dx, dy, lox, loy, nx, ny, tot, ix, sx,
+                                             iy, sy)
+        if not end and s - last <= close:
+            if not first and _corner_touches(base, cols, height, cpx, cpy, dx, dy, last, tot):
+                return np.inf, at  # a corner: no impassable cell may touch it
+            continue
         # The piece from `last` to `s`, in the cell holding its middle.
-        sm = 0.5 * (last + s) / tot
-        r = min(max(math.floor(cpy + sm * dy), 0), height - 1)
-        c = min(max(math.floor(cpx + sm * dx), 0), cols - 1)
+        r, c = _piece_cell(cpx, cpy, dx, dy, last, s, tot, cols, height)
         i = r * cols + c
         m = base[i]
         cut = (1.0, 1.0, 1.0, 1.0, 1.0)  # across the folds it crosses, as `walk_path` cuts
         if steep[i] != 1.0:
-            ox, oy = px / cell - c - 0.5, py / cell - r - 0.5
+            ox, oy = cpx - c - 0.5, cpy - r - 0.5
             cut = fold(steep[i], slopes, slope_of[i], u, w, ox + u * last, oy + w * last,
                        ox + u * s, oy + w * s)
         if m == np.inf:
@@ -198,14 +249,10 @@ def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, slope_of, 
         first = False
         if end:
             return cost, at
-        k = clear[i]
-        if k >= 2:  # across the box of alike ground around cell i in one piece
-            jx, jy, s = _leave_box(cpx, cpy, dx, dy, lox, loy, nx, ny, ix, iy, tot, close,
-                                   c - k, c + k + 1, r - k, r + k + 1, last)
-            if jx > ix:
-                ix, sx = _inner_crossing(cpx, dx, lox, nx, jx, tot)
-            if jy > iy:
-                iy, sy = _inner_crossing(cpy, dy, loy, ny, jy, tot)
+        # Across the box of alike ground around cell i in one piece.
+        ix, sx, iy, sy, s = _past_box(cpx, cpy, dx, dy, lox, loy, nx, ny, tot, close, ix, sx,
+                                      iy, sy, r, c, clear[i], last)
+        if s > last:
             cost += (s - last) * cell * m
             last = s
 

@@ -21,16 +21,17 @@ import math
 import numpy as np
 from numba import njit
 
-from ...grid import _EPS as _SEGMENT_EPS
 from ...terrain._kernels import TRAIL, fold, stretch
 from .anyangle import (
-    _crossings,
-    _inner_crossing,
+    _corner_touches,
     _least_move,
-    _leave_box,
     _length,
+    _next_break,
     _one_box,
+    _past_box,
+    _piece_cell,
     _source_sight,
+    _walk_from,
     _window_index,
 )
 from .heap import _heap_pop, _sift_up
@@ -58,32 +59,18 @@ def _stand(px, py, ux, uy, depth, cell, cols, height, base, steep, slope_of, slo
     facing that way (`through`'s; impassable or off-table cells left out).
     ``piece_*``: scratch for the pieces' cells and where each starts, room for
     ``2 * ceil(depth / cell) + 3``.  Returns the trail's size."""
-    d = depth / cell
-    if d <= 0.0:
+    if depth <= 0.0:
         return 0
-    cpx, cpy = px / cell, py / cell
-    dx, dy = -ux * d, -uy * d
-    lox, hix = min(cpx, cpx + dx), max(cpx, cpx + dx)
-    loy, hiy = min(cpy, cpy + dy), max(cpy, cpy + dy)
-    nx, ny = _crossings(lox, hix, dx), _crossings(loy, hiy, dy)
-    close = _SEGMENT_EPS * max(1.0, d)
-    ix, sx = _inner_crossing(cpx, dx, lox, nx, 0, d)
-    iy, sy = _inner_crossing(cpy, dy, loy, ny, 0, d)
+    cpx, cpy, dx, dy, tot, lox, loy, nx, ny, close, ix, sx, iy, sy = _walk_from(
+        px, py, px - ux * depth, py - uy * depth, cell)
     last = 0.0
     k = 0
     while True:
-        s = d
-        end = ix >= nx and iy >= ny
-        if not end:
-            if sx <= sy:
-                s = sx
-                ix, sx = _inner_crossing(cpx, dx, lox, nx, ix + 1, d)
-            else:
-                s = sy
-                iy, sy = _inner_crossing(cpy, dy, loy, ny, iy + 1, d)
-            if s - last <= close:
-                continue
-        sm = 0.5 * (last + s) / d
+        s, end, ix, sx, iy, sy = _next_break(cpx, cpy, dx, dy, lox, loy, nx, ny, tot, ix, sx,
+                                             iy, sy)
+        if not end and s - last <= close:
+            continue
+        sm = 0.5 * (last + s) / tot
         r, c = math.floor(cpy + sm * dy), math.floor(cpx + sm * dx)
         piece_at[k] = r * cols + c if 0 <= r < height and 0 <= c < cols else -1
         piece_from[k] = last
@@ -99,7 +86,7 @@ def _stand(px, py, ux, uy, depth, cell, cols, height, base, steep, slope_of, slo
             if steep[i] != 1.0:
                 m *= fold(steep[i], slopes, slope_of[i], ux, uy, 0.0, 0.0, 0.0, 0.0)[2]
             if m != np.inf:
-                n = push(lv, rem, org, n, m, (d - piece_from[t]) * cell, i)
+                n = push(lv, rem, org, n, m, (depth / cell - piece_from[t]) * cell, i)
     return n
 
 
@@ -112,43 +99,23 @@ def trail_cost(px, py, qx, qy, at, lv, rem, org, n, depth, cell, cols, height, b
     the trail on (`advance`) as `walk_path` does.  Returns ``(cost, cell the front
     ends in, trail size)``; ``inf`` if it crosses an impassable cell or touches one
     at a corner it passes."""
-    cpx, cpy = px / cell, py / cell
-    dx, dy = qx / cell - cpx, qy / cell - cpy
-    tot = math.hypot(dx, dy)
+    cpx, cpy, dx, dy, tot, lox, loy, nx, ny, close, ix, sx, iy, sy = _walk_from(px, py, qx, qy,
+                                                                             cell)
     if tot == 0.0:
         return 0.0, at, n
     u, w = dx / tot, dy / tot
-    lox, hix = min(cpx, cpx + dx), max(cpx, cpx + dx)
-    loy, hiy = min(cpy, cpy + dy), max(cpy, cpy + dy)
-    nx, ny = _crossings(lox, hix, dx), _crossings(loy, hiy, dy)
     entering = enter.shape[0] > 0
-    close = _SEGMENT_EPS * max(1.0, tot)
     cost = 0.0
-    ix, sx = _inner_crossing(cpx, dx, lox, nx, 0, tot)
-    iy, sy = _inner_crossing(cpy, dy, loy, ny, 0, tot)
     last = 0.0
     first = True
     while True:
-        s = tot
-        end = ix >= nx and iy >= ny
-        if not end:
-            if sx <= sy:
-                s = sx
-                ix, sx = _inner_crossing(cpx, dx, lox, nx, ix + 1, tot)
-            else:
-                s = sy
-                iy, sy = _inner_crossing(cpy, dy, loy, ny, iy + 1, tot)
-            if s - last <= close:
-                if not first:  # a corner: no impassable cell may touch it
-                    cx, cy = round(cpx + last / tot * dx), round(cpy + last / tot * dy)
-                    for r in range(cy - 1, cy + 1):
-                        for c in range(cx - 1, cx + 1):
-                            if 0 <= r < height and 0 <= c < cols and base[r * cols + c] == np.inf:
-                                return np.inf, at, n
-                continue
-        sm = 0.5 * (last + s) / tot
-        r = min(max(math.floor(cpy + sm * dy), 0), height - 1)
-        c = min(max(math.floor(cpx + sm * dx), 0), cols - 1)
+        s, end, ix, sx, iy, sy = _next_break(cpx, cpy, dx, dy, lox, loy, nx, ny, tot, ix, sx,
+                                             iy, sy)
+        if not end and s - last <= close:
+            if not first and _corner_touches(base, cols, height, cpx, cpy, dx, dy, last, tot):
+                return np.inf, at, n  # a corner: no impassable cell may touch it
+            continue
+        r, c = _piece_cell(cpx, cpy, dx, dy, last, s, tot, cols, height)
         i = r * cols + c
         m = base[i]
         if m == np.inf:
@@ -175,18 +142,12 @@ def trail_cost(px, py, qx, qy, at, lv, rem, org, n, depth, cell, cols, height, b
         first = False
         if end:
             return cost, at, n
-        k = clear[i]
-        if k >= 2:  # across the box of alike ground around cell i in one piece
-            jx, jy, s = _leave_box(cpx, cpy, dx, dy, lox, loy, nx, ny, ix, iy, tot, close,
-                                   c - k, c + k + 1, r - k, r + k + 1, last)
-            if jx > ix:
-                ix, sx = _inner_crossing(cpx, dx, lox, nx, jx, tot)
-            if jy > iy:
-                iy, sy = _inner_crossing(cpy, dy, loy, ny, jy, tot)
-            if s > last:
-                c_part, n, _ = advance(lv, rem, org, n, m, i, (s - last) * cell, depth,
-                                       rec_len, rec_lv, rec_org, False)
-                cost += c_part
+        ix, sx, iy, sy, s = _past_box(cpx, cpy, dx, dy, lox, loy, nx, ny, tot, close, ix, sx,
+                                      iy, sy, r, c, clear[i], last)
+        if s > last:
+            c_part, n, _ = advance(lv, rem, org, n, m, i, (s - last) * cell, depth, rec_len,
+                                   rec_lv, rec_org, False)
+            cost += c_part
             last = s
 
 
