@@ -344,6 +344,19 @@ def test_visible_matches_the_reference_between_any_points(rules, bf, ox, oy, tx,
     assert visible(bf, rules, observer, target).seen == want
 
 
+
+@pytest.mark.parametrize("observer, target", [
+    ((0.0, 4.334160841681597), (6.0, 4.0)),  # found by the property above
+    ((6.0, 4.334160841681597), (0.0, 4.0)),
+    ((0.0, 4.3), (6.0, 4.0)),
+])
+def test_a_line_ending_on_a_woods_edge_does_not_enter_the_woods(rules, observer, target):
+    # The line runs above the wood's top edge and meets it only at its end; rounding in
+    # the face formula once put its last step inside the wood, 6 cm from the observer.
+    bf = bf_of([feature("woods", rect(0, 0, 6, 4))], width=12, height=8)
+    assert reference_seen(bf, rules, observer, target, rules.sight_height)
+    assert visible(bf, rules, observer, target).seen
+
 # --- the viewshed's shortcuts: the horizon table settles whole tiles and most cells --------
 
 BIG = [

@@ -97,8 +97,10 @@ def march(elev, conceal, free, lip, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1
     r, c = r0, c0
     t_in = 0.0
     while t_in < 1.0 and 0 <= r < rows and 0 <= c < cols and not (r == r1 and c == c1):
-        txo = _face(c, sx, px, ix)
-        tyo = _face(r, sy, py, iy)
+        # the line ends in (r1, c1): it never leaves the target's row or column onwards,
+        # whatever rounding says of a face it only touches at its end
+        txo = _face(c, sx, px, ix) if c != c1 else math.inf
+        tyo = _face(r, sy, py, iy) if r != r1 else math.inf
         k = free[0, r, c]
         m = k - 1
         if k == 0:
@@ -121,7 +123,7 @@ def march(elev, conceal, free, lip, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1
         if m >= 1:
             if abs(r1 - r) <= m and abs(c1 - c) <= m:
                 break  # the rest of the line lies in free cells
-            r, c, t_in = _jump(r, c, m, sx, sy, px, py, dx, dy, ix, iy)
+            r, c, t_in = _jump(r, c, m, r1, c1, sx, sy, px, py, dx, dy, ix, iy)
         elif txo < tyo:
             c += sx
             t_in = txo
@@ -136,12 +138,23 @@ def march(elev, conceal, free, lip, ox, oy, tx, ty, r0, c0, r1, c1, cell, z0, z1
 
 
 @njit(cache=True, inline="always")
-def _jump(r, c, m, sx, sy, px, py, dx, dy, ix, iy):
+def _jump(r, c, m, r1, c1, sx, sy, px, py, dx, dy, ix, iy):
     """Past the ``m`` free cells around ``(r, c)``: the cell the line enters on leaving
-    that square, and the ``t`` where (scalars only: no reference counts in the walk)."""
+    that square, and the ``t`` where (scalars only: no reference counts in the walk).
+
+    The line ends in ``(r1, c1)``: on an axis where the square reaches the
+    target's row or column, it leaves the square by the other axis.
+    """
     cl, rl = c + sx * m, r + sy * m
-    txl = _face(cl, sx, px, ix)
-    tyl = _face(rl, sy, py, iy)
+    txl, tyl = math.inf, math.inf
+    if sx * (cl - c1) >= 0:
+        cl = c1
+    else:
+        txl = _face(cl, sx, px, ix)
+    if sy * (rl - r1) >= 0:
+        rl = r1
+    else:
+        tyl = _face(rl, sy, py, iy)
     t = min(txl, tyl)
     nc = cl + sx if txl <= tyl else _landing(c, cl, sx, px, dx, ix, t)
     nr = rl + sy if tyl <= txl else _landing(r, rl, sy, py, dy, iy, t)
