@@ -114,6 +114,40 @@ def test_reform_costs_three_inches_on_clear_ground_only(bs):
         engine.manoeuvre(g, (5, 5), "wheel")
 
 
+# --- measured as a tape measure away from ground charged per quantum --------------------
+
+QUANTISED = [feature("light woods", rect(32, 0, 40, 20))]
+
+
+def test_reach_is_any_angle_where_no_quantised_ground_is_within_the_allowance(bs):
+    g = grid(bs, QUANTISED, width=40, height=20, move=6)
+    start = (8.1, 10.13)  # not a cell's centre
+    r = engine.reach(g, start)
+    for k in range(24):  # exact to the point, at any angle (the lattice: up to 0.75% over)
+        a = 2 * math.pi * k / 24
+        q = (start[0] + 5.9 * math.cos(a), start[1] + 5.9 * math.sin(a))
+        assert r.cost_at(q) == pytest.approx(5.9, rel=1e-9)
+    lattice = engine.reach(g, start, any_angle=False)
+    assert lattice.cost_at((13.1, 13.13)) > math.dist(start, (13.1, 13.13)) * (1 + 1e-4)
+    rt = engine.route(g, start, (13.7, 12.9))  # within a turn: the reach's straight line
+    assert rt.cost == pytest.approx(math.dist(start, (13.7, 12.9)), rel=1e-9)
+    assert len(rt.path) == 2
+
+
+def test_reach_is_on_the_lattice_where_quantised_ground_is_within_the_allowance(bs):
+    g = grid(bs, QUANTISED, width=40, height=20, move=6)
+    near = engine.reach(g, (26.5, 10.13))  # 5.5" from the light woods
+    lattice = engine.reach(g, (26.5, 10.13), any_angle=False)
+    assert np.array_equal(near.cells, lattice.cells) and np.array_equal(near.cost, lattice.cost)
+    assert near.cost_at((31.9, 10.13)) == lattice.cost_at((31.9, 10.13))
+    assert near.cost_at((31.9, 10.13)) == 5.25  # the lattice: centre to centre
+    starts = [(8.1, 10.13), (26.5, 10.13), (20.0, 3.3)]
+    for one, many in zip([engine.reach(g, s) for s in starts], engine.reach_many(g, starts),
+                         strict=True):
+        assert np.array_equal(one.cells, many.cells) and np.array_equal(one.cost, many.cost)
+        assert one.cost_at((20.2, 10.4)) == many.cost_at((20.2, 10.4))
+
+
 # --- troop types in each terrain -------------------------------------------------------
 
 AREAS = {"light woods": None, "dense woods": None, "swamp": None, "rough ground": None,

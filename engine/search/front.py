@@ -67,10 +67,18 @@ def _allowance(g: CostGrid, allowance: float | None) -> float:
     return float(a)
 
 
-def _any_angle(g: CostGrid) -> bool:
-    """Whether `reach` searches ``g`` any-angle: ground with nothing priced per started
-    quantum."""
-    return not g.quantum.any()
+def _any_angle(g: CostGrid, at: tuple, budget: float) -> bool:
+    """Whether a reach of ``budget`` from the point ``at`` searches ``g`` any-angle:
+    no cell charged per started quantum lies within ``budget`` of it as the crow
+    flies (no move costs less than its length, so no path within the budget
+    touches one)."""
+    if not g.quantum.any():
+        return True
+    rows, cols = g.grid.shape
+    r0, r1 = (int(min(max((at[1] + s) / g.cell, 0.0), rows - 1.0)) for s in (-budget, budget))
+    c0, c1 = (int(min(max((at[0] + s) / g.cell, 0.0), cols - 1.0)) for s in (-budget, budget))
+    q = g.quantised
+    return q[r1 + 1, c1 + 1] - q[r0, c1 + 1] - q[r1 + 1, c0] + q[r0, c0] == 0
 
 
 def _space(g: CostGrid) -> _Nodes | _Trails:
@@ -323,8 +331,9 @@ def reach(grid: CostGrid, at, allowance: float | None = None, *,
         Measure as a tape measure does (`_kernels.theta_search`, with rear
         ranks `_kernels.theta_labels`): from the unit's own point, in straight
         moves from any earlier cell in sight, with `Reach.cost_at` exact to the
-        point.  On ground priced per started quantum the step lattice is
-        searched either way.  False: the step lattice (the grid's
+        point.  Where ground priced per started quantum lies within the
+        allowance of ``at`` as the crow flies, the step lattice is searched
+        either way.  False: the step lattice (the grid's
         ``directions``) from the centre of the start's cell.
 
     Returns
@@ -350,7 +359,7 @@ def reach(grid: CostGrid, at, allowance: float | None = None, *,
     budget = _allowance(grid, allowance)
     source = _start_cell(grid, at, "start")
     xy = (float(at[0]), float(at[1]))
-    if flag("any_angle", any_angle) and _any_angle(grid):
+    if flag("any_angle", any_angle) and _any_angle(grid, xy, budget):
         return Reach(grid, xy, budget, *_space(grid).within(grid, source, xy, budget))
     idx, cost = _workspace(grid).within(grid, source, budget)
     return Reach(grid, xy, budget, idx, cost)
@@ -403,10 +412,10 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None, *,
             raise InputError(f"start {i}: {exc}") from None
     if not sources:
         return []
-    if flag("any_angle", any_angle) and _any_angle(grid):
-        return _any_angle_many(grid, points, sources, budget)
     if grid.quantum.any():  # rounded along each kept path: one reach at a time
-        return [reach(grid, xy, budget) for xy in points]
+        return [reach(grid, xy, budget, any_angle=any_angle) for xy in points]
+    if flag("any_angle", any_angle):
+        return _any_angle_many(grid, points, sources, budget)
     threads = thread_count()
     ws = _many_workspace(grid, threads)
     # Every reachable cell's centre lies within `budget` of the start's (no step is cheaper
@@ -563,7 +572,7 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
         raise NoRouteError(f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, "
                            f"{goal[1]:g}) for {grid.unit.race}")
     path, priced, rows = _straighten(grid, *found) if any_angle else found
-    if any_angle and find is None and _any_angle(grid):
+    if any_angle and find is None and _any_angle(grid, start, per_turn):
         path, priced, rows = _this_turn(grid, source, start, goal, per_turn,
                                         (path, priced, rows))
     turns, stops = _turns(rows, priced.cost, per_turn)

@@ -172,6 +172,16 @@ class CostGrid:
         return distance_transform_cdt(~edge, metric="chessboard").astype(np.int32).ravel()
 
     @functools.cached_property
+    def quantised(self) -> np.ndarray:
+        """Summed-area table of the cells charged per started quantum (int64,
+        ``(rows + 1, cols + 1)``): ``[r, c]`` counts those in rows ``< r`` and
+        columns ``< c``, so any box of cells is counted in four reads."""
+        mark = (self.quantum[self.combo] > 0.0).astype(np.int64)
+        out = np.zeros((mark.shape[0] + 1, mark.shape[1] + 1), dtype=np.int64)
+        out[1:, 1:] = mark.cumsum(axis=0).cumsum(axis=1)
+        return out
+
+    @functools.cached_property
     def levels(self) -> int:
         """How many levels of ground a rear-rank trail here could hold: the
         distinct multipliers, and each times steep (uphill)."""
