@@ -680,3 +680,18 @@ def test_ranked_cost_at_follows_a_path_back_through_the_start_cell():
     points, cost = r._best_path(stop)
     assert cost <= sidestep * (1 + 1e-9) and engine.price_path(g, points).cost == cost
     assert r.reachable(stop) and engine.route(g, start, stop).cost <= cost * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("depth, point", [(0.0, (149.25, 84.75)), (2.0, (149.25, 82.75))])
+def test_cost_at_near_the_edge_of_a_reach_is_what_a_wider_reach_says(depth, point):
+    """The path to ``point`` runs by cells whose centres the search, bending at cell
+    centres, prices over the allowance: the reach must still find it."""
+    g = engine.cost_grid(engine.load_map("maps/demo.geojson"), FW,
+                         FW.unit("humans", depth=depth, move=24))
+    start = (144.22940373715144, 69.85944432772413)
+    wide = engine.reach(g, start, 26).cost_at(point)
+    assert wide <= 24
+    r = engine.reach(g, start, 24)
+    assert r.cost_at(point) == pytest.approx(wide, rel=1e-9) and r.reachable(point)
+    rt = engine.route(g, start, point)
+    assert rt.cost <= wide * (1 + 1e-12) and rt.turns == 1

@@ -150,15 +150,40 @@ class Reach:
         ground, to where crossing a terrain edge is cheapest), with one sweep of
         the route's search for them; with rear ranks, the paths are priced
         whole, the bends a straight move makes no dearer are dropped, and they
-        are moved as without ranks where that is cheaper.  A reach on the step
-        lattice answers the cost of the cell holding ``xy``.
+        are moved as without ranks where that is cheaper.  Near the edge of the
+        reach (a path dearer than the allowance over `_BENDS_SAVE`) the paths
+        are those of a reach to `_BENDS_SAVE` times the allowance, searched
+        once: a path there can run by cells whose centres cost more than the
+        allowance along the search's paths, which bend at cell centres.  A
+        reach on the step lattice answers the cost of the cell holding ``xy``.
         """
         if self.parent is None:
             r, c = self.grid.grid.xy_to_rc(xy)
             j = int(self._found(np.array([r * self.grid.grid.shape[1] + c]))[0])
             return math.inf if j < 0 else float(self._sorted[1][j])
-        found = self._best_path(xy)
+        found = self._best_within(xy)
         return math.inf if found is None else found[1]
+
+    def _best_within(self, xy) -> tuple[list, float] | None:
+        """`_best_path` to ``xy`` within the allowance, or None.  Near the edge of the
+        reach (a path dearer than the allowance over `_BENDS_SAVE`) it is the
+        `_wide` reach's: the path there may run through cells whose centres the
+        reach's own search, bending at cell centres, prices over the allowance."""
+        found = self._best_path(xy)
+        if self.allowance == math.inf or (found is not None and found[1] * _BENDS_SAVE
+                                          <= self.allowance):
+            return found
+        if math.dist(self.start, xy) * self.grid.least > self.allowance + _SLACK:
+            return None
+        found = self._wide._best_path(xy)
+        return found if found is not None and found[1] <= self.allowance + _SLACK else None
+
+    @functools.cached_property
+    def _wide(self) -> Reach:
+        """This any-angle reach searched on to `_BENDS_SAVE` times its allowance."""
+        budget = self.allowance * _BENDS_SAVE
+        return Reach(self.grid, self.start, budget,
+                     *_space(self.grid).within(self.grid, self._home, self.start, budget))
 
     def _around(self, xy) -> tuple[np.ndarray, np.ndarray]:
         """An any-angle reach's nodes a last straight move to ``xy`` may start from:
@@ -590,7 +615,7 @@ def _this_turn(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: fl
     if math.dist(start, goal) > per_turn:
         return found
     r = Reach(g, start, per_turn, *_space(g).within(g, source, start, per_turn))
-    best = r._best_path(goal)
+    best = r._best_within(goal)
     if best is None or best[1] >= found[1].cost:
         return found
     other = _straighten(g, best[0], *_price(g, best[0], pieces=False, checked=True))
