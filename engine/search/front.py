@@ -175,8 +175,11 @@ class Reach:
             return found
         if math.dist(self.start, xy) * self.grid.least > self.allowance + _SLACK:
             return None
-        found = self._wide._best_path(xy)
-        return found if found is not None and found[1] <= self.allowance + _SLACK else None
+        wide = self._wide._best_path(xy)
+        if wide is not None and wide[1] <= self.allowance + _SLACK and (
+                found is None or wide[1] < found[1]):
+            return wide
+        return found
 
     @functools.cached_property
     def _wide(self) -> Reach:
