@@ -292,6 +292,29 @@ def test_a_steep_hill_is_climbed_to_its_crest_on_any_grid(rules, cell):
     assert engine.route(g, (7, 3), (19, 3)).cost == pytest.approx(3 + 6 + 3 + 3, abs=1e-6)
 
 
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("ring", [
+    [(10, -10), (16, -10), (16, 16), (10, 16)],  # convex
+    [(10, -10), (16, -10), (16, 4), (13, 4), (13, 16), (10, 16)],  # an L
+])
+def test_a_repeated_vertex_in_a_hill_changes_nothing(rules, ring):
+    """A polygon may repeat a vertex (a zero-length edge, as hand-edited maps do): the
+    hill is the same, and no edge of no length divides by zero."""
+    def grid(points):
+        coords = [list(p) for p in [*points, points[0]]]
+        hill = feature("hill", {"type": "Polygon", "coordinates": [coords]}, elevation=3,
+                       steep=True)
+        return grid_for(rules, [hill], "humans", 30, 20, cell=0.5)
+
+    clean = grid(ring)
+    for k in range(len(ring)):
+        twice = grid([*ring[:k + 1], ring[k], *ring[k + 1:]])
+        for name in ("base", "steep"):
+            assert np.array_equal(getattr(twice, name), getattr(clean, name)), (k, name)
+        path = [(7, 3), (19, 3), (11.5, 14)]
+        assert engine.price_path(twice, path).cost == engine.price_path(clean, path).cost
+
 def _diagonal_ridge():
     """A ridge 2 wide and 40 long, its crest the line x - y = 8 through (11, 3)."""
     d, n = np.array([1.0, 1.0]) / math.sqrt(2), np.array([1.0, -1.0]) / math.sqrt(2)

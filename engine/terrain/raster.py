@@ -324,6 +324,7 @@ def _hill_planes(grid: GridSpec, window, cells: np.ndarray, outline, elevation: 
         else [ring for p in oriented.geoms for ring in (p.exterior, *p.interiors)]
     ends = np.concatenate([np.stack([np.asarray(ring.coords)[:-1], np.asarray(ring.coords)[1:]],
                                     axis=1) for ring in rings])
+    ends = ends[(ends[:, 0] != ends[:, 1]).any(axis=1)]  # a repeated vertex is no edge
     convex = shapely.equals(outline, shapely.convex_hull(outline))
     count = np.zeros(index.size, dtype=np.int64)
     planes, lowest, folds = [], np.zeros((index.size, 2)), np.zeros(index.size, dtype=bool)
