@@ -184,7 +184,10 @@ def _connect(scheduler: str | None, workers: int | None) -> Iterator[Any]:
                                    processes=True, host="127.0.0.1", dashboard_address=None,
                                    # no dashboard; its HTTP server on any free port
                                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-                                   silence_logs=logging.ERROR, env={"NUMBA_NUM_THREADS": "1"})
+                                   # the workers' own logs too: a worker whose scheduler
+                                   # went with a Ctrl-C logs its failed heartbeat
+                                   silence_logs=logging.CRITICAL,
+                                   env={"NUMBA_NUM_THREADS": "1"})
         with cluster, Client(cluster) as client:
             yield client
         return
