@@ -523,6 +523,27 @@ def test_shortcuts_against_walking_every_move():
     assert same >= 0.9 * searches
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from([0.0, 1.0, 2.5, 24.0]),
+                          st.floats(0, 1e6, allow_nan=False)), max_size=300))
+def test_a_reach_orders_its_cells_as_a_stable_sort_by_cost(costs):
+    """`by_cost`, which puts a reach's cells cheapest first, is a stable sort by cost
+    (as ``np.argsort(kind="stable")``), ties and one cost alone included."""
+    cost = np.array(costs, dtype=np.float64)
+    k = len(cost)
+    cells = np.arange(k, dtype=np.int64)
+    other = np.arange(k, dtype=np.int64)[::-1].copy()
+    # Room past k, as a reach's buffers have: it must stay as it was.
+    cells, cost, other = (np.append(a, a[:3] if k else np.zeros(3, a.dtype))
+                          for a in (cells, cost, other))
+    tail = cost[k:].copy()
+    order = np.argsort(cost[:k], kind="stable")
+    want = cells[order], cost[order], other[order]
+    _kernels.anyangle.by_cost(cells, cost, other, k)
+    assert np.array_equal(cells[:k], want[0]) and np.array_equal(other[:k], want[2])
+    assert np.array_equal(cost[:k], want[1]) and np.array_equal(cost[k:], tail)
+
+
 @pytest.mark.parametrize("seed", [23, 29])
 def test_reach_tree_prices_what_it_claims_on_random_maps(seed):
     """Every reached cell's cost is the walked price of its chain of straight moves

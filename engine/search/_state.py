@@ -238,8 +238,7 @@ class _Nodes:
         parent = np.empty(nt, dtype=np.int64)
         k = _kernels.collect(self.touched, nt, self.dist, self.parent, self.state,
                              budget + _SLACK, cells, cost, parent)
-        order = np.argsort(cost[:k], kind="stable")
-        return cells[order], cost[order], parent[order]
+        return cells[:k], cost[:k], parent[:k]
 
     def path(self, g: CostGrid, nt: int) -> list[int]:
         """The nodes of the last A* from its start to its goal node (empty if it did not
@@ -325,8 +324,7 @@ class _Trails:
         best = np.empty(nt, dtype=np.int64)
         k = _kernels.collect_labels(self.touched, nt, self.dist, self.head, self.beat,
                                     budget + _SLACK, lab.cost, lab.next, cells, cost, best)
-        order = np.argsort(cost[:k], kind="stable")
-        cells, cost, best = cells[order], cost[order], best[order]
+        cells, cost, best = cells[:k], cost[:k], best[:k]
         kept = _KeptLabels(lab.cell[:used].astype(np.int64), lab.cost[:used].copy(),
                            lab.prev[:used].astype(np.int64), best)
         up = kept.prev[best]

@@ -700,9 +700,42 @@ def _pulled(xs, ys, n, at0, ats, cell, cols, height, grid):
 
 
 @njit(cache=True, nogil=True)
+def by_cost(cells, cost, other, k):
+    """Sort the first ``k`` of ``cost`` and, with it, ``cells`` and ``other``, cheapest
+    first, equal costs in the order they were in (as a stable argsort): costs
+    spread into about k / 4 bins of equal width (no two out of order), each bin
+    then sorted by insertion.  Costs must be finite and not negative."""
+    if k < 2:
+        return
+    top = 0.0
+    for j in range(k):
+        top = max(top, cost[j])
+    bins = max(k // 4, 1)
+    scale = bins / top if top > 0.0 else 0.0
+    start = np.zeros(bins + 1, dtype=np.int64)
+    for j in range(k):
+        start[min(int(cost[j] * scale), bins - 1) + 1] += 1
+    for b in range(bins):
+        start[b + 1] += start[b]
+    c0, x0, o0 = cells[:k].copy(), cost[:k].copy(), other[:k].copy()
+    for j in range(k):
+        b = min(int(x0[j] * scale), bins - 1)
+        i = start[b]
+        start[b] += 1
+        cells[i], cost[i], other[i] = c0[j], x0[j], o0[j]
+    for i in range(1, k):  # within its bin, by insertion: each bin holds a few
+        x, c, o = cost[i], cells[i], other[i]
+        j = i
+        while j > 0 and cost[j - 1] > x:
+            cost[j], cells[j], other[j] = cost[j - 1], cells[j - 1], other[j - 1]
+            j -= 1
+        cost[j], cells[j], other[j] = x, c, o
+
+
+@njit(cache=True, nogil=True)
 def collect(touched, nt, dist, parent, state, budget, cells, cost, parents):
     """Write the nodes within ``budget`` of the last `theta_search` (cell, cost, parent
-    cell) to the outputs in the order they were touched, and return the workspace
+    cell) to the outputs, cheapest first (`by_cost`), and return the workspace
     to rest (`reset_nodes`); returns how many were written."""
     k = 0
     for j in range(nt):
@@ -713,4 +746,5 @@ def collect(touched, nt, dist, parent, state, budget, cells, cost, parents):
             parents[k] = parent[v]
             k += 1
     reset_nodes(touched, nt, dist, parent, state)
+    by_cost(cells, cost, parents, k)
     return k

@@ -33,6 +33,7 @@ from .anyangle import (
     _source_sight,
     _walk_from,
     _window_index,
+    by_cost,
 )
 from .heap import _heap_pop, _sift_up
 from .labels import (
@@ -420,8 +421,8 @@ def reset_labels(touched, nt, dist, head, beat):
 @njit(cache=True, nogil=True)
 def collect_labels(touched, nt, dist, head, beat, budget, l_cost, l_next, cells, cost, best):
     """Write the cells within ``budget`` of the last `theta_labels` (cell, cheapest cost,
-    its cheapest label) to the outputs in the order they were touched, and return
-    the state to rest (`reset_labels`); returns how many were written."""
+    its cheapest label) to the outputs, cheapest first (`by_cost`), and return the
+    state to rest (`reset_labels`); returns how many were written."""
     k = 0
     for j in range(nt):
         v = touched[j]
@@ -434,4 +435,5 @@ def collect_labels(touched, nt, dist, head, beat, budget, l_cost, l_next, cells,
             cells[k], cost[k], best[k] = v, dist[v], b
             k += 1
     reset_labels(touched, nt, dist, head, beat)
+    by_cost(cells, cost, best, k)
     return k
