@@ -81,10 +81,12 @@ def _any_angle(g: CostGrid, at: tuple, budget: float) -> bool:
     return q[r1 + 1, c1 + 1] - q[r0, c1 + 1] - q[r1 + 1, c0] + q[r0, c0] == 0
 
 
-def _space(g: CostGrid) -> _Nodes | _Trails:
-    """The any-angle workspace of ``g``'s battlefield for its unit: with rear ranks,
-    `_kernels.theta_labels`'; without, `_kernels.theta_search`'."""
-    return _trails(g) if g.depth > 0 else _nodes(g)
+def _theta_reach(g: CostGrid, source: int, xy: tuple, budget: float) -> Reach:
+    """The any-angle reach within ``budget`` of the point ``xy`` (in cell ``source``),
+    searched in the workspace of ``g``'s battlefield for its unit: with rear
+    ranks, `_kernels.theta_labels`'; without, `_kernels.theta_search`'."""
+    space: _Nodes | _Trails = _trails(g) if g.depth > 0 else _nodes(g)
+    return Reach(g, xy, budget, *space.within(g, source, xy, budget))
 
 
 @dataclass(frozen=True, eq=False)
@@ -185,8 +187,7 @@ class Reach:
     def _wide(self) -> Reach:
         """This any-angle reach searched on to `_BENDS_SAVE` times its allowance."""
         budget = self.allowance * _BENDS_SAVE
-        return Reach(self.grid, self.start, budget,
-                     *_space(self.grid).within(self.grid, self._home, self.start, budget))
+        return _theta_reach(self.grid, self._home, self.start, budget)
 
     def _around(self, xy) -> tuple[np.ndarray, np.ndarray]:
         """An any-angle reach's nodes a last straight move to ``xy`` may start from:
@@ -388,7 +389,7 @@ def reach(grid: CostGrid, at, allowance: float | None = None, *,
     source = _start_cell(grid, at, "start")
     xy = (float(at[0]), float(at[1]))
     if flag("any_angle", any_angle) and _any_angle(grid, xy, budget):
-        return Reach(grid, xy, budget, *_space(grid).within(grid, source, xy, budget))
+        return _theta_reach(grid, source, xy, budget)
     idx, cost = _workspace(grid).within(grid, source, budget)
     return Reach(grid, xy, budget, idx, cost)
 
@@ -617,7 +618,7 @@ def _this_turn(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: fl
     reaches this turn must cost no more than `reach` says."""
     if math.dist(start, goal) > per_turn:
         return found
-    r = Reach(g, start, per_turn, *_space(g).within(g, source, start, per_turn))
+    r = _theta_reach(g, source, start, per_turn)
     best = r._best_within(goal)
     if best is None or best[1] >= found[1].cost:
         return found
