@@ -134,13 +134,27 @@ def test_reach_is_any_angle_where_no_quantised_ground_is_within_the_allowance(bs
     assert len(rt.path) == 2
 
 
-def test_reach_is_on_the_lattice_where_quantised_ground_is_within_the_allowance(bs):
+def test_reach_near_quantised_ground_is_any_angle_too(bs):
+    """5.5" from the light woods the reach is still measured from the unit's own point
+    at any angle (the lattice: centre to centre, 5.25 where the tape says 5.4), and
+    a path into the woods pays its started quanta; `reach_many` is one `reach` a
+    start."""
     g = grid(bs, QUANTISED, width=40, height=20, move=6)
-    near = engine.reach(g, (26.5, 10.13))  # 5.5" from the light woods
-    lattice = engine.reach(g, (26.5, 10.13), any_angle=False)
-    assert np.array_equal(near.cells, lattice.cells) and np.array_equal(near.cost, lattice.cost)
-    assert near.cost_at((31.9, 10.13)) == lattice.cost_at((31.9, 10.13))
-    assert near.cost_at((31.9, 10.13)) == 5.25  # the lattice: centre to centre
+    start = (26.5, 10.13)
+    near = engine.reach(g, start)
+    assert near.parent is not None
+    assert near.cost_at((31.9, 10.13)) == pytest.approx(5.4, rel=1e-9)
+    assert engine.reach(g, start, any_angle=False).cost_at((31.9, 10.13)) == 5.25
+    for k in range(24):
+        a = 2 * math.pi * k / 24
+        q = (start[0] + 5.4 * math.cos(a), start[1] + 5.4 * math.sin(a))
+        assert near.cost_at(q) == pytest.approx(5.4, rel=1e-9)
+    # 1" into the woods: 5.5" of clear ground and a started 2" of woods (3").
+    assert near.cost_at((33.0, 10.13)) == math.inf
+    wide = engine.reach(g, start, 9)
+    assert wide.cost_at((33.0, 10.13)) == pytest.approx(5.5 + 3, rel=1e-9)
+    rt = engine.route(g, start, (33.0, 10.13), allowance=9)
+    assert rt.cost == pytest.approx(8.5, rel=1e-9) and rt.turns == 1
     starts = [(8.1, 10.13), (26.5, 10.13), (20.0, 3.3)]
     for one, many in zip([engine.reach(g, s) for s in starts], engine.reach_many(g, starts),
                          strict=True):
@@ -346,10 +360,11 @@ def test_cli_charge(capsys):
 
 
 @pytest.mark.parametrize(("seed", "depth"), [(0, 0), (1, 0), (2, 0), (0, 2), (1, 1.5)])
-def test_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
-    """Random woods, brush, hills and hedges: every cell reach claims, priced along the
-    path the search kept, costs what reach says (quanta and flat costs included).  With
-    rear ranks the search keeps several paths a cell: the cheapest of their prices."""
+def test_lattice_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
+    """Random woods, brush, hills and hedges: every cell the lattice's reach claims,
+    priced along the path the search kept, costs what reach says (quanta and flat
+    costs included).  With rear ranks the search keeps several paths a cell: the
+    cheapest of their prices."""
     rng = np.random.default_rng(seed)
     feats = [feature("hill", rect(3, 3, 17, 9), elevation=2)]
     for _ in range(6):
@@ -359,7 +374,7 @@ def test_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
     feats.append(feature("hedge", line((11, 0), (11, 12)), width=0.25))
     g = grid(bs, feats, width=20, height=12, depth=depth)
     start = (2.125, 6.125)
-    r = engine.reach(g, start, 12)
+    r = engine.reach(g, start, 12, any_angle=False)
     from engine.search import _kernels, _state, front
 
     ws = _state._workspace(g)
@@ -385,6 +400,43 @@ def test_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
         priced = min(engine.price_path(g, front._polyline(g, path)).cost for path in some)
         assert priced == pytest.approx(r.to_array().flat[c], rel=1e-9, abs=1e-9)
         assert priced <= 12 + 1e-9
+
+
+@pytest.mark.parametrize(("seed", "depth"), [(0, 0), (1, 0), (2, 0), (0, 2), (1, 1.5)])
+def test_any_angle_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
+    """The same random battlefields, any-angle: every cell's cost is the price of the
+    straight moves the search kept to it from the unit's own point, each stretch
+    of light woods rounded up to whole started quanta (with rear ranks, of the
+    cheapest path kept at the cell), within the allowance."""
+    rng = np.random.default_rng(seed)
+    feats = [feature("hill", rect(3, 3, 17, 9), elevation=2)]
+    for _ in range(6):
+        x, y = rng.uniform(0, 16), rng.uniform(0, 9)
+        kind = str(rng.choice(["light woods", "brush", "rough ground"]))
+        feats.append(feature(kind, rect(x, y, x + rng.uniform(2, 6), y + rng.uniform(2, 6))))
+    # Off the hill, 2.9" and 3.4" from the unit (on it, a slope triples their price).
+    feats += [feature("light woods", rect(0.3, 9.1, 4.5, 12)),
+              feature("light woods", rect(0.3, 0, 4.5, 2.8))]
+    feats.append(feature("hedge", line((11, 0), (11, 12)), width=0.25))
+    g = grid(bs, feats, width=20, height=12, depth=depth)
+    start = (2.1, 6.2)
+    r = engine.reach(g, start, 12)
+    kept, cols = r._labels, g.grid.shape[1]
+    assert kept is not None and r.cells.size > 50
+    rounded = 0
+    for k in range(0, r.cells.size, 5):
+        chain = [int(kept.best[k])]
+        while kept.prev[chain[-1]] >= 0:
+            chain.append(int(kept.prev[chain[-1]]))
+        points = [start] + [((kept.cell[b] % cols + 0.5) * g.cell,
+                             (kept.cell[b] // cols + 0.5) * g.cell) for b in chain[-2::-1]]
+        if len(points) < 2:
+            continue
+        priced = engine.price_path(g, points)
+        assert priced.cost == pytest.approx(r.cost[k], rel=1e-9, abs=1e-9)
+        assert priced.cost <= 12 + 1e-9
+        rounded += any(leg.kind == "quantum" for leg in priced.legs)
+    assert rounded > 10  # the rounding is in what was checked
 
 
 def test_reach_many_with_quanta_equals_one_reach(bs):

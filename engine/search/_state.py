@@ -428,6 +428,52 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
     return cell[best][keep], out[best][keep]
 
 
+def _quantised_moves(g: CostGrid, start, budget: float, cells: np.ndarray, cost: np.ndarray,
+                     parent: np.ndarray, kept: _KeptLabels | None = None):
+    """An any-angle reach (`_Nodes.within`'s, or with ``kept`` `_Trails.within`'s) on
+    ground priced per started quantum: ``(cells, cost, parent, kept)``.
+
+    The search runs on the smooth multiplier, so no path is cheaper by it than
+    by the rulebook; then each path it kept (one a cell, or with rear ranks
+    every label) is priced with every stretch of quantised ground rounded up
+    to whole quanta (`_kernels.settle_moves`, the pricer's arithmetic), and
+    each cell whose cheapest path is still within the allowance is kept at
+    that price.  ``kept`` holds the paths with their smooth costs (no more
+    than their price: `Reach.cost_at`'s bound); without rear ranks, a node
+    per cell, the start's first.
+    """
+    if kept is None:
+        by_cell = np.argsort(cells)
+        place = by_cell[np.minimum(np.searchsorted(cells[by_cell], parent), cells.size - 1)]
+        kept = _KeptLabels(cells, cost, np.where(parent < 0, -1, place), np.arange(cells.size))
+    cols, cell = g.grid.shape[1], g.cell
+    xs = (kept.cell % cols + 0.5) * cell
+    ys = (kept.cell // cols + 0.5) * cell
+    xs[0], ys[0] = start  # the start's own node (label 0)
+    # Cheapest first, so every parent before its children (labels reuse the slots of
+    # those beaten, so their numbers are not in that order).
+    order = np.argsort(kept.cost, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    prev = kept.prev[order]
+    a = g.kernel_args
+    out = np.empty(kept.cell.size)
+    _kernels.settle_moves(xs[order], ys[order], np.where(prev < 0, -1, rank[prev]),
+                          kept.cost[order], a.base, a.steep, a.slope_of, a.slopes,
+                          g.quantum[g.combo].ravel(), cols, cell, budget + _SLACK, out)
+    out = out[rank]
+    # Each cell at its cheapest path within the allowance, cheapest first.
+    live = np.flatnonzero(out < np.inf)
+    live = live[np.lexsort((out[live], kept.cell[live]))]
+    first = np.ones(live.size, dtype=bool)
+    first[1:] = kept.cell[live[1:]] != kept.cell[live[:-1]]
+    best = live[first]
+    best = best[np.argsort(out[best], kind="stable")]
+    up = kept.prev[best]
+    return (kept.cell[best], out[best], np.where(up >= 0, kept.cell[np.maximum(up, 0)], -1),
+            _KeptLabels(kept.cell, kept.cost, kept.prev, best))
+
+
 def _trace(g: CostGrid, parent: np.ndarray, source: int, target: int) -> list[int]:
     """Cells from source to target, following the steps that reached them."""
     cols = g.grid.shape[1]

@@ -1,13 +1,13 @@
 """Reach and route: the public face of the numba search.
 
-Positions are table points.  By default (``any_angle=True``), on ground with
-nothing priced per started quantum, a unit is measured as a tape measure
-measures: from its own point, a cell's parent may be any earlier cell in
-straight sight (`_kernels.theta_search`; with rear ranks
-`_kernels.theta_labels`, which keeps every path no other beats, each with
-the trail of ground its ranks still stand on), and `Reach.cost_at` prices
-the last straight move to the point asked about.  A route with rear ranks,
-and any search with ``any_angle=False`` or on quantised ground, runs on the
+Positions are table points.  By default (``any_angle=True``) a unit is
+measured as a tape measure measures: from its own point, a cell's parent may
+be any earlier cell in straight sight (`_kernels.theta_search`; with rear
+ranks `_kernels.theta_labels`, which keeps every path no other beats, each
+with the trail of ground its ranks still stand on; on ground priced per
+started quantum, the paths kept are then rounded, `_quantised_moves`), and
+`Reach.cost_at` prices the last straight move to the point asked about.  A
+route with rear ranks, and any search with ``any_angle=False``, runs on the
 step lattice from the centre of the cell holding the start: `reach` answers
 per cell, and `route` joins the exact start and goal to the cell-centre
 path.  With ``any_angle``, `route` then straightens the path it found by its
@@ -40,6 +40,7 @@ from ._state import (
     _many_workspace,
     _Nodes,
     _nodes,
+    _quantised_moves,
     _Trails,
     _trails,
     _workspace,
@@ -67,26 +68,31 @@ def _allowance(g: CostGrid, allowance: float | None) -> float:
     return float(a)
 
 
-def _any_angle(g: CostGrid, at: tuple, budget: float) -> bool:
-    """Whether a reach of ``budget`` from the point ``at`` searches ``g`` any-angle:
-    no cell charged per started quantum lies within ``budget`` of it as the crow
-    flies (no move costs less than its length, so no path within the budget
-    touches one)."""
+def _near_quanta(g: CostGrid, at: tuple, budget: float) -> bool:
+    """Whether a cell charged per started quantum lies within ``budget`` of the point
+    ``at`` as the crow flies (no move costs less than its length, so a path within
+    the budget touches none otherwise)."""
     if not g.quantum.any():
-        return True
+        return False
     rows, cols = g.grid.shape
     r0, r1 = (int(min(max((at[1] + s) / g.cell, 0.0), rows - 1.0)) for s in (-budget, budget))
     c0, c1 = (int(min(max((at[0] + s) / g.cell, 0.0), cols - 1.0)) for s in (-budget, budget))
     q = g.quantised
-    return q[r1 + 1, c1 + 1] - q[r0, c1 + 1] - q[r1 + 1, c0] + q[r0, c0] == 0
+    return q[r1 + 1, c1 + 1] - q[r0, c1 + 1] - q[r1 + 1, c0] + q[r0, c0] != 0
 
 
-def _theta_reach(g: CostGrid, source: int, xy: tuple, budget: float) -> Reach:
+def _theta_reach(g: CostGrid, source: int, xy: tuple, budget: float,
+                 space: _Nodes | _Trails | None = None) -> Reach:
     """The any-angle reach within ``budget`` of the point ``xy`` (in cell ``source``),
-    searched in the workspace of ``g``'s battlefield for its unit: with rear
-    ranks, `_kernels.theta_labels`'; without, `_kernels.theta_search`'."""
-    space: _Nodes | _Trails = _trails(g) if g.depth > 0 else _nodes(g)
-    return Reach(g, xy, budget, *space.within(g, source, xy, budget))
+    searched in ``space``, by default the workspace of ``g``'s battlefield for its
+    unit: with rear ranks, `_kernels.theta_labels`'; without,
+    `_kernels.theta_search`'."""
+    if space is None:
+        space = _trails(g) if g.depth > 0 else _nodes(g)
+    found = space.within(g, source, xy, budget)
+    if _near_quanta(g, xy, budget):
+        found = _quantised_moves(g, xy, budget, *found)
+    return Reach(g, xy, budget, *found)
 
 
 @dataclass(frozen=True, eq=False)
@@ -152,7 +158,8 @@ class Reach:
         ground, to where crossing a terrain edge is cheapest), with one sweep of
         the route's search for them; with rear ranks, the paths are priced
         whole, the bends a straight move makes no dearer are dropped, and they
-        are moved as without ranks where that is cheaper.  Near the edge of the
+        are moved as without ranks where that is cheaper (so too on ground
+        priced per started quantum, its rounding included).  Near the edge of the
         reach (a path dearer than the allowance over `_BENDS_SAVE`) the paths
         are those of a reach to `_BENDS_SAVE` times the allowance, searched
         once: a path there can run by cells whose centres cost more than the
@@ -360,9 +367,10 @@ def reach(grid: CostGrid, at, allowance: float | None = None, *,
         Measure as a tape measure does (`_kernels.theta_search`, with rear
         ranks `_kernels.theta_labels`): from the unit's own point, in straight
         moves from any earlier cell in sight, with `Reach.cost_at` exact to the
-        point.  Where ground priced per started quantum lies within the
-        allowance of ``at`` as the crow flies, the step lattice is searched
-        either way.  False: the step lattice (the grid's
+        point; where ground priced per started quantum lies within the
+        allowance of ``at`` as the crow flies, the paths found are then
+        priced with its rounding (`_quantised_moves`).  False: the step
+        lattice (the grid's
         ``directions``) from the centre of the start's cell.
 
     Returns
@@ -388,7 +396,7 @@ def reach(grid: CostGrid, at, allowance: float | None = None, *,
     budget = _allowance(grid, allowance)
     source = _start_cell(grid, at, "start")
     xy = (float(at[0]), float(at[1]))
-    if flag("any_angle", any_angle) and _any_angle(grid, xy, budget):
+    if flag("any_angle", any_angle):
         return _theta_reach(grid, source, xy, budget)
     idx, cost = _workspace(grid).within(grid, source, budget)
     return Reach(grid, xy, budget, idx, cost)
@@ -441,10 +449,10 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None, *,
             raise InputError(f"start {i}: {exc}") from None
     if not sources:
         return []
-    if grid.quantum.any():  # rounded along each kept path: one reach at a time
-        return [reach(grid, xy, budget, any_angle=any_angle) for xy in points]
     if flag("any_angle", any_angle):
         return _any_angle_many(grid, points, sources, budget)
+    if grid.quantum.any():  # rounded along each kept path: one reach at a time
+        return [reach(grid, xy, budget, any_angle=False) for xy in points]
     threads = thread_count()
     ws = _many_workspace(grid, threads)
     # Every reachable cell's centre lies within `budget` of the start's (no step is cheaper
@@ -494,7 +502,7 @@ def _any_angle_many(grid: CostGrid, points: list, sources: list[int],
     def work(t: int) -> None:
         for u in range(t, len(sources), threads):
             xy = (float(points[u][0]), float(points[u][1]))
-            out[u] = Reach(grid, xy, budget, *spaces[t].within(grid, sources[u], xy, budget))
+            out[u] = _theta_reach(grid, sources[u], xy, budget, spaces[t])
 
     on_threads(work, threads)
     return out  # type: ignore[return-value]
@@ -601,7 +609,7 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
         raise NoRouteError(f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, "
                            f"{goal[1]:g}) for {grid.unit.race}")
     path, priced, rows = _straighten(grid, *found) if any_angle else found
-    if any_angle and find is None and _any_angle(grid, start, per_turn):
+    if any_angle and find is None:
         path, priced, rows = _this_turn(grid, source, start, goal, per_turn,
                                         (path, priced, rows))
     turns, stops = _turns(rows, priced.cost, per_turn)

@@ -16,6 +16,8 @@ is keyed by the package's sources (`engine._cache`).
 - `trail`: the rear-rank trail and the walk that prices a path;
 - `bounds`: lower bounds of the cost to go (landmarks, blocks);
 - `dijkstra`: `search` (a heap), `settle_quanta`;
+- `quanta`: `settle_moves` (an any-angle reach's paths on ground priced per
+  started quantum);
 - `many`: many reaches at once, one driver per search (`many_labels`,
   `many_plain`, `many_heap`);
 - `astar`: `search_plain` (buckets, a unit without rear ranks);
@@ -42,6 +44,7 @@ from .heap import (
 )
 from .labels import DROPPED, label_pool, search_labels, trace_labels
 from .many import many_heap, many_labels, many_plain
+from .quanta import settle_moves
 from .ranked import collect_labels, reset_labels, theta_labels
 from .trail import BLOCKED, BLOCKED_SEGMENT, MOVE, OBSTACLE, QUANTUM, push, walk_path
 
@@ -76,6 +79,7 @@ __all__ = [
     "search_both",
     "search_labels",
     "search_plain",
+    "settle_moves",
     "settle_quanta",
     "stack_rows",
     "stack_width",
