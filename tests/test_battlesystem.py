@@ -402,6 +402,33 @@ def test_lattice_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
         assert priced <= 12 + 1e-9
 
 
+@pytest.mark.parametrize("depth", [0, 1])
+def test_a_path_out_of_light_woods_uses_the_whole_started_quantum(bs, depth):
+    """From (3.06, 0.89) in the light woods (x >= 2) to (1.81, 3.85) in the open: any
+    stretch of woods up to 2" costs 3", so the cheapest path leaves the woods where
+    its stretch in them is exactly 2" long, at y = 0.89 + sqrt(4 - 1.06^2) on the
+    edge, then runs straight on: 3 + 1.278 = 4.278.  The smooth search leaves the
+    woods sooner (5.03; the lattice, 4.91); the reach's `cost_at` and the route,
+    within a turn and beyond, move the bend to where the rounding costs least.
+    With a rank 1" deep that path is no optimum, but nothing dearer is taken."""
+    g = engine.cost_grid(load_map(BS / "light-woods.geojson"), bs,
+                         bs.unit("infantry", move=10, depth=depth))
+    start, goal = (3.06, 0.89), (1.81, 3.85)
+    edge = (2.0, 0.89 + math.sqrt(4 - 1.06 ** 2))
+    best = engine.price_path(g, [start, edge, goal]).cost
+    if depth == 0:
+        assert best == pytest.approx(3 + math.dist(edge, goal), rel=1e-9)
+    else:  # the rank behind pays for the woods it stands in: a candidate, no optimum
+        assert best > 3 + math.dist(edge, goal)
+    assert engine.reach(g, start).cost_at(goal) <= best * (1 + 1e-6)
+    for allowance in (10, 3):
+        rt = engine.route(g, start, goal, allowance=allowance)
+        assert rt.cost <= best * (1 + 1e-6) and engine.price_path(g, rt.path).cost == rt.cost
+    if depth == 0:
+        assert engine.reach(g, start).cost_at(goal) == pytest.approx(best, rel=1e-6)
+        assert rt.cost == pytest.approx(best, rel=1e-6)
+
+
 @pytest.mark.parametrize(("seed", "depth"), [(0, 0), (1, 0), (2, 0), (0, 2), (1, 1.5)])
 def test_any_angle_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
     """The same random battlefields, any-angle: every cell's cost is the price of the

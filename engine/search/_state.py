@@ -460,7 +460,7 @@ def _quantised_moves(g: CostGrid, start, budget: float, cells: np.ndarray, cost:
     out = np.empty(kept.cell.size)
     _kernels.settle_moves(xs[order], ys[order], np.where(prev < 0, -1, rank[prev]),
                           kept.cost[order], a.base, a.steep, a.slope_of, a.slopes,
-                          g.quantum[g.combo].ravel(), cols, cell, budget + _SLACK, out)
+                          g.cell_quantum, cols, cell, budget + _SLACK, out)
     out = out[rank]
     # Each cell at its cheapest path within the allowance, cheapest first.
     live = np.flatnonzero(out < np.inf)

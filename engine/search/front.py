@@ -307,10 +307,11 @@ class Reach:
         if len(best[0]) > 2 or (len(best[0]) == 2 and _bendable(g, *best)):
             # Its bends moved as a unit without ranks would move them (round obstacles'
             # corners, along terrain edges), kept if that is cheaper with the ranks too.
-            moved = _refined(g, best[0], 1)[0]
-            cost = _price(g, moved, pieces=False, checked=True)[0].cost
-            if cost < best[1]:
-                best = (moved, cost)
+            for moved in ([_refined(g, best[0], 1)[0]]
+                          + ([_rounded_bends(g, best[0])] if g.quantum.any() else [])):
+                cost = _price(g, moved, pieces=False, checked=True)[0].cost
+                if cost < best[1]:
+                    best = (moved, cost)
         return best if best[1] <= self.allowance + _SLACK else None
 
     def _label_xy(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -656,8 +657,9 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     but through the cell the front is in, so `_kernels.straighten` straightens the
     path in one call; with rear ranks (or ground priced per started quantum)
     `_pull` drops the bends it can, pricing the whole path each time, and then
-    (not on quantised ground) the bends are moved as a point's would be.  A
-    straightened path is kept only if its price is no higher.
+    the bends are moved as a point's would be (on quantised ground, where its
+    rounding costs least, `_rounded_bends`).  A straightened path is kept only
+    if its price is no higher.
     """
     if len(points) < 2 or priced.cost == math.inf or (
             len(points) == 2 and not _bendable(g, points, priced.cost)):
@@ -667,6 +669,8 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
         tries.append(_pull(g, points, priced.cost))
     if not g.quantum.any():  # with rear ranks, bends moved as a point's are a candidate
         tries.append(_refined(g, tries[-1] if tries else points)[0])
+    else:  # where the rounding costs least
+        tries.append(_rounded_bends(g, tries[-1] if tries else points))
     best = (points, priced, rows)
     for straight in tries:
         if straight != points:
@@ -707,6 +711,26 @@ def _refined(g: CostGrid, points: list, sweeps: int = _SWEEPS) -> tuple[list, fl
     straight = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
     straight[0], straight[-1] = points[0], points[-1]
     return straight, float(cost)
+
+
+def _rounded_bends(g: CostGrid, points: list) -> list:
+    """``points`` with its bends moved where its price with each stretch of ground
+    priced per started quantum rounded up is least (`_kernels.settle_rounded`: a
+    stretch may as well run on to the end of its last started quantum); a
+    straight move is given a bend at its middle to move.  For a unit with rear
+    ranks the trail is not priced: a candidate to price whole."""
+    if len(points) == 2:
+        (x0, y0), (x1, y1) = points
+        points = [points[0], (0.5 * (x0 + x1), 0.5 * (y0 + y1)), points[1]]
+    a = g.kernel_args
+    r, c = g.grid.xy_to_rc(points[0])
+    xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))
+    _kernels.settle_rounded(xs, ys, len(points), r * a.cols + c, a.base, a.steep, a.slope_of,
+                            a.slopes, a.enter, a.narrow, g.clearance, g.cell_quantum, a.cols,
+                            g.cell, _SWEEPS)
+    moved = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+    moved[0], moved[-1] = points[0], points[-1]
+    return moved
 
 
 # `Reach.cost_at` moves the bends of the path to a point if it costs up to this many

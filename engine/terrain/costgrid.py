@@ -172,11 +172,16 @@ class CostGrid:
         return distance_transform_cdt(~edge, metric="chessboard").astype(np.int32).ravel()
 
     @functools.cached_property
+    def cell_quantum(self) -> np.ndarray:
+        """The quantum each cell's ground is charged in (0: smooth), flat (float64)."""
+        return np.ascontiguousarray(self.quantum[self.combo].ravel())
+
+    @functools.cached_property
     def quantised(self) -> np.ndarray:
         """Summed-area table of the cells charged per started quantum (int64,
         ``(rows + 1, cols + 1)``): ``[r, c]`` counts those in rows ``< r`` and
         columns ``< c``, so any box of cells is counted in four reads."""
-        mark = (self.quantum[self.combo] > 0.0).astype(np.int64)
+        mark = (self.cell_quantum > 0.0).astype(np.int64).reshape(self.combo.shape)
         out = np.zeros((mark.shape[0] + 1, mark.shape[1] + 1), dtype=np.int64)
         out[1:, 1:] = mark.cumsum(axis=0).cumsum(axis=1)
         return out

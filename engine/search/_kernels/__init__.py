@@ -17,7 +17,8 @@ is keyed by the package's sources (`engine._cache`).
 - `bounds`: lower bounds of the cost to go (landmarks, blocks);
 - `dijkstra`: `search` (a heap), `settle_quanta`;
 - `quanta`: `settle_moves` (an any-angle reach's paths on ground priced per
-  started quantum);
+  started quantum), `settle_rounded` (a path's bends moved where its rounding
+  costs least);
 - `many`: many reaches at once, one driver per search (`many_labels`,
   `many_plain`, `many_heap`);
 - `astar`: `search_plain` (buckets, a unit without rear ranks);
@@ -44,7 +45,7 @@ from .heap import (
 )
 from .labels import DROPPED, label_pool, search_labels, trace_labels
 from .many import many_heap, many_labels, many_plain
-from .quanta import settle_moves
+from .quanta import settle_moves, settle_rounded
 from .ranked import collect_labels, reset_labels, theta_labels
 from .trail import BLOCKED, BLOCKED_SEGMENT, MOVE, OBSTACLE, QUANTUM, push, walk_path
 
@@ -81,6 +82,7 @@ __all__ = [
     "search_plain",
     "settle_moves",
     "settle_quanta",
+    "settle_rounded",
     "stack_rows",
     "stack_width",
     "straighten",

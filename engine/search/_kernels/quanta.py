@@ -1,10 +1,12 @@
-"""numba kernels: any-angle reaches on ground priced per started quantum
-(`settle_moves`).
+"""numba kernels: any-angle paths on ground priced per started quantum
+(`settle_moves`, `settle_rounded`).
 
 The search (`theta_search`, `theta_labels`) prices every move on the smooth
 multiplier, so no path is cheaper by it than by the rulebook; `settle_moves`
 then prices the paths it kept with each stretch of quantised ground rounded
-up to whole quanta, as `walk_path` does.
+up to whole quanta, as `walk_path` does.  Rounding can make another path
+cheapest (a stretch of woods may as well run on to the end of its last
+started quantum), which `settle_rounded` looks for by moving a path's bends.
 
 Private; `engine.search` validates everything first.
 """
@@ -15,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from ...terrain._kernels import fold, stretch
-from .anyangle import _next_break, _piece_cell, _walk_from
+from .anyangle import _TIE, _next_break, _piece_cell, _walk_from, segment_cost
 from .trail import _QUANTUM_TOL
 
 
@@ -109,3 +111,59 @@ def settle_moves(xs, ys, parent, cost, base, steep, slope_of, slopes, quantum, c
         out[u] = adj[u] + _rounding(qs[u], qd[u], qm[u])
         if out[u] > budget:
             out[u] = np.inf
+
+
+@njit(cache=True, error_model="numpy")
+def _rounded(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear, quantum,
+             cols, cell):
+    """The price of the polyline's ``n`` points, the front starting in cell ``at0``:
+    each move's `segment_cost` and each stretch of quantised ground rounded up to
+    whole quanta (`_carry`), the last where the path ends."""
+    height = base.shape[0] // cols
+    total, at = 0.0, at0
+    q, d, m = 0.0, 0.0, 1.0
+    for k in range(n - 1):
+        c, at = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], at, cell, cols, height, base,
+                             steep, slope_of, slopes, enter, narrow, clear)
+        if c == np.inf:
+            return np.inf
+        extra, q, d, m = _carry(xs[k], ys[k], xs[k + 1], ys[k + 1], cell, cols, height, base,
+                                steep, slope_of, slopes, quantum, q, d, m)
+        total += c + extra
+    return total + _rounding(q, d, m)
+
+
+@njit(cache=True, error_model="numpy")
+def settle_rounded(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear,
+                   quantum, cols, cell, sweeps):
+    """Move each bend of the polyline's ``n`` points (the first and last fixed) where
+    the whole path's price with quanta (`_rounded`) is least: a compass search in
+    8 directions, from half a cell down to a millionth of one, a bend at a time,
+    up to ``sweeps`` times while any moves.  Returns the price."""
+    width, tall = cols * cell, (base.shape[0] // cols) * cell
+    best = _rounded(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear,
+                    quantum, cols, cell)
+    for _ in range(sweeps):
+        moved = False
+        for k in range(1, n - 1):
+            h = 0.5 * cell
+            while h > 1e-6 * cell:
+                found = False
+                for e in range(8):
+                    ox = (1.0, -1.0, 0.0, 0.0, 1.0, 1.0, -1.0, -1.0)[e] * h
+                    oy = (0.0, 0.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0)[e] * h
+                    x, y = xs[k], ys[k]
+                    if not (0.0 <= x + ox < width and 0.0 <= y + oy < tall):
+                        continue
+                    xs[k], ys[k] = x + ox, y + oy
+                    c = _rounded(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow,
+                                 clear, quantum, cols, cell)
+                    if c < best * (1.0 - _TIE):
+                        best, found, moved = c, True, True
+                        break
+                    xs[k], ys[k] = x, y
+                if not found:
+                    h *= 0.5
+        if not moved:
+            break
+    return best
