@@ -417,7 +417,7 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
     _kernels.settle_quanta(
         cell, cost, parent, step, a.base, a.steep, a.slope_of, a.slopes, a.cols,
         a.step_dr, a.step_dc, a.step_len, a.ux, a.uy, a.piece_start, a.piece_dr, a.piece_dc,
-        a.piece_w, g.quantum[g.combo].ravel(), out,
+        a.piece_w, g.cell_quantum, out,
     )
     # Each cell at its cheapest node, in the order the cheapest were found.
     by_cell = np.lexsort((out, cell))

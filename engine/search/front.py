@@ -371,8 +371,8 @@ def reach(grid: CostGrid, at, allowance: float | None = None, *,
         point; where ground priced per started quantum lies within the
         allowance of ``at`` as the crow flies, the paths found are then
         priced with its rounding (`_quantised_moves`).  False: the step
-        lattice (the grid's
-        ``directions``) from the centre of the start's cell.
+        lattice (the grid's ``directions``) from the centre of the start's
+        cell.
 
     Returns
     -------
