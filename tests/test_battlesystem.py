@@ -359,20 +359,26 @@ def test_cli_charge(capsys):
 # --- reach never claims what the pricing refuses ---------------------------------------
 
 
-@pytest.mark.parametrize(("seed", "depth"), [(0, 0), (1, 0), (2, 0), (0, 2), (1, 1.5)])
-def test_lattice_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
-    """Random woods, brush, hills and hedges: every cell the lattice's reach claims,
-    priced along the path the search kept, costs what reach says (quanta and flat
-    costs included).  With rear ranks the search keeps several paths a cell: the
-    cheapest of their prices."""
+def _random_battlefield(bs, seed, depth, more=()):
+    """A 20" x 12" grid: a hill, six random woods, brush and rough ground, the
+    features ``more`` and a hedge across, for infantry ``depth`` deep."""
     rng = np.random.default_rng(seed)
     feats = [feature("hill", rect(3, 3, 17, 9), elevation=2)]
     for _ in range(6):
         x, y = rng.uniform(0, 16), rng.uniform(0, 9)
         kind = str(rng.choice(["light woods", "brush", "rough ground"]))
         feats.append(feature(kind, rect(x, y, x + rng.uniform(2, 6), y + rng.uniform(2, 6))))
-    feats.append(feature("hedge", line((11, 0), (11, 12)), width=0.25))
-    g = grid(bs, feats, width=20, height=12, depth=depth)
+    feats += [*more, feature("hedge", line((11, 0), (11, 12)), width=0.25)]
+    return grid(bs, feats, width=20, height=12, depth=depth)
+
+
+@pytest.mark.parametrize(("seed", "depth"), [(0, 0), (1, 0), (2, 0), (0, 2), (1, 1.5)])
+def test_lattice_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
+    """Random woods, brush, hills and hedges: every cell the lattice's reach claims,
+    priced along the path the search kept, costs what reach says (quanta and flat
+    costs included).  With rear ranks the search keeps several paths a cell: the
+    cheapest of their prices."""
+    g = _random_battlefield(bs, seed, depth)
     start = (2.125, 6.125)
     r = engine.reach(g, start, 12, any_angle=False)
     from engine.search import _kernels, _state, front
@@ -435,17 +441,9 @@ def test_any_angle_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
     straight moves the search kept to it from the unit's own point, each stretch
     of light woods rounded up to whole started quanta (with rear ranks, of the
     cheapest path kept at the cell), within the allowance."""
-    rng = np.random.default_rng(seed)
-    feats = [feature("hill", rect(3, 3, 17, 9), elevation=2)]
-    for _ in range(6):
-        x, y = rng.uniform(0, 16), rng.uniform(0, 9)
-        kind = str(rng.choice(["light woods", "brush", "rough ground"]))
-        feats.append(feature(kind, rect(x, y, x + rng.uniform(2, 6), y + rng.uniform(2, 6))))
     # Off the hill, 2.9" and 3.4" from the unit (on it, a slope triples their price).
-    feats += [feature("light woods", rect(0.3, 9.1, 4.5, 12)),
-              feature("light woods", rect(0.3, 0, 4.5, 2.8))]
-    feats.append(feature("hedge", line((11, 0), (11, 12)), width=0.25))
-    g = grid(bs, feats, width=20, height=12, depth=depth)
+    g = _random_battlefield(bs, seed, depth, [feature("light woods", rect(0.3, 9.1, 4.5, 12)),
+                                              feature("light woods", rect(0.3, 0, 4.5, 2.8))])
     start = (2.1, 6.2)
     r = engine.reach(g, start, 12)
     kept, cols = r._labels, g.grid.shape[1]
