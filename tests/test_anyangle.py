@@ -12,7 +12,7 @@ import math
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
 from shapely.geometry import LineString, Point, Polygon, box
@@ -524,11 +524,14 @@ def test_shortcuts_against_walking_every_move():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.sampled_from([0.0, 1.0, 2.5, 24.0]),
+@given(st.lists(st.one_of(st.sampled_from([0.0, 1.0, 2.5, 24.0, 5e-324]),
                           st.floats(0, 1e6, allow_nan=False)), max_size=300))
+@example([0.0, 5e-324, 0.0, 0.0, 5e-324, 1e-310, 0.0, 5e-324])
+@example([5e-324] * 9)
 def test_a_reach_orders_its_cells_as_a_stable_sort_by_cost(costs):
     """`by_cost`, which puts a reach's cells cheapest first, is a stable sort by cost
-    (as ``np.argsort(kind="stable")``), ties and one cost alone included."""
+    (as ``np.argsort(kind="stable")``), ties and one cost alone included, and so
+    are the tiniest costs (``bins / top`` overflows for them)."""
     cost = np.array(costs, dtype=np.float64)
     k = len(cost)
     cells = np.arange(k, dtype=np.int64)

@@ -699,6 +699,14 @@ def _pulled(xs, ys, n, at0, ats, cell, cols, height, grid):
     return _pull(xs, ys, n, ats, cell, cols, height, *grid)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _bin(x, top, bins):
+    """Which of ``bins`` bins of equal width from 0 to ``top`` the cost ``x`` (``0 <= x
+    <= top``) falls in, never decreasing with ``x``; by the ratio ``x / top``, which a
+    tiny ``top`` cannot make infinite (``bins / top`` can)."""
+    return bins - 1 if x >= top else min(int(x / top * bins), bins - 1)
+
+
 @njit(cache=True, nogil=True)
 def by_cost(cells, cost, other, k):
     """Sort the first ``k`` of ``cost`` and, with it, ``cells`` and ``other``, cheapest
@@ -711,15 +719,14 @@ def by_cost(cells, cost, other, k):
     for j in range(k):
         top = max(top, cost[j])
     bins = max(k // 4, 1)
-    scale = bins / top if top > 0.0 else 0.0
     start = np.zeros(bins + 1, dtype=np.int64)
     for j in range(k):
-        start[min(int(cost[j] * scale), bins - 1) + 1] += 1
+        start[_bin(cost[j], top, bins) + 1] += 1
     for b in range(bins):
         start[b + 1] += start[b]
     c0, x0, o0 = cells[:k].copy(), cost[:k].copy(), other[:k].copy()
     for j in range(k):
-        b = min(int(x0[j] * scale), bins - 1)
+        b = _bin(x0[j], top, bins)
         i = start[b]
         start[b] += 1
         cells[i], cost[i], other[i] = c0[j], x0[j], o0[j]
