@@ -552,9 +552,10 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None, *,
     allowance : float, optional
         Per turn, for counting turns; defaults to the unit's move.
     any_angle : bool, default True
-        Measure as a tape measure does: without rear ranks, an any-angle
-        search from the exact start (`_kernels.theta_search`); with them, the
-        lattice search.  Either way the route found is then straightened by
+        Measure as a tape measure does: without rear ranks, the cheaper of an
+        any-angle search from the exact start (`_kernels.theta_search`) and the
+        lattice route string-pulled (`_either`); with them, the lattice
+        search.  Either way the route found is then straightened by
         its price (`_straighten`): a straight move over open ground, bends on
         terrain edges and at obstacles' corners; to a goal within a turn's
         allowance, the path the turn's `reach` prices it along is taken if
@@ -599,9 +600,7 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
     goal = (float(goal[0]), float(goal[1]))
     found = None
     if any_angle and find is None and grid.depth == 0:
-        points = _theta(grid, source, start, target, goal)
-        if points is not None:
-            found = (points, *_price(grid, points, pieces=False, checked=True))
+        found = _either(grid, source, start, target, goal)
     else:
         cells = (find or functools.partial(_find, grid))(source, target)[0]
         if cells is not None:
@@ -633,6 +632,29 @@ def _this_turn(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: fl
         return found
     other = _straighten(g, best[0], *_price(g, best[0], pieces=False, checked=True))
     return other if other[1].cost < found[1].cost else found
+
+
+def _either(g: CostGrid, source: int, start: tuple, target: int, goal: tuple
+            ) -> tuple | None:
+    """The path an any-angle route without rear ranks is straightened from, priced
+    (with its rows), None if there is none: the cheaper of the any-angle search's
+    (`_theta`) and the lattice route's with the bends a straight move makes no
+    dearer dropped.  Both bend at cell centres, and each finds ways the other
+    misses (the lattice's through a grid corner, say, where Theta*'s passes a
+    cell's centre and pays for the ground beside it); straightening moves bends
+    only locally, so it starts from the cheaper."""
+    points = _theta(g, source, start, target, goal)
+    if points is None:
+        return None
+    best = (points, *_price(g, points, pieces=False, checked=True))
+    cells = _find(g, source, target)[0]
+    if cells is None:
+        return best
+    lattice = _join(g, start, goal, _polyline(g, cells))[0]
+    if len(lattice) > 2:
+        lattice = _refined(g, lattice, 0)[0]
+    priced, rows = _price(g, lattice, pieces=False, checked=True)
+    return (lattice, priced, rows) if priced.cost < best[1].cost else best
 
 
 def _theta(g: CostGrid, source: int, start: tuple, target: int, goal: tuple) -> list | None:

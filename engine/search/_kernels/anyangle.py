@@ -675,16 +675,31 @@ def refine(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear, 
     ats = np.empty(xs.shape[0], dtype=np.int64)
     grid = (base, steep, slope_of, slopes, enter, narrow, clear)
     n = _pulled(xs, ys, n, at0, ats, cell, cols, height, grid)
+    # A bend is settled again only if a point its stretch runs through moved since.
+    moved_at = np.ones(xs.shape[0], dtype=np.int64)
+    settled_at = np.zeros((2, xs.shape[0]), dtype=np.int64)
+    clock = 1
     for sweep in range(sweeps):
         if sweep == 1 and 2 * n - 1 <= xs.shape[0]:  # a bend halfway along every move
             n = _halve(xs, ys, n)
+            clock += 1
+            moved_at[:n] = clock
         moved = False
+        fresh = 0  # ats[0 .. fresh] are current
         for span in (1, 2):
             for k in range(1, n - span):
-                # Only points k - 2 and k - 1 may have moved since `ats[k - 3]` was found.
-                _fronts(xs, ys, max(k - 3, 0), k - 1, cell, cols, height, *grid, ats)
+                hi = min(k + span + 1, n - 1)
+                if moved_at[k - 1:hi + 1].max() < settled_at[span - 1, k]:
+                    continue
+                if fresh < k - 1:
+                    _fronts(xs, ys, fresh, k - 1, cell, cols, height, *grid, ats)
+                    fresh = k - 1
+                clock += 1
+                settled_at[span - 1, k] = clock
                 if _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, *grid):
                     moved = True
+                    moved_at[k:k + span] = clock
+                    fresh = min(fresh, k - 1)
         if not moved and sweep > 0:
             break
     return _pulled(xs, ys, n, at0, ats, cell, cols, height, grid)
