@@ -1,5 +1,6 @@
-"""The house's shape: short functions, modules of a readable size, and imports that
-flow one way (map -> rules -> terrain -> search -> answers -> output), without circles."""
+"""The house's shape: short functions and modules of a readable size (in the package,
+its tests and its benchmarks), and imports that flow one way (map -> rules ->
+terrain -> search -> answers -> output), without circles."""
 
 import ast
 from pathlib import Path
@@ -9,6 +10,7 @@ import pytest
 import engine
 
 PACKAGE = Path(engine.__file__).resolve().parent
+ROOT = Path(__file__).resolve().parent.parent  # the checkout: tests/ and bench/
 MAX_FUNCTION = 150
 MAX_MODULE = 900
 
@@ -88,19 +90,30 @@ def _imports(name: str) -> set[str]:
     return out
 
 
+def _sources() -> dict[str, Path]:
+    """Every Python file of the package, its tests and its benchmarks, by a name to show."""
+    out = {f"engine/{p.relative_to(PACKAGE)}": p for p in MODULES.values()}
+    for folder in ("tests", "bench"):
+        out.update({str(p.relative_to(ROOT)): p for p in sorted((ROOT / folder).rglob("*.py"))})
+    return out
+
+
 def test_no_function_is_longer_than_the_house_allows():
     long = []
-    for _name, path in MODULES.items():
+    for name, path in _sources().items():
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 length = node.end_lineno - node.lineno + 1
                 if length > MAX_FUNCTION:
-                    long.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name} ({length})")
+                    long.append(f"{name}:{node.lineno} {node.name} ({length})")
     assert not long, "functions over 150 lines: " + ", ".join(long)
 
 
 def test_no_module_is_longer_than_the_house_allows():
-    long = [f"{p.relative_to(PACKAGE)} ({n})" for p in MODULES.values()
+    sources = _sources()
+    assert any(n.startswith("tests/") for n in sources) and any(n.startswith("bench/")
+                                                                for n in sources)
+    long = [f"{name} ({n})" for name, p in sources.items()
             if (n := p.read_text("utf-8").count("\n")) > MAX_MODULE]
     assert not long, "modules over 900 lines: " + ", ".join(long)
 
