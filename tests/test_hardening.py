@@ -6,6 +6,7 @@ of points, and the command line's output and last line of defence."""
 import json
 import math
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -260,3 +261,21 @@ def test_the_features_and_vertices_a_map_is_given_are_bounded():
     with pytest.raises(engine.MapError, match="feature 0: LineString has 1000001 vertices, more "
                        "than the 1000000 a feature may be given"):
         engine.load_map(battlefield([feature("river", line(*walk), width=1)]))
+
+
+def test_a_subnormal_coordinate_is_read_as_0_without_warnings(rules):
+    """A hill whose corner is 1e-310 off 0 (found by the long fuzz run) made GEOS warn
+    of a division by zero on its crest; it is the hill with the corner at 0."""
+    def answers(y):
+        hill = feature("hill", {"type": "Polygon", "coordinates": [
+            [[0, 0], [40, 0], [40, 20], [0, y], [0, 0]]]}, elevation=3)
+        bf = engine.load_map(battlefield([hill, feature("woods", rect(4, 0, 20, 20))],
+                                         units="cm", cell=1.0))
+        g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
+        return g.base.copy(), engine.reach(g, (30, 5), 12).cost_at((22, 9))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tiny = answers(1e-310)
+    base, cost = answers(0)
+    assert np.array_equal(tiny[0], base) and tiny[1] == cost

@@ -36,6 +36,9 @@ _LINE_TYPES = ("LineString", "MultiLineString")
 _DATA = Path(__file__).resolve().parent / "data"
 # Beyond this a table coordinate is a typo, and geometry would lose all precision.
 _MAX_COORD = 1e9
+# Coordinates nearer 0 than this (table units) are read as 0: far finer than any cell,
+# and GEOS's arithmetic on subnormal numbers raises floating-point warnings.
+_TINY = 1e-12
 # Geometry: lines are buffered in pieces of this many segments (`_band`); a feature of
 # more vertices than `_SIMPLIFY_ABOVE` is simplified below an eighth of a cell, and one
 # still of more than `_MAX_VERTICES` refused, as is a line longer than `_MAX_LENGTH`
@@ -393,6 +396,7 @@ def _feature(index: int, raw: Any, table, cell: float, fail, origin: str | None)
         raise bad(f"malformed {gtype}: {exc}") from None
     if g.is_empty:
         raise bad(f"empty {gtype}")
+    g = shapely.transform(g, _flushed)
     if shapely.get_num_coordinates(g) > _MAX_GIVEN:
         raise bad(f"{gtype} has {shapely.get_num_coordinates(g)} vertices, more than the "
                   f"{_MAX_GIVEN} a feature may be given")
@@ -401,6 +405,11 @@ def _feature(index: int, raw: Any, table, cell: float, fail, origin: str | None)
                                _bounded(g, gtype, table, cell, bad), table, bad), origin=origin)
     except shapely.errors.ShapelyError as exc:
         raise bad(f"geometry cannot be processed: {exc}") from None
+
+
+def _flushed(xy: np.ndarray) -> np.ndarray:
+    """Coordinates within `_TINY` of 0 set to 0."""
+    return np.where(np.abs(xy) < _TINY, 0.0, xy)
 
 
 def _shaped(index: int, fid, terrain: str, props: dict, gtype: str, g, table, bad) -> Feature:
