@@ -19,7 +19,9 @@ from shapely.geometry import LineString, Point, Polygon, box
 from shapely.ops import unary_union
 
 import engine
-from engine.search import _kernels
+from engine.search import _kernels, _state
+
+from .conftest import battlefield, feature, line, rect
 
 FW = engine.load_rules("fantasy-warlord")
 
@@ -744,3 +746,47 @@ def test_cost_at_near_the_edge_of_a_reach_is_what_a_wider_reach_says(depth, poin
     assert r.cost_at(point) == pytest.approx(wide, rel=1e-9) and r.reachable(point)
     rt = engine.route(g, start, point)
     assert rt.cost <= wide * (1 + 1e-12) and rt.turns == 1
+
+
+# Settling the start's plain sight at once where no cheaper ground is near.
+
+
+def _scrub_with_road(road_y, depth=0.0):
+    """Scrub (x2) over a 60 x 40 cm table with a road (x1) along y = ``road_y``."""
+    feats = [feature("scrub", rect(-1, -1, 61, 41)),
+             feature("road", line((0, road_y), (60, road_y)), width=1)]
+    bf = engine.load_map(battlefield(feats, 60, 40, cell=0.5))
+    return engine.cost_grid(bf, FW, FW.unit("humans", depth=depth))
+
+
+@pytest.mark.parametrize("depth", [0.0, 2.0])
+def test_a_reach_settles_its_sight_at_once_only_where_no_cheaper_ground_is_near(depth,
+                                                                                 monkeypatch):
+    """A unit on scrub with the road (x1) beyond any path its allowance pays for: its
+    ground is the cheapest it can meet (`_least_near`), and the reach settling its
+    plain sight at once equals the search that does not.  With the road 2.5 cm
+    away, the cell beside it at (22.25, 11.25) costs the way along the road, far
+    less than straight over the scrub, as settling the sight at the scrub's
+    price (given the scrub as the lowest multiplier) would have it without ranks."""
+    far, near = _scrub_with_road(35, depth), _scrub_with_road(12.5, depth)
+    assert far.least == near.least == 1.0
+    assert _state._least_near(far, (10, 10), 12) == 2.0
+    assert _state._least_near(near, (10, 10), 30) == 1.0
+    assert _state._least_near(far, (10, 10), math.inf) == 1.0
+    at, cell = (10, 10), 22 * 120 + 44  # the cell holding (22.25, 11.25)
+    answers = [(engine.reach(far, at, 12), engine.reach(near, at, 30))]
+    monkeypatch.setattr(_state, "_least_near", lambda g, xy, budget: -1.0)  # never at once
+    answers.append((engine.reach(far, at, 12), engine.reach(near, at, 30)))
+    monkeypatch.setattr(_state, "_least_near", lambda g, xy, budget: 2.0)  # wrongly at once
+    wrong = _by_cell(engine.reach(near, at, 30))[cell]
+    (fast, fast_near), (slow, slow_near) = answers
+    for a, b in ((fast, slow), (fast_near, slow_near)):
+        assert np.array_equal(np.sort(a.cells), np.sort(b.cells))
+        assert _by_cell(a) == pytest.approx(_by_cell(b), rel=1e-12)
+    if depth == 0:  # (with ranks a cheaper path still gets in: it is a label of its own)
+        assert wrong == pytest.approx(2 * math.dist(at, (22.25, 11.25)), rel=1e-12)
+        assert _by_cell(fast_near)[cell] < wrong - 5
+
+
+def _by_cell(r):
+    return dict(zip(r.cells.tolist(), r.cost.tolist(), strict=True))

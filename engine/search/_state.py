@@ -24,6 +24,22 @@ _NO_LANDMARKS = (np.empty((0, 0), dtype=np.float32), np.empty((2, 0), dtype=np.f
 _NO_ROWS = (np.empty(0, dtype=np.int32), np.empty(0))  # `CostGrid.outgoing_steps` not built
 
 
+def _least_near(g: CostGrid, at, budget: float) -> float:
+    """The lowest multiplier a path from the point ``at`` costing no more than ``budget``
+    can meet: the lowest in the square of cells within ``budget / g.least`` of ``at``
+    (no such path goes farther), widened by the unit's depth (its rear ranks stand
+    behind ``at`` at the start); `CostGrid.least` for an endless budget.  Where the
+    start's own ground is that cheap, the any-angle searches settle what the unit
+    sees over it at once."""
+    if not budget < np.inf or g.least <= 0:
+        return g.least
+    rows, cols = g.base.shape
+    far = budget / g.least + g.depth
+    r0, r1 = (min(max(int(np.floor((at[1] + s) / g.cell)), 0), rows - 1) for s in (-far, far))
+    c0, c1 = (min(max(int(np.floor((at[0] + s) / g.cell)), 0), cols - 1) for s in (-far, far))
+    return float(g.base[r0:r1 + 1, c0:c1 + 1].min())
+
+
 class _Labels(NamedTuple):
     """`_kernels.search_labels`' pool of labels, in its order (`_kernels.label_pool`)."""
 
@@ -224,7 +240,8 @@ class _Nodes:
         a = g.kernel_args
         return _kernels.theta_search(
             a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
-            g.alike, g.least, a.cols, g.cell, source, float(start[0]), float(start[1]), goal,
+            g.alike, g.least if goal >= 0 else _least_near(g, start, budget), a.cols, g.cell,
+            source, float(start[0]), float(start[1]), goal,
             float(end[0]), float(end[1]), budget, self.dist, self.parent, self.state,
             self.hkey, self.hidx, self.pos, self.touched, self.tried, self.stamp,
         )
@@ -309,7 +326,8 @@ class _Trails:
             lab = self.labels
             nt, used = _kernels.theta_labels(
                 a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
-                g.alike, g.least, a.cols, g.cell, float(g.unit.depth), source,
+                g.alike, _least_near(g, start, budget + _SLACK), a.cols, g.cell,
+                float(g.unit.depth), source,
                 float(start[0]), float(start[1]), budget + _SLACK, g.merging, self.dist,
                 self.head, self.beat, self.touched, self.tried_y, self.tried_s, self.stamp,
                 lab.cost, lab.cell, lab.prev, lab.step, lab.n, lab.lv, lab.rem, lab.next,

@@ -338,10 +338,10 @@ def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist,
                state, hkey, hidx, pos, touched, nt, n):
     """Settle every cell of `_source_sight`'s window within ``budget`` at the start's
     multiplier times its distance from the start, parent the start: the least
-    any move there can cost, when that multiplier is the lowest anywhere.  Of
-    those, the cells beside a passable cell not yet touched are queued to be
-    expanded as usual (a settled cell offers nothing to another).  Returns the
-    touched count and the heap's size."""
+    any move there can cost, when that multiplier is the lowest any path within
+    ``budget`` meets.  Of those, the cells beside a passable cell not yet touched
+    are queued to be expanded as usual (a settled cell offers nothing to
+    another).  Returns the touched count and the heap's size."""
     height = base.shape[0] // cols
     k0 = base[source]
     first = nt
@@ -408,11 +408,12 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     alike: a move within that box is priced without walking it.  Dijkstra
     prices a move from the start to a cell in its `plain_sight` over
     ``alike`` (`CostGrid.alike`) ground the same way, and where the start's
-    multiplier is ``least`` (`CostGrid.least`) settles those cells at once
-    (`_presettle`).  Other moves over alike ground are priced, or shown not
-    worth walking, by `line_price`; see the module's text.  The A* bound is
-    the straight-line distance (no multiplier is below 1).  A node is settled
-    once and never reopened.  ``dist``, ``parent`` and ``state`` must be at
+    multiplier is ``least``, the lowest any path within ``budget`` meets
+    (`CostGrid.least`, or the lowest near the start: `_state._least_near`),
+    settles those cells at once (`_presettle`).  Other moves over alike ground
+    are priced, or shown not worth walking, by `line_price`; see the module's
+    text.  The A* bound is the straight-line distance (no multiplier is below
+    1).  A node is settled once and never reopened.  ``dist``, ``parent`` and ``state`` must be at
     rest (``inf``, -1, 0); `reset_nodes` returns the ``touched`` ones there.
     ``tried[v]`` is ``stamp[0] * (ncell + 1) + p`` once the move from node p
     to node v has been priced in this search (it is not priced again);

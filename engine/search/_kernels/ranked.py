@@ -224,10 +224,11 @@ def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth,
                       l_next, l_state, l_pos, hkey, hidx, l_at):
     """`anyangle._presettle` with labels: each cell of `_source_sight`'s window within
     ``budget`` gets one label, straight from the start at its multiplier (the
-    least anywhere) times the distance, with that ground alone behind it, which
-    beats any other path there; those beside a passable cell not yet touched are
-    queued, the others expanded.  Returns ``(cells touched, labels used, queued)``
-    after the start's label 0 (the caller checks the pool holds the window)."""
+    least any path within ``budget`` meets) times the distance, with that ground
+    alone behind it, which beats any other path there; those beside a passable
+    cell not yet touched are queued, the others expanded.  Returns ``(cells
+    touched, labels used, queued)`` after the start's label 0 (the caller checks
+    the pool holds the window)."""
     height = base.shape[0] // cols
     k0 = base[source]
     rows = sight.shape[0] // w
@@ -299,7 +300,10 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     the straight move from y (Theta*; first, so that on a tie the parent farther
     back wins) and the step from x, each priced with its label's trail
     (`_offer`); each is kept as a label at b unless one there beats it.  Labels
-    are expanded in order of cost.  ``dist`` gets each touched cell's cheapest
+    are expanded in order of cost.  Where the start's multiplier is ``least``,
+    the lowest any path within ``budget`` meets, and its ranks stand on clean
+    ground, the cells it sees over its own ground are settled at once
+    (`_presettle_labels`).  ``dist`` gets each touched cell's cheapest
     label's cost; ``dist``, ``head`` (-1) and ``beat`` (inf) must be at rest and
     are returned there by `reset_labels`.  The pool (`_kernels.label_pool`'s,
     with ``l_at``, each label's front cell) needs no reset.  ``tried_*``: the
