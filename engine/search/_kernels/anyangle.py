@@ -413,8 +413,9 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     settles those cells at once (`_presettle`).  Other moves over alike ground
     are priced, or shown not worth walking, by `line_price`; see the module's
     text.  The A* bound is the straight-line distance (no multiplier is below
-    1).  A node is settled once and never reopened.  ``dist``, ``parent`` and ``state`` must be at
-    rest (``inf``, -1, 0); `reset_nodes` returns the ``touched`` ones there.
+    1).  A node is settled once and never reopened.  ``dist``, ``parent`` and
+    ``state`` must be at rest (``inf``, -1, 0); `reset_nodes` returns the
+    ``touched`` ones there.
     ``tried[v]`` is ``stamp[0] * (ncell + 1) + p`` once the move from node p
     to node v has been priced in this search (it is not priced again);
     ``stamp[0]`` goes up by one each search, so ``tried`` needs no reset.
