@@ -790,3 +790,23 @@ def test_a_reach_settles_its_sight_at_once_only_where_no_cheaper_ground_is_near(
 
 def _by_cell(r):
     return dict(zip(r.cells.tolist(), r.cost.tolist(), strict=True))
+
+
+def test_a_ranked_reach_from_the_corner_of_heavier_ground_pays_for_the_ranks_behind():
+    """Humans one rank deep stand at (3, 1), on the corner where woods (cells x2 below and
+    to the left) meet clear ground above and to the right (found by the property test).
+    The cell holding the point is wooded and nothing near is heavier, but a move up
+    and right leaves it at once with the ranks still in the woods: the reach must not
+    price it as a point's (0.79 over the clear ground) where `price_path`, with the
+    ranks standing in the woods, says it costs more than the allowance of 1."""
+    woods = [[4, 4], [4, 1], [0, 1], [0, 4]]
+    g = engine.cost_grid(_map([("woods", woods)] + [("woods", [[0, 0], [0, 3], [3, 3], [3, 0]])]
+                              * 4, width=40, height=30), FW, FW.unit("humans", depth=2.0))
+    at, clear = (3.0, 1.0), (3.75, 0.75)
+    assert g.base[1, 7] == 1.0 and g.base[2, 6] == 2.0  # clear above right, woods below left
+    assert engine.price_path(g, [at, clear]).cost > 1.0
+    r = engine.reach(g, at, 1.0)
+    assert 1 * 80 + 7 not in r.cells.tolist()
+    for cell in r.cells:
+        goal = at if cell == 2 * 80 + 6 else g.grid.rc_to_xy(divmod(int(cell), 80))
+        assert r.cost_at(goal) <= 1.0 + 1e-9

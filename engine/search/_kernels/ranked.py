@@ -152,15 +152,30 @@ def trail_cost(px, py, qx, qy, at, lv, rem, org, n, depth, cell, cols, height, b
             last = s
 
 
+@njit(cache=True, inline="always")
+def _touched_lines(f, i, size):
+    """The rows (or columns) of cells a point at ``f`` cells along one axis touches:
+    line ``i`` holding it, and the one beside it if it lies within 1e-9 of their
+    border."""
+    lo = i - 1 if f - i <= 1e-9 and i > 0 else i
+    hi = i + 1 if i + 1 - f <= 1e-9 and i + 1 < size else i
+    return range(lo, hi + 1)
+
+
 @njit(cache=True, error_model="numpy")
 def _clean_stand(sx, sy, depth, cell, cols, height, base, steep):
     """Whether no cell within ``depth`` of the point ``(sx, sy)`` (and a cell more) is
-    heavier, climbing or not, than the ground of the cell holding it: then the
-    standing footprint, facing any way, holds nothing heavier, and a move from
-    the start costs what it would without the ranks."""
+    heavier, climbing or not, than the ground of every cell the point touches
+    (the cell holding it, and those beside it where it lies on their edge or
+    corner, into which a move may go at once): then the standing footprint,
+    facing any way, holds nothing heavier than where the front starts, and a
+    move from the start costs what it would without the ranks."""
     sr = min(max(math.floor(sy / cell), 0), height - 1)
     sc = min(max(math.floor(sx / cell), 0), cols - 1)
-    k0 = base[sr * cols + sc]
+    k0 = np.inf
+    for r in _touched_lines(sy / cell, sr, height):
+        for c in _touched_lines(sx / cell, sc, cols):
+            k0 = min(k0, base[r * cols + c])
     k = math.ceil(depth / cell) + 1
     for r in range(max(sr - k, 0), min(sr + k + 1, height)):
         for c in range(max(sc - k, 0), min(sc + k + 1, cols)):
