@@ -22,6 +22,7 @@ import engine
 from engine.search import _kernels, _state
 
 from .conftest import battlefield, feature, line, rect
+from .test_kernels import by_cell
 
 FW = engine.load_rules("fantasy-warlord")
 
@@ -778,18 +779,14 @@ def test_a_reach_settles_its_sight_at_once_only_where_no_cheaper_ground_is_near(
     monkeypatch.setattr(_state, "_least_near", lambda g, xy, budget: -1.0)  # never at once
     answers.append((engine.reach(far, at, 12), engine.reach(near, at, 30)))
     monkeypatch.setattr(_state, "_least_near", lambda g, xy, budget: 2.0)  # wrongly at once
-    wrong = _by_cell(engine.reach(near, at, 30))[cell]
+    wrong = by_cell(engine.reach(near, at, 30))[cell]
     (fast, fast_near), (slow, slow_near) = answers
     for a, b in ((fast, slow), (fast_near, slow_near)):
         assert np.array_equal(np.sort(a.cells), np.sort(b.cells))
-        assert _by_cell(a) == pytest.approx(_by_cell(b), rel=1e-12)
+        assert by_cell(a) == pytest.approx(by_cell(b), rel=1e-12)
     if depth == 0:  # (with ranks a cheaper path still gets in: it is a label of its own)
         assert wrong == pytest.approx(2 * math.dist(at, (22.25, 11.25)), rel=1e-12)
-        assert _by_cell(fast_near)[cell] < wrong - 5
-
-
-def _by_cell(r):
-    return dict(zip(r.cells.tolist(), r.cost.tolist(), strict=True))
+        assert by_cell(fast_near)[cell] < wrong - 5
 
 
 def test_a_ranked_reach_from_the_corner_of_heavier_ground_pays_for_the_ranks_behind():

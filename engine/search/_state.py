@@ -33,11 +33,17 @@ def _least_near(g: CostGrid, at, budget: float) -> float:
     sees over it at once."""
     if not budget < np.inf or g.least <= 0:
         return g.least
-    rows, cols = g.base.shape
-    far = budget / g.least + g.depth
-    r0, r1 = (min(max(int(np.floor((at[1] + s) / g.cell)), 0), rows - 1) for s in (-far, far))
-    c0, c1 = (min(max(int(np.floor((at[0] + s) / g.cell)), 0), cols - 1) for s in (-far, far))
+    r0, r1, c0, c1 = _cells_around(g, at, budget / g.least + g.depth)
     return float(g.base[r0:r1 + 1, c0:c1 + 1].min())
+
+
+def _cells_around(g: CostGrid, at, far: float) -> tuple[int, int, int, int]:
+    """The first and last rows and columns of the cells within ``far`` of the point
+    ``at`` each way (a square, clipped to the grid)."""
+    rows, cols = g.base.shape
+    r0, r1 = (int(min(max((at[1] + s) / g.cell, 0.0), rows - 1.0)) for s in (-far, far))
+    c0, c1 = (int(min(max((at[0] + s) / g.cell, 0.0), cols - 1.0)) for s in (-far, far))
+    return r0, r1, c0, c1
 
 
 class _Labels(NamedTuple):

@@ -35,6 +35,7 @@ from . import _kernels
 from ._state import (
     _NO_LANDMARKS,
     _SLACK,
+    _cells_around,
     _kept,
     _KeptLabels,
     _many_workspace,
@@ -74,9 +75,7 @@ def _near_quanta(g: CostGrid, at: tuple, budget: float) -> bool:
     the budget touches none otherwise)."""
     if not g.quantum.any():
         return False
-    rows, cols = g.grid.shape
-    r0, r1 = (int(min(max((at[1] + s) / g.cell, 0.0), rows - 1.0)) for s in (-budget, budget))
-    c0, c1 = (int(min(max((at[0] + s) / g.cell, 0.0), cols - 1.0)) for s in (-budget, budget))
+    r0, r1, c0, c1 = _cells_around(g, at, budget)
     q = g.quantised
     return q[r1 + 1, c1 + 1] - q[r0, c1 + 1] - q[r1 + 1, c0] + q[r0, c0] != 0
 
@@ -650,11 +649,11 @@ def _either(g: CostGrid, source: int, start: tuple, target: int, goal: tuple
     cells = _find(g, source, target)[0]
     if cells is None:
         return best
-    lattice = _join(g, start, goal, _polyline(g, cells))[0]
-    if len(lattice) > 2:
-        lattice = _refined(g, lattice, 0)[0]
-    priced, rows = _price(g, lattice, pieces=False, checked=True)
-    return (lattice, priced, rows) if priced.cost < best[1].cost else best
+    lattice = _join(g, start, goal, _polyline(g, cells))
+    if len(lattice[0]) > 2:
+        pulled = _refined(g, lattice[0], 0)[0]
+        lattice = (pulled, *_price(g, pulled, pieces=False, checked=True))
+    return lattice if lattice[1].cost < best[1].cost else best
 
 
 def _theta(g: CostGrid, source: int, start: tuple, target: int, goal: tuple) -> list | None:

@@ -21,6 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one
 from ...terrain._kernels import TRAIL, fold, stretch
 from .anyangle import (
     _corner_touches,
@@ -153,12 +154,12 @@ def trail_cost(px, py, qx, qy, at, lv, rem, org, n, depth, cell, cols, height, b
 
 
 @njit(cache=True, inline="always")
-def _touched_lines(f, i, size):
+def _touched_lines(f, i, size, tol):
     """The rows (or columns) of cells a point at ``f`` cells along one axis touches:
-    line ``i`` holding it, and the one beside it if it lies within 1e-9 of their
-    border."""
-    lo = i - 1 if f - i <= 1e-9 and i > 0 else i
-    hi = i + 1 if i + 1 - f <= 1e-9 and i + 1 < size else i
+    line ``i`` holding it, and the one beside it if it lies within ``tol`` of
+    their border."""
+    lo = i - 1 if f - i <= tol and i > 0 else i
+    hi = i + 1 if i + 1 - f <= tol and i + 1 < size else i
     return range(lo, hi + 1)
 
 
@@ -172,9 +173,12 @@ def _clean_stand(sx, sy, depth, cell, cols, height, base, steep):
     move from the start costs what it would without the ranks."""
     sr = min(max(math.floor(sy / cell), 0), height - 1)
     sc = min(max(math.floor(sx / cell), 0), cols - 1)
+    # Nearer a border than the walk's tolerance for its longest move, the move's
+    # first piece may be dropped (`segment_cost`): the point touches both sides.
+    tol = _SEGMENT_EPS * (cols + height)
     k0 = np.inf
-    for r in _touched_lines(sy / cell, sr, height):
-        for c in _touched_lines(sx / cell, sc, cols):
+    for r in _touched_lines(sy / cell, sr, height, tol):
+        for c in _touched_lines(sx / cell, sc, cols, tol):
             k0 = min(k0, base[r * cols + c])
     k = math.ceil(depth / cell) + 1
     for r in range(max(sr - k, 0), min(sr + k + 1, height)):
