@@ -35,7 +35,7 @@ from numba import njit
 
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
 from ...terrain._kernels import fold, stretch
-from .heap import _sift_down, _sift_up
+from .heap import _heap_pop, _sift_up
 from .sight import line_price, plain_sight
 
 # A candidate parent farther back is taken on a tie within rounding: fewer bends.
@@ -190,7 +190,7 @@ def _corner_touches(base, cols, height, cpx, cpy, dx, dy, last, tot):
     return False
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, slope_of, slopes,
                  enter, narrow, clear):
     """The price of the straight move from ``(px, py)`` to ``(qx, qy)`` (table units),
@@ -303,17 +303,6 @@ def _least_move(start, far, cell, exact, pm, pk, pc, centre, qm, qk, qc):
     return (start + far + (qm - 1.0) * near_q + (pm - 1.0) * near_p) * (1.0 - 1e-12)
 
 
-@njit(cache=True, inline="always")
-def _pop(n, hkey, hidx, pos):
-    """Take the top off a heap of ``n`` (`_heap_pop`'s, with no branch: numba then
-    drops the arrays' reference counts, each an atomic operation); returns it."""
-    top = hidx[0]
-    hkey[0] = hkey[n - 1]
-    hidx[0] = hidx[n - 1]
-    _sift_down(0, n - 1, hkey, hidx, pos)
-    return top
-
-
 @njit(cache=True, error_model="numpy")
 def _source_sight(alike, cols, height, source, sx, sy, cell, budget):
     """`plain_sight` from the point ``(sx, sy)`` in cell ``source`` as far as a
@@ -333,7 +322,7 @@ def _source_sight(alike, cols, height, source, sx, sy, cell, budget):
     return sight, r0, c0, w
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist, parent,
                state, hkey, hidx, pos, touched, nt, n):
     """Settle every cell of `_source_sight`'s window within ``budget`` at the start's
@@ -420,16 +409,31 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     to node v has been priced in this search (it is not priced again);
     ``stamp[0]`` goes up by one each search, so ``tried`` needs no reset.
     Returns the number of nodes touched.  (The loop reads and writes the
-    arrays itself: a helper given an array it uses only on some branches
-    would cost it an atomic reference count each call.)
+    arrays itself, and runs in `_theta_loop`.)
     """
+    height = base.shape[0] // cols
+    sight, r0, c0, w = _source_sight(alike, cols, height, source, sx, sy, cell,
+                                     budget if goal_cell < 0 else 0.0)
+    return _theta_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols,
+                       cell, source, sx, sy, goal_cell, tx, ty, budget, dist, parent, state,
+                       hkey, hidx, pos, touched, tried, stamp, sight, r0, c0, w)
+
+
+# `_theta_loop` and the helpers it calls that take arrays run without numba's reference
+# counting (``_nrt=False``; they allocate nothing, so need none): with it, a call may
+# count every array it is handed up and down, an atomic operation each (in
+# `ranked._labels_loop`, two thirds of a reach's time).
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def _theta_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols,
+                cell, source, sx, sy, goal_cell, tx, ty, budget, dist, parent, state, hkey,
+                hidx, pos, touched, tried, stamp, sight, r0, c0, w):
+    """`theta_search`'s search, given `_source_sight`'s window (``sight``, ``r0``, ``c0``,
+    ``w``)."""
     ncell = base.shape[0]
     height = ncell // cols
     astar = goal_cell >= 0
     stamp[0] += 1
     mark = stamp[0] * (ncell + 1)
-    sight, r0, c0, w = _source_sight(alike, cols, height, source, sx, sy, cell,
-                                     0.0 if astar else budget)
     gr = goal_cell // cols if astar else -9
     gc = goal_cell - gr * cols if astar else -9
     dist[source] = 0.0
@@ -442,7 +446,7 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                            parent, state, hkey, hidx, pos, touched, nt, n)
     while n > 0:
         key = hkey[0]
-        u = _pop(n, hkey, hidx, pos)
+        u = _heap_pop(n, hkey, hidx, pos)
         n -= 1
         state[u] = 2
         if u == ncell or (not astar and key > budget):

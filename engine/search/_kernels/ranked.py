@@ -50,7 +50,7 @@ from .sight import line_price
 from .trail import advance, push
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _stand(px, py, ux, uy, depth, cell, cols, height, base, steep, slope_of, slopes,
            lv, rem, org, piece_at, piece_from):
     """The footprint of a unit standing at ``(px, py)`` facing ``(ux, uy)`` (a unit
@@ -92,7 +92,7 @@ def _stand(px, py, ux, uy, depth, cell, cols, height, base, steep, slope_of, slo
     return n
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def trail_cost(px, py, qx, qy, at, lv, rem, org, n, depth, cell, cols, height, base, steep,
                slope_of, slopes, enter, narrow, clear, rec_len, rec_lv, rec_org):
     """The price of the straight move from ``(px, py)`` to ``(qx, qy)`` (table units),
@@ -163,7 +163,7 @@ def _touched_lines(f, i, size, tol):
     return range(lo, hi + 1)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _clean_stand(sx, sy, depth, cell, cols, height, base, steep):
     """Whether no cell within ``depth`` of the point ``(sx, sy)`` (and a cell more) is
     heavier, climbing or not, than the ground of every cell the point touches
@@ -189,7 +189,7 @@ def _clean_stand(sx, sy, depth, cell, cols, height, base, steep):
     return True
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, cols, height,
            base, steep, slope_of, slopes, enter, narrow, clear, alike, lv, rem, org, rec_len,
            rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from, grounds):
@@ -237,7 +237,7 @@ def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, co
                       steep, slope_of, slopes, enter, narrow, clear, rec_len, rec_lv, rec_org)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, budget, dist,
                       head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem,
                       l_next, l_state, l_pos, hkey, hidx, l_at):
@@ -330,22 +330,41 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     ``stamp`` then (not priced again).  Returns ``(cells touched, labels
     used)``; labels used is -1 if the pool ran out (reset and call again with a
     bigger one)."""
-    ncell = base.shape[0]
-    height = ncell // cols
-    cap = l_cost.shape[0]
-    stamp[0] += 1
+    height = base.shape[0] // cols
     org = np.empty(TRAIL, dtype=np.int64)
     lv_s, rem_s = np.empty(TRAIL), np.empty(TRAIL)
     rec_len, rec_lv = np.empty(TRAIL + 1), np.empty(TRAIL + 1)
     rec_org = np.empty(TRAIL + 1, dtype=np.int64)
     pieces = 2 * math.ceil(depth / cell) + 3
     piece_at, piece_from = np.empty(pieces, dtype=np.int64), np.empty(pieces)
-    heads = np.empty(1, dtype=np.int64)
+    heads = np.empty(1, dtype=np.int64)  # `_enqueue`'s buckets: unused by a heap
     link = np.empty((1, 2), dtype=np.int32)
     sight, r0, c0, w = np.zeros(0, dtype=np.uint8), 0, 0, 1
     clean = _clean_stand(sx, sy, depth, cell, cols, height, base, steep)
     if clean:
         sight, r0, c0, w = _source_sight(alike, cols, height, source, sx, sy, cell, budget)
+    return _labels_loop(
+        base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell, depth,
+        source, sx, sy, budget, merging, dist, head, beat, touched, tried_y, tried_s, stamp,
+        l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos, hkey, hidx,
+        l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org, piece_at, piece_from, heads, link,
+        clean, sight, r0, c0, w)
+
+
+# Without numba's reference counting, as `anyangle._theta_loop`.
+@njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
+def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
+                 depth, source, sx, sy, budget, merging, dist, head, beat, touched, tried_y,
+                 tried_s, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next,
+                 l_state, l_pos, hkey, hidx, l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org,
+                 piece_at, piece_from, heads, link, clean, sight, r0, c0, w):
+    """`theta_labels`' search, given its scratch arrays (a trail, a record, the pieces
+    of a standing footprint, `_enqueue`'s buckets), whether the start is clean
+    (`_clean_stand`) and, if so, `_source_sight`'s window."""
+    ncell = base.shape[0]
+    height = ncell // cols
+    cap = l_cost.shape[0]
+    stamp[0] += 1
     l_cost[0], l_cell[0], l_prev[0], l_step[0], l_n[0] = 0.0, source, -1, 0, 0
     l_next[0], l_state[0], l_at[0] = -1, OPEN, source
     head[source] = 0

@@ -171,7 +171,7 @@ def plain_sight(kind, cols, source, ox, oy, reach, out, r0, c0, w):
                      alo, ahi, blo, bhi, clo, chi)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def line_price(ax, ay, bx, by, alike, clear, cols, height):
     """The price, over the grid's cell side, of the straight move from ``(ax, ay)`` to
     ``(bx, by)`` (cell units) if it crosses only alike ground (`CostGrid.alike`, not
