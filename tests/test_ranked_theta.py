@@ -69,3 +69,17 @@ def test_open_ground_is_the_distance_from_the_units_own_point():
         centre = ((v % cols + 0.5) * g.cell, (v // cols + 0.5) * g.cell)
         assert cost == pytest.approx(math.dist(at, centre), rel=1e-12, abs=1e-12)
         assert len(path) <= 2  # straight from the start
+
+
+@pytest.mark.parametrize("at", [(83.25, 108.25), (59.25, 65.25), (84.25, 16.25)])
+def test_a_start_by_heavier_ground_keeps_its_ranks_there(at):
+    """From a cell's centre within a rank's depth of heavier ground, every cell's path
+    is priced at its cost: none goes on from a move of no length to the start's own
+    centre, which faces no way and would drop the ranks standing on that ground."""
+    g = engine.cost_grid(engine.load_map("maps/demo.geojson"), FW, FW.unit("humans", move=24))
+    r, c = g.grid.xy_to_rc(at)
+    assert g.grid.rc_to_xy((r, c)) == at and g.depth == 2.0
+    assert g.base[r - 4:r + 5, c - 4:c + 5].max() > g.base[r, c]  # within 2 cm
+    for cost, path in _search(g, at, 24.0).values():
+        if len(path) > 1:
+            assert engine.price_path(g, path).cost == pytest.approx(cost, rel=1e-9, abs=1e-9)

@@ -207,11 +207,14 @@ def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, co
     window: empty unless ``clean``, `_clean_stand`).  Where ``clean`` a move from
     the start leaves the standing footprint behind at once: its trail starts
     empty.  ``grounds``: `line_price`'s count of grounds for the move if known,
-    else -1."""
+    else -1.  No move from the start to its own point (``inf``): it would face no
+    way, its ranks dropped."""
     vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
     ar = a // cols
     ac = a - ar * cols
     if x == 0:
+        if vx == ax and vy == ay:
+            return np.inf, a, 0  # no move: the start's own label stands there
         k = _window_index(vr, vc, r0, c0, w, sight.shape[0])
         if k >= 0 and sight[k] == 1:
             lv[0], rem[0] = base[a], depth
