@@ -9,15 +9,17 @@ import pytest
 
 import engine
 from engine.search import _kernels
-from engine.search._kernels.ranked import reset_labels, theta_labels
+from engine.search._kernels.anyangle import _source_sight
+from engine.search._kernels.ranked import _facing_clean, reset_labels, theta_labels
 from engine.terrain._kernels import TRAIL
 
 FW = engine.load_rules("fantasy-warlord")
 
 
-def _search(g, at, budget):
+def _search(g, at, budget, least=None):
     """Each reached cell's cheapest cost and its label's path (cell centres, the start
-    first at its own point)."""
+    first at its own point); ``least`` as `theta_labels` takes it (default
+    `CostGrid.least`; -1: nothing settled at once)."""
     a, n = g.kernel_args, g.base.size
     pool = _kernels.label_pool(1 << 18, TRAIL)
     l_at = np.empty(1 << 18, dtype=np.int64)
@@ -27,9 +29,10 @@ def _search(g, at, budget):
     r, c = g.grid.xy_to_rc(at)
     nt, used = theta_labels(
         a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance, g.alike,
-        g.least, a.cols, g.cell, float(g.unit.depth), r * a.cols + c, float(at[0]),
-        float(at[1]), budget, False, dist, head, beat, touched, tried_y, tried_s,
-        np.zeros(1, dtype=np.int64), *pool[:10], pool[11], pool[12], l_at)
+        g.least if least is None else least, a.cols, g.cell, float(g.unit.depth),
+        r * a.cols + c, float(at[0]), float(at[1]), budget, False, dist, head, beat,
+        touched, tried_y, tried_s, np.zeros(1, dtype=np.int64), *pool[:10], pool[11],
+        pool[12], l_at)
     assert used > 0
     out = {}
     for v in touched[:nt].tolist():
@@ -71,7 +74,10 @@ def test_open_ground_is_the_distance_from_the_units_own_point():
         assert len(path) <= 2  # straight from the start
 
 
-@pytest.mark.parametrize("at", [(83.25, 108.25), (59.25, 65.25), (84.25, 16.25)])
+BY_HEAVIER = [(83.25, 108.25), (59.25, 65.25), (84.25, 16.25)]  # demo, within 2 cm of it
+
+
+@pytest.mark.parametrize("at", BY_HEAVIER)
 def test_a_start_by_heavier_ground_keeps_its_ranks_there(at):
     """From a cell's centre within a rank's depth of heavier ground, every cell's path
     is priced at its cost: none goes on from a move of no length to the start's own
@@ -83,3 +89,33 @@ def test_a_start_by_heavier_ground_keeps_its_ranks_there(at):
     for cost, path in _search(g, at, 24.0).values():
         if len(path) > 1:
             assert engine.price_path(g, path).cost == pytest.approx(cost, rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("at", BY_HEAVIER)
+def test_the_sight_settled_at_once_is_where_the_ranks_stand_on_the_starts_ground(at):
+    """`_facing_clean` keeps in the start's plain sight only cells a straight move to
+    prices at the start's multiplier times its length, ranks and all, and clears
+    some where the ranks stand on heavier ground; the reach that settles the cells
+    kept at once equals the search that settles nothing at once."""
+    g = engine.cost_grid(engine.load_map("maps/demo.geojson"), FW, FW.unit("humans", move=24))
+    a, (r, c) = g.kernel_args, g.grid.xy_to_rc(at)
+    rows, cols = g.grid.shape
+    sight, r0, c0, w = _source_sight(g.alike, cols, rows, r * cols + c, *at, g.cell, 24.0)
+    seen = sight.copy()
+    _facing_clean(sight, r0, c0, w, r * cols + c, *at, g.depth, g.cell, cols, rows, a.base,
+                  a.steep)
+    centres = [((i % w + c0 + 0.5) * g.cell, (i // w + r0 + 0.5) * g.cell)
+               for i in range(sight.size)]
+    kept = [centres[i] for i in np.flatnonzero(sight) if centres[i] != at]
+    cleared = [centres[i] for i in np.flatnonzero(seen & (sight == 0))]
+    assert kept and cleared
+    k0 = g.base[r, c]
+    for q in kept[::7]:
+        assert engine.price_path(g, [at, q]).cost == pytest.approx(k0 * math.dist(at, q),
+                                                                   rel=1e-12)
+    assert any(engine.price_path(g, [at, q]).cost > k0 * math.dist(at, q) + 1e-6
+               for q in cleared)
+    fast, slow = _search(g, at, 24.0), _search(g, at, 24.0, least=-1.0)
+    assert sorted(fast) == sorted(slow)
+    assert [fast[v][0] for v in sorted(fast)] == pytest.approx(
+        [slow[v][0] for v in sorted(slow)], rel=1e-12)

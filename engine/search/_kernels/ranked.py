@@ -189,6 +189,63 @@ def _clean_stand(sx, sy, depth, cell, cols, height, base, steep):
     return True
 
 
+@njit(cache=True, inline="always")
+def _turn(a):
+    """The angle ``a`` (radians) brought into ``[0, 2 pi]``."""
+    return a % (2.0 * math.pi)
+
+
+@njit(cache=True, error_model="numpy")
+def _facing_clean(sight, r0, c0, w, source, sx, sy, depth, cell, cols, height, base, steep):
+    """Clear from `_source_sight`'s window (in place) each cell the straight move to
+    which, from the point ``(sx, sy)`` in cell ``source``, stands the unit's ranks (straight behind
+    it, ``depth`` deep, as `_stand`) on any cell heavier, climbing or not, than
+    the start's: a move to each cell left then leaves the standing footprint
+    behind at no cost.  Each heavier cell near is widened by the walk's
+    tolerance, and every facing whose ranks point at any part of it is cleared
+    (more than the ranks reach, never less); if the point lies in one, the whole
+    window is cleared."""
+    sr = source // cols
+    sc = source - sr * cols
+    k0 = base[source]
+    px, py, far = sx / cell, sy / cell, depth / cell
+    tol = _SEGMENT_EPS * (cols + height)
+    k = math.ceil(far) + 1
+    lo = np.empty((2 * k + 1) ** 2)
+    span = np.empty((2 * k + 1) ** 2)
+    n = 0
+    for r in range(max(sr - k, 0), min(sr + k + 1, height)):
+        for c in range(max(sc - k, 0), min(sc + k + 1, cols)):
+            m = base[r * cols + c] * max(steep[r * cols + c], 1.0)
+            if m == np.inf or m <= k0:
+                continue
+            x0, x1, y0, y1 = c - tol, c + 1.0 + tol, r - tol, r + 1.0 + tol
+            gx, gy = max(x0 - px, 0.0, px - x1), max(y0 - py, 0.0, py - y1)
+            if gx == 0.0 and gy == 0.0:
+                sight[:] = 0
+                return
+            if math.hypot(gx, gy) > far + tol:
+                continue  # the ranks cannot reach it
+            mid = math.atan2(0.5 * (y0 + y1) - py, 0.5 * (x0 + x1) - px)
+            least, most = 0.0, 0.0
+            for x, y in ((x0, y0), (x1, y0), (x0, y1), (x1, y1)):
+                d = _turn(math.atan2(y - py, x - px) - mid + math.pi) - math.pi
+                least, most = min(least, d), max(most, d)
+            lo[n], span[n] = _turn(mid + least - 1e-9), most - least + 2e-9
+            n += 1
+    if n == 0:
+        return
+    for i in range(sight.shape[0]):
+        if sight[i] == 0:
+            continue
+        rr = i // w
+        back = math.atan2(py - (rr + r0 + 0.5), px - (i - rr * w + c0 + 0.5))
+        for j in range(n):
+            if _turn(back - lo[j]) <= span[j]:
+                sight[i] = 0
+                break
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, cols, height,
            base, steep, slope_of, slopes, enter, narrow, clear, alike, lv, rem, org, rec_len,
@@ -323,16 +380,16 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     back wins) and the step from x, each priced with its label's trail
     (`_offer`); each is kept as a label at b unless one there beats it.  Labels
     are expanded in order of cost.  Where the start's multiplier is ``least``,
-    the lowest any path within ``budget`` meets, and its ranks stand on clean
-    ground, the cells it sees over its own ground are settled at once
-    (`_presettle_labels`).  ``dist`` gets each touched cell's cheapest
-    label's cost; ``dist``, ``head`` (-1) and ``beat`` (inf) must be at rest and
-    are returned there by `reset_labels`.  The pool (`_kernels.label_pool`'s,
-    with ``l_at``, each label's front cell) needs no reset.  ``tried_*``: the
-    label whose straight move to a cell was priced last, and the search's
-    ``stamp`` then (not priced again).  Returns ``(cells touched, labels
-    used)``; labels used is -1 if the pool ran out (reset and call again with a
-    bigger one)."""
+    the lowest any path within ``budget`` meets, the cells it sees over its own
+    ground are settled at once (`_presettle_labels`), but for those a straight
+    move to would stand its ranks on heavier ground (`_facing_clean`).  ``dist``
+    gets each touched cell's cheapest label's cost; ``dist``, ``head`` (-1) and
+    ``beat`` (inf) must be at rest and are returned there by `reset_labels`.  The
+    pool (`_kernels.label_pool`'s, with ``l_at``, each label's front cell) needs
+    no reset.  ``tried_*``: the label whose straight move to a cell was priced
+    last, and the search's ``stamp`` then (not priced again).  Returns ``(cells
+    touched, labels used)``; labels used is -1 if the pool ran out (reset and
+    call again with a bigger one)."""
     height = base.shape[0] // cols
     org = np.empty(TRAIL, dtype=np.int64)
     lv_s, rem_s = np.empty(TRAIL), np.empty(TRAIL)
@@ -342,10 +399,11 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     piece_at, piece_from = np.empty(pieces, dtype=np.int64), np.empty(pieces)
     heads = np.empty(1, dtype=np.int64)  # `_enqueue`'s buckets: unused by a heap
     link = np.empty((1, 2), dtype=np.int32)
-    sight, r0, c0, w = np.zeros(0, dtype=np.uint8), 0, 0, 1
     clean = _clean_stand(sx, sy, depth, cell, cols, height, base, steep)
-    if clean:
-        sight, r0, c0, w = _source_sight(alike, cols, height, source, sx, sy, cell, budget)
+    sight, r0, c0, w = _source_sight(alike, cols, height, source, sx, sy, cell, budget)
+    if not clean:
+        _facing_clean(sight, r0, c0, w, source, sx, sy, depth, cell, cols, height, base,
+                      steep)
     return _labels_loop(
         base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell, depth,
         source, sx, sy, budget, merging, dist, head, beat, touched, tried_y, tried_s, stamp,
@@ -375,7 +433,7 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     touched[0] = source
     hkey[0], hidx[0], l_pos[0] = 0.0, 0, 0
     nt, used, queued = 1, 1, np.int64(1)
-    if clean and base[source] == least:
+    if base[source] == least:
         if sight.shape[0] >= cap:
             return nt, -1
         nt, used, queued = _presettle_labels(
