@@ -256,16 +256,17 @@ def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, co
     after it is left in ``lv``, ``rem``.  Returns ``(cost, front's cell, trail size)``.
 
     Over alike ground of one kind (two cells of one box of it, `_one_box`, or
-    as `line_price` finds it) with nothing heavier in the trail, the move costs
-    the ground's multiplier times its length and leaves that ground alone under
-    the whole depth, unwalked (`advance` drops lighter ground behind at once).
-    So too a
-    move from the start to a cell in its plain sight (``sight``, `_source_sight`'s
-    window: empty unless ``clean``, `_clean_stand`).  Where ``clean`` a move from
-    the start leaves the standing footprint behind at once: its trail starts
-    empty.  ``grounds``: `line_price`'s count of grounds for the move if known,
-    else -1.  No move from the start to its own point (``inf``): it would face no
-    way, its ranks dropped."""
+    as `line_price` finds it) the move is not walked: one `advance` over its
+    whole length moves the trail on as the walk's pieces, all of that ground,
+    would one by one (with nothing heavier in the trail, the ground's
+    multiplier times the length, that ground alone left under the whole
+    depth).  So too a move from the start to a cell in its plain sight
+    (``sight``, `_source_sight`'s window, cleared by `_facing_clean` unless
+    ``clean``, `_clean_stand`).  Where ``clean`` a move from the start leaves
+    the standing footprint behind at once: its trail starts empty.
+    ``grounds``: `line_price`'s count of grounds for the move if known, else -1.
+    No move from the start to its own point (``inf``): it would face no way, its
+    ranks dropped."""
     vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
     ar = a // cols
     ac = a - ar * cols
@@ -284,14 +285,17 @@ def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, co
         at = a
     else:
         n = l_n[x]
-        if (n == 0 or l_lv[x, 0] <= base[a]) and (_one_box(ar, ac, vr, vc, clear, cols) or (
-                alike[a] == alike[vr * cols + vc] and (grounds if grounds >= 0 else line_price(
-                    ax / cell, ay / cell, vx / cell, vy / cell, alike, clear, cols,
-                    height)[1]) == 1)):
-            lv[0], rem[0] = base[a], depth
-            return base[a] * _length(vx - ax, vy - ay), vr * cols + vc, 1
         for j in range(n):
             lv[j], rem[j] = l_lv[x, j], l_rem[x, j]
+        b = vr * cols + vc
+        if _one_box(ar, ac, vr, vc, clear, cols) or (
+                alike[a] == alike[b] and (grounds if grounds >= 0 else line_price(
+                    ax / cell, ay / cell, vx / cell, vy / cell, alike, clear, cols,
+                    height)[1]) == 1):
+            # Every piece of the walk moves the trail on over this ground: one step does.
+            cost, n, _ = advance(lv, rem, org, n, base[a], b, _length(vx - ax, vy - ay), depth,
+                                 rec_len, rec_lv, rec_org, False)
+            return cost, b, n
         at = l_at[x]
     return trail_cost(ax, ay, vx, vy, at, lv, rem, org, n, depth, cell, cols, height, base,
                       steep, slope_of, slopes, enter, narrow, clear, rec_len, rec_lv, rec_org)
