@@ -198,13 +198,13 @@ def _turn(a):
 @njit(cache=True, error_model="numpy")
 def _facing_clean(sight, r0, c0, w, source, sx, sy, depth, cell, cols, height, base, steep):
     """Clear from `_source_sight`'s window (in place) each cell the straight move to
-    which, from the point ``(sx, sy)`` in cell ``source``, stands the unit's ranks (straight behind
-    it, ``depth`` deep, as `_stand`) on any cell heavier, climbing or not, than
-    the start's: a move to each cell left then leaves the standing footprint
-    behind at no cost.  Each heavier cell near is widened by the walk's
-    tolerance, and every facing whose ranks point at any part of it is cleared
-    (more than the ranks reach, never less); if the point lies in one, the whole
-    window is cleared."""
+    which, from the point ``(sx, sy)`` in cell ``source``, stands the unit's ranks
+    (straight behind it, ``depth`` deep, as `_stand`) on any cell heavier,
+    climbing or not, than the start's: a move to each cell left then leaves the
+    standing footprint behind at no cost.  Each heavier cell near is widened by
+    the walk's tolerance, and every facing whose ranks point at any part of it
+    is cleared (more than the ranks reach, never less); if the point lies in
+    one, the whole window is cleared."""
     sr = source // cols
     sc = source - sr * cols
     k0 = base[source]
