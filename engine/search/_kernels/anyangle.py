@@ -549,7 +549,7 @@ def reset_nodes(touched, nt, dist, parent, state):
         state[v] = 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def point_cost(qx, qy, xs, ys, ats, costs, base, steep, slope_of, slopes, enter, narrow,
                clear, cols, cell, out):
     """``out[j]``: ``costs[j]`` plus a straight move from ``(xs[j], ys[j])`` (the front
@@ -568,7 +568,7 @@ def point_cost(qx, qy, xs, ys, ats, costs, base, steep, slope_of, slopes, enter,
         best = min(best, out[j])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, slope_of, slopes,
              enter, narrow, clear):
     """The price of the polyline's points ``lo .. hi``, the front starting in cell
@@ -583,7 +583,7 @@ def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, slope_of, slop
     return total, at
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _fronts(xs, ys, lo, hi, cell, cols, height, base, steep, slope_of, slopes, enter,
             narrow, clear, ats):
     """``ats[k]`` for k in ``lo + 1 .. hi``: the cell the front is in on reaching point
@@ -593,7 +593,7 @@ def _fronts(xs, ys, lo, hi, cell, cols, height, base, steep, slope_of, slopes, e
                                      height, base, steep, slope_of, slopes, enter, narrow, clear)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _pull(xs, ys, n, ats, cell, cols, height, base, steep, slope_of, slopes, enter,
           narrow, clear):
     """Drop the points a straight move over them makes no dearer (string pulling),
@@ -616,7 +616,7 @@ def _pull(xs, ys, n, ats, cell, cols, height, base, steep, slope_of, slopes, ent
     return out
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, slope_of, slopes, enter,
                  narrow, clear):
     """Move points ``k .. k + span - 1`` of the polyline together (one bend, or a
@@ -655,7 +655,7 @@ def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, slope
     return moved
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _halve(xs, ys, n):
     """Put a point halfway along every move of the polyline (``xs`` has room for
     ``2 n - 1``); returns the new number of points."""
@@ -711,7 +711,7 @@ def refine(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear, 
     return _pulled(xs, ys, n, at0, ats, cell, cols, height, grid)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def _pulled(xs, ys, n, at0, ats, cell, cols, height, grid):
     """`_pull` after `_fronts`: the polyline's points a straight move makes no dearer
     dropped; returns how many are left."""
