@@ -154,6 +154,14 @@ def trail_cost(px, py, qx, qy, at, lv, rem, org, n, depth, cell, cols, height, b
 
 
 @njit(cache=True, inline="always")
+def _heavier(base, steep, i, k0):
+    """Whether cell ``i``'s ground, climbing it or not, is heavier than ``k0`` (an
+    impassable cell is not: no rank stands there)."""
+    m = base[i] * max(steep[i], 1.0)
+    return m != np.inf and m > k0
+
+
+@njit(cache=True, inline="always")
 def _touched_lines(f, i, size, tol):
     """The rows (or columns) of cells a point at ``f`` cells along one axis touches:
     line ``i`` holding it, and the one beside it if it lies within ``tol`` of
@@ -183,8 +191,7 @@ def _clean_stand(sx, sy, depth, cell, cols, height, base, steep):
     k = math.ceil(depth / cell) + 1
     for r in range(max(sr - k, 0), min(sr + k + 1, height)):
         for c in range(max(sc - k, 0), min(sc + k + 1, cols)):
-            m = base[r * cols + c] * max(steep[r * cols + c], 1.0)
-            if m != np.inf and m > k0:
+            if _heavier(base, steep, r * cols + c, k0):
                 return False
     return True
 
@@ -216,8 +223,7 @@ def _facing_clean(sight, r0, c0, w, source, sx, sy, depth, cell, cols, height, b
     n = 0
     for r in range(max(sr - k, 0), min(sr + k + 1, height)):
         for c in range(max(sc - k, 0), min(sc + k + 1, cols)):
-            m = base[r * cols + c] * max(steep[r * cols + c], 1.0)
-            if m == np.inf or m <= k0:
+            if not _heavier(base, steep, r * cols + c, k0):
                 continue
             x0, x1, y0, y1 = c - tol, c + 1.0 + tol, r - tol, r + 1.0 + tol
             gx, gy = max(x0 - px, 0.0, px - x1), max(y0 - py, 0.0, py - y1)
