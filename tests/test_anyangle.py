@@ -468,6 +468,38 @@ def test_line_price_is_the_pricers_walk(race):
     assert answered > 0.5 * len(grids) * 1500 and kinds == {1, 2, 3}
 
 
+def test_line_price_goes_on_through_a_corner_of_mixed_ground():
+    """A line between cell centres through the corner where woods meet open ground
+    (the walk takes its two crossings there for one) is priced by `line_price`
+    as the walk prices it: open ground to the corner, woods from it.  Where an
+    impassable cell touches the corner (the walk refuses the move), or the two
+    crossings are a sliver apart (the walk prices the cell between), it cannot
+    tell."""
+    g = _grid([("woods", [(5, 0), (10, 0), (10, 5), (5, 5)]),
+               ("building", [(1, 1), (2, 1), (2, 2), (1, 2)])], cell=1.0, width=10, height=10)
+    a = g.kernel_args
+    assert g.base[4, 5] == 2.0 and g.base[5, 4] == g.base[4, 4] == g.base[5, 5] == 1.0
+
+    def both(p, q):
+        r, c = g.grid.xy_to_rc(p)
+        price, grounds = _kernels.sight.line_price(*p, *q, g.alike, g.clearance, 10, 10)
+        walked, _ = _kernels.anyangle.segment_cost(
+            *p, *q, r * 10 + c, 1.0, 10, 10, a.base, a.steep, a.slope_of, a.slopes, a.enter,
+            a.narrow, g.clearance)
+        return price, grounds, walked
+
+    for p, q, open_length in [((2.5, 7.5), (7.5, 2.5), math.dist((2.5, 7.5), (5, 5))),
+                              ((3.5, 5.5), (6.5, 4.5), math.dist((3.5, 5.5), (5, 5)))]:
+        price, grounds, walked = both(p, q)
+        want = open_length + 2.0 * (math.dist(p, q) - open_length)
+        assert grounds == 2 and walked == pytest.approx(want, rel=1e-12)
+        assert price == pytest.approx(walked, rel=1e-12)
+    price, grounds, walked = both((0.5, 2.5), (2.5, 0.5))  # by the building's corners
+    assert (price, grounds, walked) == (-1.0, 0, np.inf)
+    price, grounds, walked = both((2.5, 7.5 + 1e-9), (7.5, 2.5))  # a sliver off the corner
+    assert (price, grounds) == (-1.0, 0) and np.isfinite(walked)
+
+
 def test_least_move_is_no_more_than_the_walk():
     """`_least_move` (the price of a move from its ends' boxes of alike ground) is
     a lower bound on the walked price, from cell centres and from a point."""

@@ -13,14 +13,15 @@ costs of entering obstacles and passages, ``inf`` if it crosses or touches at
 a corner an impassable cell.  The walk crosses each square of alike ground
 (`CostGrid.clearance`) in one piece.  A move over one alike ground only
 (within such a square, in the start's `plain_sight`, or so found by
-`line_price`) is priced as its multiplier times its length without a walk;
-a candidate whose least price (its length, and its stretches in its ends'
-squares at their multipliers, `_least_move`; over alike ground of several
-kinds, `line_price`'s price to rounding) cannot beat the cost v has, or
-loses to the step, is not walked at all.  Every move kept over other ground
-is walked, so ties fall as the walk breaks them.  `refine` then moves a
-route's bends to the continuous optimum (a bend on a terrain edge, or at an
-obstacle's corner).
+`line_price`) is priced as its multiplier times its length without a walk,
+and one over alike ground of several kinds as `line_price` prices it: each
+ground's multiplier times the length of the line in it, the walk's price to
+rounding.  A candidate whose least price (its length, and its stretches in
+its ends' squares at their multipliers, `_least_move`) cannot beat the cost
+v has, or loses to the step, is not priced at all; one over ground alike to
+none (slopes, flat costs), or that `line_price` cannot tell, is walked.
+`refine` then moves a route's bends to the continuous optimum (a bend on a
+terrain edge, or at an obstacle's corner).
 
 Sentinels: unreached cost ``inf``; ``parent`` -1 for the start (and unreached);
 ``state`` 0 never queued, 1 queued, 2 settled.
@@ -400,11 +401,11 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     multiplier is ``least``, the lowest any path within ``budget`` meets
     (`CostGrid.least`, or the lowest near the start: `_state._least_near`),
     settles those cells at once (`_presettle`).  Other moves over alike ground
-    are priced, or shown not worth walking, by `line_price`; see the module's
-    text.  The A* bound is the straight-line distance (no multiplier is below
-    1).  A node is settled once and never reopened.  ``dist``, ``parent`` and
-    ``state`` must be at rest (``inf``, -1, 0); `reset_nodes` returns the
-    ``touched`` ones there.
+    are priced by `line_price`, the rest walked; see the module's text.  The
+    A* bound is the straight-line distance (no multiplier is below 1).  A node
+    is settled once and never reopened.  ``dist``, ``parent`` and ``state``
+    must be at rest (``inf``, -1, 0); `reset_nodes` returns the ``touched``
+    ones there.
     ``tried[v]`` is ``stamp[0] * (ncell + 1) + p`` once the move from node p
     to node v has been priced in this search (it is not priced again);
     ``stamp[0]`` goes up by one each search, so ``tried`` needs no reset.
@@ -508,14 +509,11 @@ def _theta_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, leas
                                                                           cols):
                     cost = dist[p] + base[p] * far
                 else:
-                    # Over more than one ground its price only spares a walk that cannot be
-                    # kept: not tried for a first offer to v.
-                    line, grounds = line_price(
-                        px / cell, py / cell, vx / cell, vy / cell, alike, clear, cols, height
-                    ) if alike[b] == alike[p] or dist[v] < np.inf else (-1.0, 0)
-                    if grounds > 1:  # priced to rounding: the walk only if it may be kept
-                        least_far = max(least_far, (dist[p] + line * cell) * (1.0 - 1e-12))
-                    if grounds == 1:
+                    line, grounds = line_price(px / cell, py / cell, vx / cell, vy / cell,
+                                               alike, clear, cols, height)
+                    if grounds > 1:
+                        cost = dist[p] + line * cell
+                    elif grounds == 1:
                         cost = dist[p] + base[p] * far
                     elif least_far <= step * (1.0 + _TIE) and min(least_far, step) < dist[v]:
                         cost = dist[p] + segment_cost(px, py, vx, vy, p, cell, cols, height,

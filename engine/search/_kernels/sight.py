@@ -24,6 +24,9 @@ from numba import njit
 # outside is at least this far from every cell of other ground, far beyond the
 # tolerance the pricing walk gives a corner.
 _MARGIN = 1e-6
+# Two crossings this close (cells, times the line's length if longer) the pricing
+# walk takes for one: a corner (`engine.grid._EPS`).
+_CORNER = 1e-12
 # Blocked slopes are kept within +-_SPAN: sight lines asked about have slopes
 # within +-1, and each kept interval is then at least 1 / (reach + 2) wide, so
 # no more than 3 (reach + 2) + 1 of them are ever apart.
@@ -176,21 +179,25 @@ def line_price(ax, ay, bx, by, alike, clear, cols, height):
     """The price, over the grid's cell side, of the straight move from ``(ax, ay)`` to
     ``(bx, by)`` (cell units) if it crosses only alike ground (`CostGrid.alike`, not
     NaN) with no two grid-line crossings within `_MARGIN` of each other or of its
-    ends, but where all four cells at the corner they make are of one ground, or
-    inside a box of alike ground (``clear``, `CostGrid.clearance`), which it
-    crosses at once: then the pricing walk (`segment_cost`) cuts it at exactly
-    those crossings, each piece in the cell the line is in, so its price is the
-    sum of each ground's multiplier times the length of the line in it, to
-    rounding.
+    ends, but at a corner, or inside a box of alike ground (``clear``,
+    `CostGrid.clearance`), which it crosses at once: then the pricing walk
+    (`segment_cost`) cuts it at exactly those crossings, each piece in the cell
+    the line is in, so its price is the sum of each ground's multiplier times the
+    length of the line in it, to rounding.  A corner is two crossings within
+    `_MARGIN` where all four cells round it are of one ground, or within
+    `_CORNER`, which the walk takes for one crossing, where all four are alike
+    ground (none impassable): the line goes on in the cell across.
 
     Returns the price and how many stretches of one ground the line makes
     (1: it crosses one ground only); ``(-1, 0)`` where it cannot tell (a
-    crossing close to an end, a corner of mixed ground, a cell of ground alike
-    to none).  One exit, so that numba drops the arrays' reference counts.
+    crossing close to an end, two crossings of mixed ground within `_MARGIN`
+    but not `_CORNER`, a cell of ground alike to none).  One exit, so that
+    numba drops the arrays' reference counts.
     """
     dx, dy = bx - ax, by - ay
     tot = math.hypot(dx, dy)
     close = _MARGIN * max(1.0, tot)
+    corner = _CORNER * max(1.0, tot)
     ix = tot / dx if dx != 0.0 else np.inf  # length along the line per cell across
     iy = tot / dy if dy != 0.0 else np.inf
     c = min(max(math.floor(ax), 0), cols - 1)
@@ -223,10 +230,18 @@ def line_price(ax, ay, bx, by, alike, clear, cols, height):
             done = True
         elif s <= close or s >= tot - close:
             price = -1.0
-        elif abs(sx - sy) <= close:  # by a corner: all four cells round it of one ground
+        elif abs(sx - sy) <= close:  # by a corner
             rr, cc = min(max(r + sr, 0), height - 1), min(max(c + sc, 0), cols - 1)
-            if not (alike[r * cols + cc] == kind and alike[rr * cols + c] == kind
-                    and alike[rr * cols + cc] == kind):
+            one, two, across = alike[r * cols + cc], alike[rr * cols + c], alike[rr * cols + cc]
+            if one == kind and two == kind and across == kind:
+                pass  # all four cells round it of one ground
+            elif abs(sx - sy) <= corner and one == one and two == two and across == across:
+                if across != kind:  # the walk cuts here once, into the cell across
+                    price += kind * (s - last)
+                    last = s
+                    kind = across
+                    grounds += 1
+            else:
                 price = -1.0
             r, c = r + sr, c + sc
         else:
