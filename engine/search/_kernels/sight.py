@@ -195,7 +195,7 @@ def line_price(ax, ay, bx, by, alike, clear, cols, height):
     numba drops the arrays' reference counts.
     """
     dx, dy = bx - ax, by - ay
-    tot = math.hypot(dx, dy)
+    tot = math.sqrt(dx * dx + dy * dy)  # not hypot, which takes care of overflow, slowly
     close = _MARGIN * max(1.0, tot)
     corner = _CORNER * max(1.0, tot)
     ix = tot / dx if dx != 0.0 else np.inf  # length along the line per cell across
