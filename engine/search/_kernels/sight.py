@@ -20,13 +20,12 @@ import math
 import numpy as np
 from numba import njit
 
+from ...grid import _EPS as _CORNER  # crossings this close the walk takes for one
+
 # Blocking cells are grown by this much (cells) each way: a sight line passing
 # outside is at least this far from every cell of other ground, far beyond the
 # tolerance the pricing walk gives a corner.
 _MARGIN = 1e-6
-# Two crossings this close (cells, times the line's length if longer) the pricing
-# walk takes for one: a corner (`engine.grid._EPS`).
-_CORNER = 1e-12
 # Blocked slopes are kept within +-_SPAN: sight lines asked about have slopes
 # within +-1, and each kept interval is then at least 1 / (reach + 2) wide, so
 # no more than 3 (reach + 2) + 1 of them are ever apart.
