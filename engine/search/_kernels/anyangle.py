@@ -37,7 +37,7 @@ from numba import njit
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
 from ...terrain._kernels import fold, stretch
 from .heap import _heap_pop, _sift_up
-from .sight import line_price, plain_sight
+from .sight import _length, line_price, plain_sight
 
 # A candidate parent farther back is taken on a tie within rounding: fewer bends.
 _TIE = 1e-12
@@ -256,13 +256,6 @@ def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, slope_of, 
         if s > last:
             cost += (s - last) * cell * m
             last = s
-
-
-@njit(cache=True, inline="always")
-def _length(dx, dy):
-    """``math.hypot(dx, dy)`` without its care for overflow (table distances are
-    far from it), at a fraction of its cost: the search takes millions."""
-    return math.sqrt(dx * dx + dy * dy)
 
 
 @njit(cache=True, inline="always")

@@ -26,7 +26,6 @@ from ...terrain._kernels import TRAIL, fold, stretch
 from .anyangle import (
     _corner_touches,
     _least_move,
-    _length,
     _next_break,
     _one_box,
     _past_box,
@@ -46,7 +45,7 @@ from .labels import (
     _note_reached,
     _record_label,
 )
-from .sight import line_price
+from .sight import _length, line_price
 from .trail import advance, push
 
 

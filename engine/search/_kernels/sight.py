@@ -173,6 +173,13 @@ def plain_sight(kind, cols, source, ox, oy, reach, out, r0, c0, w):
                      alo, ahi, blo, bhi, clo, chi)
 
 
+@njit(cache=True, inline="always")
+def _length(dx, dy):
+    """``math.hypot(dx, dy)`` without its care for overflow (table distances are
+    far from it), at a fraction of its cost: the searches take millions."""
+    return math.sqrt(dx * dx + dy * dy)
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def line_price(ax, ay, bx, by, alike, clear, cols, height):
     """The price, over the grid's cell side, of the straight move from ``(ax, ay)`` to
@@ -194,7 +201,7 @@ def line_price(ax, ay, bx, by, alike, clear, cols, height):
     numba drops the arrays' reference counts.
     """
     dx, dy = bx - ax, by - ay
-    tot = math.sqrt(dx * dx + dy * dy)  # not hypot, which takes care of overflow, slowly
+    tot = _length(dx, dy)
     close = _MARGIN * max(1.0, tot)
     corner = _CORNER * max(1.0, tot)
     ix = tot / dx if dx != 0.0 else np.inf  # length along the line per cell across
