@@ -474,7 +474,7 @@ def test_line_price_goes_on_through_a_corner_of_mixed_ground():
     as the walk prices it: open ground to the corner, woods from it.  Where an
     impassable cell touches the corner (the walk refuses the move), or the two
     crossings are a sliver apart (the walk prices the cell between), it cannot
-    tell."""
+    tell.  `line_stretches` gives the two stretches the line makes."""
     g = _grid([("woods", [(5, 0), (10, 0), (10, 5), (5, 5)]),
                ("building", [(1, 1), (2, 1), (2, 2), (1, 2)])], cell=1.0, width=10, height=10)
     a = g.kernel_args
@@ -494,6 +494,15 @@ def test_line_price_goes_on_through_a_corner_of_mixed_ground():
         want = open_length + 2.0 * (math.dist(p, q) - open_length)
         assert grounds == 2 and walked == pytest.approx(want, rel=1e-12)
         assert price == pytest.approx(walked, rel=1e-12)
+        # Its stretches (`line_stretches`, which a ranked move steps its trail over):
+        # open ground to the corner, woods from it; no room for them, it cannot tell.
+        kinds, ends = np.empty(2), np.empty(2)
+        assert _kernels.sight.line_stretches(*p, *q, g.alike, g.clearance, 10, 10, kinds,
+                                             ends) == (price, 2)
+        assert list(kinds) == [1.0, 2.0]
+        assert ends == pytest.approx([open_length, math.dist(p, q)], rel=1e-12)
+        assert _kernels.sight.line_stretches(*p, *q, g.alike, g.clearance, 10, 10, kinds[:1],
+                                             ends[:1]) == (-1.0, 0)
     price, grounds, walked = both((0.5, 2.5), (2.5, 0.5))  # by the building's corners
     assert (price, grounds, walked) == (-1.0, 0, np.inf)
     price, grounds, walked = both((2.5, 7.5 + 1e-9), (7.5, 2.5))  # a sliver off the corner

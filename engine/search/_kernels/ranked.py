@@ -45,8 +45,11 @@ from .labels import (
     _note_reached,
     _record_label,
 )
-from .sight import _length, line_price
+from .sight import _length, line_stretches
 from .trail import advance, push
+
+# Most stretches of one ground a move is priced in by `line_stretches` (more: walked).
+STRETCHES = 64
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -254,24 +257,25 @@ def _facing_clean(sight, r0, c0, w, source, sx, sy, depth, cell, cols, height, b
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, cols, height,
            base, steep, slope_of, slopes, enter, narrow, clear, alike, lv, rem, org, rec_len,
-           rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from, grounds):
+           rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from, grounds, kinds,
+           ends):
     """The price of the straight move from label ``x`` (at cell ``a``, the point
     ``(ax, ay)``) to the centre of the cell at row ``vr``, column ``vc``, with the
     label's trail (the standing footprint at the start, facing the move); the trail
     after it is left in ``lv``, ``rem``.  Returns ``(cost, front's cell, trail size)``.
 
-    Over alike ground of one kind (two cells of one box of it, `_one_box`, or
-    as `line_price` finds it) the move is not walked: one `advance` over its
-    whole length moves the trail on as the walk's pieces, all of that ground,
-    would one by one (with nothing heavier in the trail, the ground's
-    multiplier times the length, that ground alone left under the whole
-    depth).  So too a move from the start to a cell in its plain sight
-    (``sight``, `_source_sight`'s window, cleared by `_facing_clean` unless
-    ``clean``, `_clean_stand`).  Where ``clean`` a move from the start leaves
-    the standing footprint behind at once: its trail starts empty.
-    ``grounds``: `line_price`'s count of grounds for the move if known, else -1.
-    No move from the start to its own point (``inf``): it would face no way, its
-    ranks dropped."""
+    Over alike ground (two cells of one box of it, `_one_box`, or as
+    `line_stretches` finds it) the move is not walked: one `advance` over each
+    stretch of one ground moves the trail on as the walk's pieces, all of that
+    ground, would one by one (over one ground with nothing heavier in the
+    trail, the ground's multiplier times the length, that ground alone left
+    under the whole depth).  So too a move from the start to a cell in its
+    plain sight (``sight``, `_source_sight`'s window, cleared by `_facing_clean`
+    unless ``clean``, `_clean_stand`).  Where ``clean`` a move from the start
+    leaves the standing footprint behind at once: its trail starts empty.
+    ``grounds``: `line_stretches`' count of grounds for the move if known (its
+    stretches in ``kinds`` and ``ends``), else -1.  No move from the start to
+    its own point (``inf``): it would face no way, its ranks dropped."""
     vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
     ar = a // cols
     ac = a - ar * cols
@@ -293,15 +297,28 @@ def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, co
         for j in range(n):
             lv[j], rem[j] = l_lv[x, j], l_rem[x, j]
         b = vr * cols + vc
-        if _one_box(ar, ac, vr, vc, clear, cols) or (
-                alike[a] == alike[b] and (grounds if grounds >= 0 else line_price(
-                    ax / cell, ay / cell, vx / cell, vy / cell, alike, clear, cols,
-                    height)[1]) == 1):
+        one = _one_box(ar, ac, vr, vc, clear, cols)
+        if grounds < 0 and not one:
+            grounds = line_stretches(ax / cell, ay / cell, vx / cell, vy / cell, alike, clear,
+                                     cols, height, kinds, ends)[1]
+        if one or grounds == 1:
             # Every piece of the walk moves the trail on over this ground: one step does.
             cost, n, _ = advance(lv, rem, org, n, base[a], b, _length(vx - ax, vy - ay), depth,
                                  rec_len, rec_lv, rec_org, False)
             return cost, b, n
         at = l_at[x]
+    if grounds < 0:
+        grounds = line_stretches(ax / cell, ay / cell, vx / cell, vy / cell, alike, clear, cols,
+                                 height, kinds, ends)[1]
+    if grounds > 0:  # over alike ground: one step of the trail a stretch of one ground
+        cost = 0.0
+        since = 0.0
+        for k in range(grounds):
+            part, n, _ = advance(lv, rem, org, n, kinds[k], at, (ends[k] - since) * cell, depth,
+                                 rec_len, rec_lv, rec_org, False)
+            cost += part
+            since = ends[k]
+        return cost, vr * cols + vc, n
     return trail_cost(ax, ay, vx, vy, at, lv, rem, org, n, depth, cell, cols, height, base,
                       steep, slope_of, slopes, enter, narrow, clear, rec_len, rec_lv, rec_org)
 
@@ -406,6 +423,7 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     rec_org = np.empty(TRAIL + 1, dtype=np.int64)
     pieces = 2 * math.ceil(depth / cell) + 3
     piece_at, piece_from = np.empty(pieces, dtype=np.int64), np.empty(pieces)
+    kinds, ends = np.empty(STRETCHES), np.empty(STRETCHES)  # `line_stretches`'
     heads = np.empty(1, dtype=np.int64)  # `_enqueue`'s buckets: unused by a heap
     link = np.empty((1, 2), dtype=np.int32)
     clean = _clean_stand(sx, sy, depth, cell, cols, height, base, steep)
@@ -417,8 +435,8 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
         base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell, depth,
         source, sx, sy, budget, merging, dist, head, beat, touched, tried_y, tried_s, stamp,
         l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos, hkey, hidx,
-        l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org, piece_at, piece_from, heads, link,
-        clean, sight, r0, c0, w)
+        l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org, piece_at, piece_from, kinds, ends,
+        heads, link, clean, sight, r0, c0, w)
 
 
 # Without numba's reference counting, as `anyangle._theta_loop`.
@@ -427,7 +445,7 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                  depth, source, sx, sy, budget, merging, dist, head, beat, touched, tried_y,
                  tried_s, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next,
                  l_state, l_pos, hkey, hidx, l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org,
-                 piece_at, piece_from, heads, link, clean, sight, r0, c0, w):
+                 piece_at, piece_from, kinds, ends, heads, link, clean, sight, r0, c0, w):
     """`theta_labels`' search, given its scratch arrays (a trail, a record, the pieces
     of a standing footprint, `_enqueue`'s buckets), whether the start is clean
     (`_clean_stand`) and, if so, `_source_sight`'s window."""
@@ -489,15 +507,16 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                 grounds = -1
                 if which == 0 and not merging and beat[b] < np.inf:
                     # Its price without the ranks, to rounding, is no less a bound.
-                    line, grounds = line_price(c_x / cell, c_y / cell, vx / cell, vy / cell,
-                                               alike, clear, cols, height)
+                    line, grounds = line_stretches(c_x / cell, c_y / cell, vx / cell,
+                                                   vy / cell, alike, clear, cols, height,
+                                                   kinds, ends)
                     if grounds > 0 and beat[b] <= (l_cost[z0] + line * cell) * (1.0 - 1e-12) * TIE:
                         continue
                 c, at, n = _offer(z0, c_at, c_x, c_y, source, vr, vc, l_lv, l_rem, l_n, l_at,
                                   depth, cell, cols, height, base, steep, slope_of, slopes,
                                   enter, narrow, clear, alike, lv_s, rem_s, org, rec_len,
                                   rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from,
-                                  grounds)
+                                  grounds, kinds, ends)
                 nd = l_cost[z0] + c
                 if not nd <= budget:
                     continue

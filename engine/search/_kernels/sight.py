@@ -182,6 +182,27 @@ def _length(dx, dy):
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def line_price(ax, ay, bx, by, alike, clear, cols, height):
+    """`line_stretches` without its stretches written."""
+    none = alike[:0]  # nowhere to write them (a view: nothing allocated)
+    return line_stretches(ax, ay, bx, by, alike, clear, cols, height, none, none)
+
+
+@njit(cache=True, inline="always")
+def _stretch_ends(price, kind, last, s, grounds, kinds, ends):
+    """A line's ``grounds``-th stretch, of ground ``kind`` from ``last`` to ``s``, ends:
+    its price added to ``price`` and, where ``kinds`` is not empty, its ground and
+    end written to ``kinds`` and ``ends``; -1 (cannot tell) where they have no
+    room."""
+    if kinds.shape[0] > 0:
+        if grounds > kinds.shape[0]:
+            return -1.0
+        kinds[grounds - 1] = kind
+        ends[grounds - 1] = s
+    return price + kind * (s - last)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def line_stretches(ax, ay, bx, by, alike, clear, cols, height, kinds, ends):
     """The price, over the grid's cell side, of the straight move from ``(ax, ay)`` to
     ``(bx, by)`` (cell units) if it crosses only alike ground (`CostGrid.alike`, not
     NaN) with no two grid-line crossings within `_MARGIN` of each other or of its
@@ -197,8 +218,10 @@ def line_price(ax, ay, bx, by, alike, clear, cols, height):
     Returns the price and how many stretches of one ground the line makes
     (1: it crosses one ground only); ``(-1, 0)`` where it cannot tell (a
     crossing close to an end, two crossings of mixed ground within `_MARGIN`
-    but not `_CORNER`, a cell of ground alike to none).  One exit, so that
-    numba drops the arrays' reference counts.
+    but not `_CORNER`, a cell of ground alike to none, more stretches than
+    ``kinds`` holds).  Each stretch's ground and where it ends (cell units
+    along the line) are written to ``kinds`` and ``ends`` unless they are
+    empty.  One exit, so that numba drops the arrays' reference counts.
     """
     dx, dy = bx - ax, by - ay
     tot = _length(dx, dy)
@@ -232,7 +255,7 @@ def line_price(ax, ay, bx, by, alike, clear, cols, height):
         s = min(sx, sy)
         at = max(at, s)
         if s > tot + close or (k >= 1 and at >= tot):  # past its end
-            price += kind * (tot - last)
+            price = _stretch_ends(price, kind, last, tot, grounds, kinds, ends)
             done = True
         elif s <= close or s >= tot - close:
             price = -1.0
@@ -243,7 +266,7 @@ def line_price(ax, ay, bx, by, alike, clear, cols, height):
                 pass  # all four cells round it of one ground
             elif abs(sx - sy) <= corner and one == one and two == two and across == across:
                 if across != kind:  # the walk cuts here once, into the cell across
-                    price += kind * (s - last)
+                    price = _stretch_ends(price, kind, last, s, grounds, kinds, ends)
                     last = s
                     kind = across
                     grounds += 1
@@ -258,7 +281,7 @@ def line_price(ax, ay, bx, by, alike, clear, cols, height):
             other = alike[r * cols + c]
             if other != kind:
                 if other == other:
-                    price += kind * (s - last)
+                    price = _stretch_ends(price, kind, last, s, grounds, kinds, ends)
                     last = s
                     kind = other
                     grounds += 1
