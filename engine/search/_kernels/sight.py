@@ -1,7 +1,8 @@
 """numba kernels: the cells a straight move from a unit's own point reaches over
 ground alike to the start's, so that its price is that ground's multiplier
 times its length, known without walking it (`plain_sight`), and the price of
-one straight move over alike ground of one kind or more (`line_price`).
+one straight move over alike ground of one kind or more (`line_price`), with
+its stretches of one ground (`line_stretches`).
 
 A shadow cast: in each pair of octants about an axis, lines of cells across
 the axis are visited outward from the start, keeping the sorted, merged
@@ -12,7 +13,7 @@ diagonal it passes by the corner of the cell beside it, which must be alike
 too).  The origin's own line blocks the slopes its cells of other ground
 take between the origin and the line's far edge.
 
-Private; `theta_search` calls them.
+Private; `theta_search` and `theta_labels` call them.
 """
 
 import math
