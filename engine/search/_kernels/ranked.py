@@ -296,13 +296,9 @@ def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, co
         n = l_n[x]
         for j in range(n):
             lv[j], rem[j] = l_lv[x, j], l_rem[x, j]
-        b = vr * cols + vc
-        one = _one_box(ar, ac, vr, vc, clear, cols)
-        if grounds < 0 and not one:
-            grounds = line_stretches(ax / cell, ay / cell, vx / cell, vy / cell, alike, clear,
-                                     cols, height, kinds, ends)[1]
-        if one or grounds == 1:
+        if _one_box(ar, ac, vr, vc, clear, cols):
             # Every piece of the walk moves the trail on over this ground: one step does.
+            b = vr * cols + vc
             cost, n, _ = advance(lv, rem, org, n, base[a], b, _length(vx - ax, vy - ay), depth,
                                  rec_len, rec_lv, rec_org, False)
             return cost, b, n
