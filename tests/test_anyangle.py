@@ -641,7 +641,8 @@ def test_reach_tree_prices_what_it_claims_on_random_maps(seed):
 
 def test_presettle_queues_exactly_the_rim():
     """`_presettle` queues exactly the cells it settles that touch a passable cell it
-    did not (the rim, found brute force here), on the demo map and random maps."""
+    did not and that the start's multiplier times the distance keeps within the
+    budget (the rim, found brute force here), on the demo map and random maps."""
     rng = np.random.default_rng(31)
     grids = [engine.cost_grid(engine.load_map("demo"), FW, FW.unit("humans", depth=0))]
     grids += [_random_map(rng) for _ in range(6)]
@@ -663,7 +664,9 @@ def test_presettle_queues_exactly_the_rim():
                 sight, r0, c0, w, source, at[0], at[1], g.kernel_args.base, cols, g.cell,
                 budget, ws.dist, ws.parent, ws.state, ws.hkey, ws.hidx, ws.pos, ws.touched, 0, 0)
             state = ws.state[:-1].reshape(rows, cols)
-            free = np.pad((state == 0) & np.isfinite(g.base), 1)
+            ys, xs = (np.indices((rows, cols)) + 0.5) * g.cell
+            near = g.least * np.hypot(xs - at[0], ys - at[1]) <= budget
+            free = np.pad((state == 0) & np.isfinite(g.base) & near, 1)
             beside = np.zeros_like(free)
             for dr in (-1, 0, 1):
                 for dc in (-1, 0, 1):

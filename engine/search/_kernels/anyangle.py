@@ -41,6 +41,9 @@ from .sight import _length, line_price, plain_sight
 
 # A candidate parent farther back is taken on a tie within rounding: fewer bends.
 _TIE = 1e-12
+# A lower bound on a price is shaved by this factor, so that rounding cannot lift it
+# past the walked price.
+_SHAVE = 1.0 - 1e-12
 
 
 @njit(cache=True, error_model="numpy", inline="always")
@@ -289,12 +292,11 @@ def _least_move(start, far, cell, exact, pm, pk, pc, centre, qm, qk, qc):
     one in a cell of ``qm``, ``qk``, ``qc`` (its centre if ``centre``): where
     a cell's ground is alike, the move's first (last) stretch inside that
     cell's box of alike ground is priced at its multiplier, the rest at no
-    less than 1.  Shaved by 1e-12 so that rounding cannot lift it past the
-    walked price."""
+    less than 1 (`_SHAVE`d)."""
     near_q = min(far, (qc + 0.5) * cell) if centre and not math.isnan(qk) else 0.0
     near_p = min(far - near_q, (pc + (0.0 if exact else 0.5)) * cell) if not math.isnan(
         pk) else 0.0
-    return (start + far + (qm - 1.0) * near_q + (pm - 1.0) * near_p) * (1.0 - 1e-12)
+    return (start + far + (qm - 1.0) * near_q + (pm - 1.0) * near_p) * _SHAVE
 
 
 @njit(cache=True, error_model="numpy")
@@ -324,7 +326,8 @@ def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist,
     any move there can cost, when that multiplier is the lowest any path within
     ``budget`` meets.  Of those, the cells beside a passable cell not yet touched
     are queued to be expanded as usual (a settled cell offers nothing to
-    another).  Returns the touched count and the heap's size."""
+    another), unless no such cell is within ``budget`` of the start at that
+    multiplier.  Returns the touched count and the heap's size."""
     height = base.shape[0] // cols
     k0 = base[source]
     first = nt
@@ -361,7 +364,8 @@ def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist,
                 rr, cc = r + dr, c + dc
                 if 0 <= rr < height and 0 <= cc < cols:
                     u = rr * cols + cc
-                    rim = rim or (state[u] == 0 and base[u] != np.inf)
+                    rim = rim or (state[u] == 0 and base[u] != np.inf and k0 * _length(
+                        (cc + 0.5) * cell - sx, (rr + 0.5) * cell - sy) * _SHAVE <= budget)
         if rim:
             state[v] = 1
             hkey[n] = dist[v]

@@ -24,6 +24,7 @@ from numba import njit
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one
 from ...terrain._kernels import TRAIL, fold, stretch
 from .anyangle import (
+    _SHAVE,
     _corner_touches,
     _least_move,
     _next_break,
@@ -327,7 +328,8 @@ def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth,
     ``budget`` gets one label, straight from the start at its multiplier (the
     least any path within ``budget`` meets) times the distance, with that ground
     alone behind it, which beats any other path there; those beside a passable
-    cell not yet touched are queued, the others expanded.  Returns ``(cells
+    cell not yet touched and within ``budget`` at that multiplier are queued,
+    the others expanded.  Returns ``(cells
     touched, labels used, queued)`` after the start's label 0 (the caller checks
     the pool holds the window)."""
     height = base.shape[0] // cols
@@ -367,7 +369,9 @@ def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth,
             for dc in range(-1, 2):
                 rr, cc = r + dr, c + dc
                 if 0 <= rr < height and 0 <= cc < cols:
-                    rim = rim or (head[rr * cols + cc] < 0 and base[rr * cols + cc] != np.inf)
+                    u = rr * cols + cc
+                    rim = rim or (head[u] < 0 and base[u] != np.inf and k0 * _length(
+                        (cc + 0.5) * cell - sx, (rr + 0.5) * cell - sy) * _SHAVE <= budget)
         if rim:
             z = head[v]
             l_state[z] = OPEN
@@ -498,7 +502,7 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                 floor = _least_move(l_cost[z0], _length(vx - c_x, vy - c_y), cell, z0 == 0,
                                     base[c_at], alike[c_at], clear[c_at], True, base[b],
                                     alike[b], clear[b])
-                if floor * (1.0 - 1e-12) > budget or (not merging and beat[b] <= floor * TIE):
+                if floor * _SHAVE > budget or (not merging and beat[b] <= floor * TIE):
                     continue
                 grounds = -1
                 if which == 0 and not merging and beat[b] < np.inf:
@@ -506,7 +510,7 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                     line, grounds = line_stretches(c_x / cell, c_y / cell, vx / cell,
                                                    vy / cell, alike, clear, cols, height,
                                                    kinds, ends)
-                    if grounds > 0 and beat[b] <= (l_cost[z0] + line * cell) * (1.0 - 1e-12) * TIE:
+                    if grounds > 0 and beat[b] <= (l_cost[z0] + line * cell) * _SHAVE * TIE:
                         continue
                 c, at, n = _offer(z0, c_at, c_x, c_y, source, vr, vc, l_lv, l_rem, l_n, l_at,
                                   depth, cell, cols, height, base, steep, slope_of, slopes,
