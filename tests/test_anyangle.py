@@ -662,7 +662,8 @@ def test_presettle_queues_exactly_the_rim():
             ws.state[source] = 1  # queued first, as `theta_search` does
             _, n = _kernels.anyangle._presettle(
                 sight, r0, c0, w, source, at[0], at[1], g.kernel_args.base, cols, g.cell,
-                budget, ws.dist, ws.parent, ws.state, ws.hkey, ws.hidx, ws.pos, ws.touched, 0, 0)
+                g.least, budget, budget, ws.dist, ws.parent, ws.state, ws.hkey, ws.hidx, ws.pos,
+                ws.touched, 0, 0)
             state = ws.state[:-1].reshape(rows, cols)
             ys, xs = (np.indices((rows, cols)) + 0.5) * g.cell
             near = g.least * np.hypot(xs - at[0], ys - at[1]) <= budget
@@ -678,6 +679,34 @@ def test_presettle_queues_exactly_the_rim():
             assert np.array_equal(queued_now, rim) and n == rim.sum()
             queued += n
     assert queued > 500
+
+
+@pytest.mark.parametrize("depth", [0.0, 2.0])
+def test_settling_at_once_stops_short_of_cheaper_ground(depth):
+    """From inside woods 1.9 cm from open ground, the cells the start sees over the
+    woods are settled at once only up to twice that distance (less the rear
+    ranks' depth, `_settle_limit`); one 40 cm along the edge, which the start's
+    multiplier alone would put within the allowance, is cheaper out over the
+    open ground, and costs no more than that path's price, with ranks or
+    without."""
+    woods = ("woods", [(0, 0), (60, 0), (60, 100), (0, 100)])
+    g = engine.cost_grid(_map([woods]), FW, FW.unit("humans", depth=depth))
+    rows, cols = g.base.shape
+    at = (58.1, 10.1)
+    r, c = g.grid.xy_to_rc(at)
+    source = r * cols + c
+    sight, r0, c0, w = _kernels.anyangle._source_sight(g.alike, cols, rows, source, *at,
+                                                       g.cell, 60.0)
+    limit = _kernels.anyangle._settle_limit(sight, r0, c0, w, source, *at,
+                                            g.kernel_args.base, cols, g.cell, 1.0, 60.0, depth)
+    assert limit == pytest.approx(2.0 * max(1.9 - depth, 0.0))
+    assert _kernels.anyangle._settle_limit(sight, r0, c0, w, source, *at, g.kernel_args.base,
+                                           cols, g.cell, 2.0, 60.0, depth) == 60.0
+    goal = (58.25, 50.25)
+    detour = engine.price_path(g, [at, (60.5, 12.5), (60.5, 48.5), goal]).cost
+    assert detour < 2.0 * math.dist(at, goal) - 20.0
+    gr, gc = g.grid.xy_to_rc(goal)
+    assert by_cell(engine.reach(g, at, 100.0))[gr * cols + gc] <= detour
 
 
 # A unit with rear ranks (Fantasy Warlord's default: one rank, 2 cm deep).

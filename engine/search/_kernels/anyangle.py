@@ -319,15 +319,40 @@ def _source_sight(alike, cols, height, source, sx, sy, cell, budget):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist, parent,
-               state, hkey, hidx, pos, touched, nt, n):
-    """Settle every cell of `_source_sight`'s window within ``budget`` at the start's
-    multiplier times its distance from the start, parent the start: the least
-    any move there can cost, when that multiplier is the lowest any path within
-    ``budget`` meets.  Of those, the cells beside a passable cell not yet touched
-    are queued to be expanded as usual (a settled cell offers nothing to
-    another), unless no such cell is within ``budget`` of the start at that
-    multiplier.  Returns the touched count and the heap's size."""
+def _settle_limit(sight, r0, c0, w, source, sx, sy, base, cols, cell, least, budget, depth):
+    """How dear a cell of `_source_sight`'s window may be to be settled at once
+    (`_presettle`): ``budget`` where the start's multiplier is ``least``, the
+    lowest any path within ``budget`` meets; else that multiplier times the
+    distance from the start to the nearest cell of the window of a lower one,
+    less ``depth`` (the unit's rear ranks stand behind the start): a path that
+    meets cheaper ground costs at least that much before it does, and one that
+    does not, no less than the start's multiplier times its length.  (A cell
+    of lower multiplier beyond the window is farther than ``budget`` at the
+    start's.)"""
+    k0 = base[source]
+    if k0 == least:
+        return budget
+    near = np.inf
+    for i in range(sight.shape[0]):
+        rr = i // w
+        r, c = rr + r0, i - rr * w + c0
+        if base[r * cols + c] < k0:  # the nearest point of the cell
+            dx = max(c * cell - sx, sx - (c + 1) * cell, 0.0)
+            dy = max(r * cell - sy, sy - (r + 1) * cell, 0.0)
+            near = min(near, _length(dx, dy))
+    return min(budget, k0 * max(near - depth, 0.0))
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, least, budget, limit, dist,
+               parent, state, hkey, hidx, pos, touched, nt, n):
+    """Settle every cell of `_source_sight`'s window within ``limit`` (`_settle_limit`)
+    at the start's multiplier times its distance from the start, parent the
+    start: the least any path there can cost.  Of those, the cells beside a
+    passable cell not yet touched are queued to be expanded as usual (a settled
+    cell offers nothing to another), unless no such cell is within ``budget``
+    of the start at the ``least`` multiplier any path within it meets.  Returns
+    the touched count and the heap's size."""
     height = base.shape[0] // cols
     k0 = base[source]
     first = nt
@@ -338,7 +363,7 @@ def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist,
         r, c = rr + r0, i - rr * w + c0
         v = r * cols + c
         cost = k0 * _length((c + 0.5) * cell - sx, (r + 0.5) * cell - sy)
-        if v == source or cost > budget:
+        if v == source or cost > limit:
             continue
         dist[v] = cost
         parent[v] = source
@@ -350,11 +375,11 @@ def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist,
         v = touched[j]
         r = v // cols
         c = v - r * cols
-        # Inside: its eight neighbours in sight, each within budget (no farther than 1.5
-        # cells more from the start), so all settled here.
+        # Inside: its eight neighbours in sight, each within the limit (no farther than
+        # 1.5 cells more from the start), so all settled here.
         i = (r - r0) * w + c - c0
         if (0 < r - r0 < rows - 1 and 0 < c - c0 < w - 1
-                and dist[v] + 1.5 * k0 * cell <= budget
+                and dist[v] + 1.5 * k0 * cell <= limit
                 and sight[i - w - 1] & sight[i - w] & sight[i - w + 1] & sight[i - 1]
                 & sight[i + 1] & sight[i + w - 1] & sight[i + w] & sight[i + w + 1]):
             continue
@@ -364,7 +389,7 @@ def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist,
                 rr, cc = r + dr, c + dc
                 if 0 <= rr < height and 0 <= cc < cols:
                     u = rr * cols + cc
-                    rim = rim or (state[u] == 0 and base[u] != np.inf and k0 * _length(
+                    rim = rim or (state[u] == 0 and base[u] != np.inf and least * _length(
                         (cc + 0.5) * cell - sx, (rr + 0.5) * cell - sy) * _SHAVE <= budget)
         if rim:
             state[v] = 1
@@ -394,10 +419,12 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     ``clear`` (`CostGrid.clearance`) is how far around each cell the ground is
     alike: a move within that box is priced without walking it.  Dijkstra
     prices a move from the start to a cell in its `plain_sight` over
-    ``alike`` (`CostGrid.alike`) ground the same way, and where the start's
-    multiplier is ``least``, the lowest any path within ``budget`` meets
-    (`CostGrid.least`, or the lowest near the start: `_state._least_near`),
-    settles those cells at once (`_presettle`).  Other moves over alike ground
+    ``alike`` (`CostGrid.alike`) ground the same way, and settles those cells at
+    once (`_presettle`) as far as no cheaper path can reach them: all of them
+    where the start's multiplier is ``least``, the lowest any path within
+    ``budget`` meets (`CostGrid.least`, or the lowest near the start:
+    `_state._least_near`), else those nearer than any cheaper ground
+    (`_settle_limit`).  Other moves over alike ground
     are priced by `line_price`, the rest walked; see the module's text.  The
     A* bound is the straight-line distance (no multiplier is below 1).  A node
     is settled once and never reopened.  ``dist``, ``parent`` and ``state``
@@ -439,9 +466,11 @@ def _theta_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, leas
     touched[0] = source
     hkey[0], hidx[0], pos[source] = 0.0, source, 0
     nt, n = 1, 1
-    if not astar and base[source] == least:
-        nt, n = _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, budget, dist,
-                           parent, state, hkey, hidx, pos, touched, nt, n)
+    if not astar:
+        limit = _settle_limit(sight, r0, c0, w, source, sx, sy, base, cols, cell, least,
+                              budget, 0.0)
+        nt, n = _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, least, budget,
+                           limit, dist, parent, state, hkey, hidx, pos, touched, nt, n)
     while n > 0:
         key = hkey[0]
         u = _heap_pop(n, hkey, hidx, pos)

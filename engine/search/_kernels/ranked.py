@@ -31,6 +31,7 @@ from .anyangle import (
     _one_box,
     _past_box,
     _piece_cell,
+    _settle_limit,
     _source_sight,
     _walk_from,
     _window_index,
@@ -321,15 +322,15 @@ def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, co
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, budget, dist,
-                      head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem,
-                      l_next, l_state, l_pos, hkey, hidx, l_at):
+def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, least, budget,
+                      limit, dist, head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n,
+                      l_lv, l_rem, l_next, l_state, l_pos, hkey, hidx, l_at):
     """`anyangle._presettle` with labels: each cell of `_source_sight`'s window within
-    ``budget`` gets one label, straight from the start at its multiplier (the
-    least any path within ``budget`` meets) times the distance, with that ground
-    alone behind it, which beats any other path there; those beside a passable
-    cell not yet touched and within ``budget`` at that multiplier are queued,
-    the others expanded.  Returns ``(cells
+    ``limit`` (`anyangle._settle_limit`) gets one label, straight from the start
+    at its multiplier times the distance, with that ground alone behind it,
+    which beats any other path there; those beside a passable cell not yet
+    touched and within ``budget`` at the ``least`` multiplier are queued, the
+    others expanded.  Returns ``(cells
     touched, labels used, queued)`` after the start's label 0 (the caller checks
     the pool holds the window)."""
     height = base.shape[0] // cols
@@ -343,7 +344,7 @@ def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth,
         r, c = rr + r0, i - rr * w + c0
         v = r * cols + c
         cost = k0 * _length((c + 0.5) * cell - sx, (r + 0.5) * cell - sy)
-        if v == source or cost > budget:
+        if v == source or cost > limit:
             continue
         z = used
         used += 1
@@ -360,7 +361,7 @@ def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth,
         c = v - r * cols
         i = (r - r0) * w + c - c0
         if (0 < r - r0 < rows - 1 and 0 < c - c0 < w - 1
-                and dist[v] + 1.5 * k0 * cell <= budget
+                and dist[v] + 1.5 * k0 * cell <= limit
                 and sight[i - w - 1] & sight[i - w] & sight[i - w + 1] & sight[i - 1]
                 & sight[i + 1] & sight[i + w - 1] & sight[i + w] & sight[i + w + 1]):
             continue  # its eight neighbours settled here too
@@ -370,7 +371,7 @@ def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth,
                 rr, cc = r + dr, c + dc
                 if 0 <= rr < height and 0 <= cc < cols:
                     u = rr * cols + cc
-                    rim = rim or (head[u] < 0 and base[u] != np.inf and k0 * _length(
+                    rim = rim or (head[u] < 0 and base[u] != np.inf and least * _length(
                         (cc + 0.5) * cell - sx, (rr + 0.5) * cell - sy) * _SHAVE <= budget)
         if rim:
             z = head[v]
@@ -405,10 +406,10 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     the straight move from y (Theta*; first, so that on a tie the parent farther
     back wins) and the step from x, each priced with its label's trail
     (`_offer`); each is kept as a label at b unless one there beats it.  Labels
-    are expanded in order of cost.  Where the start's multiplier is ``least``,
-    the lowest any path within ``budget`` meets, the cells it sees over its own
-    ground are settled at once (`_presettle_labels`), but for those a straight
-    move to would stand its ranks on heavier ground (`_facing_clean`).  ``dist``
+    are expanded in order of cost.  The cells the start sees over its own ground
+    are settled at once (`_presettle_labels`) as far as no cheaper path can reach
+    them (`anyangle._settle_limit`), but for those a straight move to would
+    stand its ranks on heavier ground (`_facing_clean`).  ``dist``
     gets each touched cell's cheapest label's cost; ``dist``, ``head`` (-1) and
     ``beat`` (inf) must be at rest and are returned there by `reset_labels`.  The
     pool (`_kernels.label_pool`'s, with ``l_at``, each label's front cell) needs
@@ -460,13 +461,15 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     touched[0] = source
     hkey[0], hidx[0], l_pos[0] = 0.0, 0, 0
     nt, used, queued = 1, 1, np.int64(1)
-    if base[source] == least:
+    if sight.shape[0] > 0:
         if sight.shape[0] >= cap:
             return nt, -1
+        limit = _settle_limit(sight, r0, c0, w, source, sx, sy, base, cols, cell, least,
+                              budget, depth)
         nt, used, queued = _presettle_labels(
-            sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, budget, dist, head, beat,
-            touched, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos,
-            hkey, hidx, l_at)
+            sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, least, budget, limit,
+            dist, head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next,
+            l_state, l_pos, hkey, hidx, l_at)
     while queued > 0:
         x = _heap_pop(queued, hkey, hidx, l_pos)
         queued -= 1
