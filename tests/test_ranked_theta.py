@@ -10,13 +10,13 @@ import pytest
 import engine
 from engine.search import _kernels
 from engine.search._kernels.anyangle import _source_sight
-from engine.search._kernels.ranked import _facing_clean, reset_labels, theta_labels
+from engine.search._kernels.ranked import _STAMPS, _facing_clean, reset_labels, theta_labels
 from engine.terrain._kernels import TRAIL
 
 FW = engine.load_rules("fantasy-warlord")
 
 
-def _search(g, at, budget, least=None):
+def _search(g, at, budget, least=None, tried=None, stamp=None):
     """Each reached cell's cheapest cost and its label's path (cell centres, the start
     first at its own point); ``least`` as `theta_labels` takes it (default
     `CostGrid.least`; -1: nothing settled at once)."""
@@ -25,13 +25,14 @@ def _search(g, at, budget, least=None):
     l_at = np.empty(1 << 18, dtype=np.int64)
     dist, head, beat = np.full(n, np.inf), np.full(n, -1, dtype=np.int64), np.full(n, np.inf)
     touched = np.empty(n, dtype=np.int64)
-    tried_y, tried_s = np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    tried = np.full(n, -1, dtype=np.int64) if tried is None else tried
+    stamp = np.zeros(1, dtype=np.int64) if stamp is None else stamp
     r, c = g.grid.xy_to_rc(at)
     nt, used = theta_labels(
         a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance, g.alike,
         g.least if least is None else least, a.cols, g.cell, float(g.unit.depth),
         r * a.cols + c, float(at[0]), float(at[1]), budget, False, dist, head, beat,
-        touched, tried_y, tried_s, np.zeros(1, dtype=np.int64), *pool[:10], pool[11],
+        touched, tried, stamp, *pool[:10], pool[11],
         pool[12], l_at)
     assert used > 0
     out = {}
@@ -47,6 +48,21 @@ def _search(g, at, budget, least=None):
         out[v] = (float(dist[v]), path)
     reset_labels(touched, nt, dist, head, beat)
     return out
+
+
+def test_marks_of_moves_tried_start_afresh_before_they_overflow():
+    """Each straight move priced is marked with its search's stamp (not priced again);
+    the search whose stamp would overflow the marks clears them first, so marks
+    left from before (as the stamp after the reset, or the overflowing one,
+    would write them) change nothing."""
+    g = engine.cost_grid(engine.load_map("maps/demo.geojson"), FW, FW.unit("humans"))
+    at = (100.9, 60.2)
+    fresh = _search(g, at, 20.0)
+    y = np.arange(g.base.size, dtype=np.int64) % 64  # labels
+    stale = np.where(y % 2 == 0, (1 << 32) + y, np.int64(-(1 << 63)) + y)
+    stamp = np.array([_STAMPS - 1], dtype=np.int64)
+    assert _search(g, at, 20.0, tried=stale, stamp=stamp) == fresh
+    assert stamp[0] == 1
 
 
 @pytest.mark.parametrize("at", [(40.3, 31.7), (100.9, 60.2), (150.25, 20.75)])

@@ -299,8 +299,7 @@ class _Trails:
     head: np.ndarray
     beat: np.ndarray
     touched: np.ndarray
-    tried_y: np.ndarray
-    tried_s: np.ndarray
+    tried: np.ndarray
     stamp: np.ndarray
     labels: _Labels | None = None
     at: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64))
@@ -312,8 +311,7 @@ class _Trails:
             head=np.full(n, -1, dtype=np.int64),
             beat=np.full(n, np.inf),
             touched=np.empty(n, dtype=np.int64),
-            tried_y=np.full(n, -1, dtype=np.int64),
-            tried_s=np.zeros(n, dtype=np.int64),
+            tried=np.full(n, -1, dtype=np.int64),
             stamp=np.zeros(1, dtype=np.int64),
         )
 
@@ -335,7 +333,7 @@ class _Trails:
                 g.alike, _least_near(g, start, budget + _SLACK), a.cols, g.cell,
                 float(g.unit.depth), source,
                 float(start[0]), float(start[1]), budget + _SLACK, g.merging, self.dist,
-                self.head, self.beat, self.touched, self.tried_y, self.tried_s, self.stamp,
+                self.head, self.beat, self.touched, self.tried, self.stamp,
                 lab.cost, lab.cell, lab.prev, lab.step, lab.n, lab.lv, lab.rem, lab.next,
                 lab.state, lab.pos, lab.hkey, lab.hidx, self.at,
             )

@@ -50,6 +50,9 @@ from .labels import (
 from .sight import _length, line_stretches
 from .trail import advance, push
 
+# `theta_labels`' searches between resets of its ``tried`` marks (see there).
+_STAMPS = 1 << 31
+
 # Most stretches of one ground a move is priced in by `line_stretches` (more: walked).
 STRETCHES = 64
 
@@ -394,8 +397,8 @@ def _label_xy(x, cell_of, sx, sy, cols, cell):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
-                 depth, source, sx, sy, budget, merging, dist, head, beat, touched, tried_y,
-                 tried_s, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state,
+                 depth, source, sx, sy, budget, merging, dist, head, beat, touched, tried,
+                 stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state,
                  l_pos, hkey, hidx, l_at):
     """Theta* with the rear-rank trail from the point ``(sx, sy)`` in cell ``source``,
     within ``budget``, keeping at each cell every path (label) no other beats, as
@@ -413,8 +416,10 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     gets each touched cell's cheapest label's cost; ``dist``, ``head`` (-1) and
     ``beat`` (inf) must be at rest and are returned there by `reset_labels`.  The
     pool (`_kernels.label_pool`'s, with ``l_at``, each label's front cell) needs
-    no reset.  ``tried_*``: the label whose straight move to a cell was priced
-    last, and the search's ``stamp`` then (not priced again).  Returns ``(cells
+    no reset.  ``tried[b]`` is ``stamp[0] * 2**32`` plus label y once the straight
+    move from y to cell b has been priced in this search (not priced again);
+    ``stamp[0]`` goes up by one each search (``tried`` is reset before the
+    keys could overflow), so ``tried`` needs no reset.  Returns ``(cells
     touched, labels used)``; labels used is -1 if the pool ran out (reset and
     call again with a bigger one)."""
     height = base.shape[0] // cols
@@ -434,7 +439,7 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                       steep)
     return _labels_loop(
         base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell, depth,
-        source, sx, sy, budget, merging, dist, head, beat, touched, tried_y, tried_s, stamp,
+        source, sx, sy, budget, merging, dist, head, beat, touched, tried, stamp,
         l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos, hkey, hidx,
         l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org, piece_at, piece_from, kinds, ends,
         heads, link, clean, sight, r0, c0, w)
@@ -443,8 +448,8 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
 # Without numba's reference counting, as `anyangle._theta_loop`.
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
-                 depth, source, sx, sy, budget, merging, dist, head, beat, touched, tried_y,
-                 tried_s, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next,
+                 depth, source, sx, sy, budget, merging, dist, head, beat, touched, tried,
+                 stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next,
                  l_state, l_pos, hkey, hidx, l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org,
                  piece_at, piece_from, kinds, ends, heads, link, clean, sight, r0, c0, w):
     """`theta_labels`' search, given its scratch arrays (a trail, a record, the pieces
@@ -454,6 +459,11 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     height = ncell // cols
     cap = l_cost.shape[0]
     stamp[0] += 1
+    if stamp[0] >= _STAMPS:  # the keys would overflow: start the marks afresh
+        for i in range(tried.shape[0]):
+            tried[i] = -1
+        stamp[0] = 1
+    mark = stamp[0] << 32  # labels are fewer than 2**32
     l_cost[0], l_cell[0], l_prev[0], l_step[0], l_n[0] = 0.0, source, -1, 0, 0
     l_next[0], l_state[0], l_at[0] = -1, OPEN, source
     head[source] = 0
@@ -497,10 +507,10 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                 z0, c_at, c_x, c_y = y, p, px, py
                 if which == 1:
                     z0, c_at, c_x, c_y = x, a, ax, ay
-                elif y < 0 or (tried_s[b] == stamp[0] and tried_y[b] == y):
+                elif y < 0 or tried[b] == mark + y:
                     continue
                 else:
-                    tried_s[b], tried_y[b] = stamp[0], y
+                    tried[b] = mark + y
                 # No move costs less than its price without the ranks (`_least_move`).
                 floor = _least_move(l_cost[z0], _length(vx - c_x, vy - c_y), cell, z0 == 0,
                                     base[c_at], alike[c_at], clear[c_at], True, base[b],
