@@ -19,7 +19,7 @@ from shapely.geometry import LineString, Point, Polygon, box
 from shapely.ops import unary_union
 
 import engine
-from engine.search import _kernels, _state
+from engine.search import _kernels
 
 from .conftest import battlefield, feature, line, rect
 from .test_kernels import by_cell
@@ -697,11 +697,12 @@ def test_settling_at_once_stops_short_of_cheaper_ground(depth):
     source = r * cols + c
     sight, r0, c0, w = _kernels.anyangle._source_sight(g.alike, cols, rows, source, *at,
                                                        g.cell, 60.0)
-    limit = _kernels.anyangle._settle_limit(sight, r0, c0, w, source, *at,
-                                            g.kernel_args.base, cols, g.cell, 1.0, 60.0, depth)
-    assert limit == pytest.approx(2.0 * max(1.9 - depth, 0.0))
+    limit, lowest = _kernels.anyangle._settle_limit(sight, r0, c0, w, source, *at,
+                                                    g.kernel_args.base, cols, g.cell, 1.0,
+                                                    60.0, depth)
+    assert limit == pytest.approx(2.0 * max(1.9 - depth, 0.0)) and lowest == 1.0
     assert _kernels.anyangle._settle_limit(sight, r0, c0, w, source, *at, g.kernel_args.base,
-                                           cols, g.cell, 2.0, 60.0, depth) == 60.0
+                                           cols, g.cell, 2.0, 60.0, depth) == (60.0, 2.0)
     goal = (58.25, 50.25)
     detour = engine.price_path(g, [at, (60.5, 12.5), (60.5, 48.5), goal]).cost
     assert detour < 2.0 * math.dist(at, goal) - 20.0
@@ -834,32 +835,47 @@ def _scrub_with_road(road_y, depth=0.0):
 
 
 @pytest.mark.parametrize("depth", [0.0, 2.0])
-def test_a_reach_settles_its_sight_at_once_only_where_no_cheaper_ground_is_near(depth,
-                                                                                 monkeypatch):
-    """A unit on scrub with the road (x1) beyond any path its allowance pays for: its
-    ground is the cheapest it can meet (`_least_near`), and the reach settling its
-    plain sight at once equals the search that does not.  With the road 2.5 cm
-    away, the cell beside it at (22.25, 11.25) costs the way along the road, far
-    less than straight over the scrub, as settling the sight at the scrub's
-    price (given the scrub as the lowest multiplier) would have it without ranks."""
+def test_a_reach_settles_its_sight_at_once_only_where_no_cheaper_ground_is_near(depth):
+    """A unit on scrub with the road (x1) beyond any path its allowance pays for
+    settles all it sees at once, the scrub being the cheapest ground a path
+    meets (`_settle_limit`), each cell at twice its distance, the exact answer
+    on scrub alone.  With the road 2 cm away, only what is nearer than the road
+    (less the ranks' depth) is, and the cell beside the road at (22.25, 11.25)
+    costs the way along the road, far less than straight over the scrub."""
     far, near = _scrub_with_road(35, depth), _scrub_with_road(12.5, depth)
     assert far.least == near.least == 1.0
-    assert _state._least_near(far, (10, 10), 12) == 2.0
-    assert _state._least_near(near, (10, 10), 30) == 1.0
-    assert _state._least_near(far, (10, 10), math.inf) == 1.0
-    at, cell = (10, 10), 22 * 120 + 44  # the cell holding (22.25, 11.25)
-    answers = [(engine.reach(far, at, 12), engine.reach(near, at, 30))]
-    monkeypatch.setattr(_state, "_least_near", lambda g, xy, budget: -1.0)  # never at once
-    answers.append((engine.reach(far, at, 12), engine.reach(near, at, 30)))
-    monkeypatch.setattr(_state, "_least_near", lambda g, xy, budget: 2.0)  # wrongly at once
-    wrong = by_cell(engine.reach(near, at, 30))[cell]
-    (fast, fast_near), (slow, slow_near) = answers
-    for a, b in ((fast, slow), (fast_near, slow_near)):
-        assert np.array_equal(np.sort(a.cells), np.sort(b.cells))
-        assert by_cell(a) == pytest.approx(by_cell(b), rel=1e-12)
-    if depth == 0:  # (with ranks a cheaper path still gets in: it is a label of its own)
-        assert wrong == pytest.approx(2 * math.dist(at, (22.25, 11.25)), rel=1e-12)
-        assert by_cell(fast_near)[cell] < wrong - 5
+    at = (10.0, 10.0)
+
+    def limit(g, budget):
+        rows, cols = g.base.shape
+        r, c = g.grid.xy_to_rc(at)
+        sight, r0, c0, w = _kernels.anyangle._source_sight(g.alike, cols, rows, r * cols + c,
+                                                           *at, g.cell, budget)
+        return _kernels.anyangle._settle_limit(sight, r0, c0, w, r * cols + c, *at,
+                                               g.kernel_args.base, cols, g.cell, g.least,
+                                               budget, depth)
+
+    def road_distance(g):  # from the unit's point to the nearest road cell, brute force
+        r, c = np.nonzero(g.base < 2.0)
+        dx = np.maximum.reduce([c * g.cell - at[0], at[0] - (c + 1) * g.cell, 0 * c])
+        dy = np.maximum.reduce([r * g.cell - at[1], at[1] - (r + 1) * g.cell, 0 * r])
+        return float(np.hypot(dx, dy).min())
+
+    assert road_distance(near) == 2.0 and road_distance(far) == 24.5
+    assert limit(far, 12.0) == (12.0, 2.0)
+    assert limit(near, 30.0) == (pytest.approx(2 * max(2.0 - depth, 0.0)), 1.0)
+    assert limit(far, math.inf) == (pytest.approx(2 * (24.5 - depth)), 1.0)
+    r = engine.reach(far, at, 12)
+    rows, cols = far.base.shape
+    ys, xs = (np.indices((rows, cols)) + 0.5) * far.cell
+    exact = 2 * np.hypot(xs - at[0], ys - at[1]).ravel()
+    inside = set(np.flatnonzero(exact <= 12).tolist())
+    inside.add(int(far.grid.xy_to_rc(at)[0] * cols + far.grid.xy_to_rc(at)[1]))
+    assert set(r.cells.tolist()) == inside
+    for cell, cost in by_cell(r).items():
+        assert cost == pytest.approx(exact[cell], rel=1e-12) or cost == 0.0
+    beside = 22 * 120 + 44  # the cell holding (22.25, 11.25)
+    assert by_cell(engine.reach(near, at, 30))[beside] < 2 * math.dist(at, (22.25, 11.25)) - 5
 
 
 def test_a_ranked_reach_from_the_corner_of_heavier_ground_pays_for_the_ranks_behind():

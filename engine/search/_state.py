@@ -24,19 +24,6 @@ _NO_LANDMARKS = (np.empty((0, 0), dtype=np.float32), np.empty((2, 0), dtype=np.f
 _NO_ROWS = (np.empty(0, dtype=np.int32), np.empty(0))  # `CostGrid.outgoing_steps` not built
 
 
-def _least_near(g: CostGrid, at, budget: float) -> float:
-    """The lowest multiplier a path from the point ``at`` costing no more than ``budget``
-    can meet: the lowest in the square of cells within ``budget / g.least`` of ``at``
-    (no such path goes farther), widened by the unit's depth (its rear ranks stand
-    behind ``at`` at the start); `CostGrid.least` for an endless budget.  Where the
-    start's own ground is that cheap, the any-angle searches settle what the unit
-    sees over it at once."""
-    if not budget < np.inf or g.least <= 0:
-        return g.least
-    r0, r1, c0, c1 = _cells_around(g, at, budget / g.least + g.depth)
-    return float(g.base[r0:r1 + 1, c0:c1 + 1].min())
-
-
 def _cells_around(g: CostGrid, at, far: float) -> tuple[int, int, int, int]:
     """The first and last rows and columns of the cells within ``far`` of the point
     ``at`` each way (a square, clipped to the grid)."""
@@ -246,7 +233,7 @@ class _Nodes:
         a = g.kernel_args
         return _kernels.theta_search(
             a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
-            g.alike, g.least if goal >= 0 else _least_near(g, start, budget), a.cols, g.cell,
+            g.alike, g.least, a.cols, g.cell,
             source, float(start[0]), float(start[1]), goal,
             float(end[0]), float(end[1]), budget, self.dist, self.parent, self.state,
             self.hkey, self.hidx, self.pos, self.touched, self.tried, self.stamp,
@@ -330,7 +317,7 @@ class _Trails:
             lab = self.labels
             nt, used = _kernels.theta_labels(
                 a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
-                g.alike, _least_near(g, start, budget + _SLACK), a.cols, g.cell,
+                g.alike, g.least, a.cols, g.cell,
                 float(g.unit.depth), source,
                 float(start[0]), float(start[1]), budget + _SLACK, g.merging, self.dist,
                 self.head, self.beat, self.touched, self.tried, self.stamp,

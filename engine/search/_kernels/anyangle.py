@@ -321,38 +321,46 @@ def _source_sight(alike, cols, height, source, sx, sy, cell, budget):
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _settle_limit(sight, r0, c0, w, source, sx, sy, base, cols, cell, least, budget, depth):
     """How dear a cell of `_source_sight`'s window may be to be settled at once
-    (`_presettle`): ``budget`` where the start's multiplier is ``least``, the
-    lowest any path within ``budget`` meets; else that multiplier times the
-    distance from the start to the nearest cell of the window of a lower one,
-    less ``depth`` (the unit's rear ranks stand behind the start): a path that
-    meets cheaper ground costs at least that much before it does, and one that
-    does not, no less than the start's multiplier times its length.  (A cell
-    of lower multiplier beyond the window is farther than ``budget`` at the
-    start's.)"""
+    (`_presettle`), and the lowest multiplier a path within ``budget`` can meet.
+
+    Where the start's multiplier is the map's ``least``: ``budget`` and that.
+    Else the window is searched, widened by the unit's ``depth`` (its rear ranks
+    stand behind the start), for ground cheaper than the start's: where there is
+    none, no path within ``budget`` leaves it (it would pay more on the way), so
+    ``budget`` and the start's multiplier; else that multiplier times the
+    distance from the start to the nearest such cell, less ``depth`` (a path
+    that meets cheaper ground costs at least that much before it does, and one
+    that does not, no less than the start's multiplier times its length), and
+    ``least``.  Nothing where the window is empty (ground alike to none)."""
     k0 = base[source]
     if k0 == least:
-        return budget
+        return budget, least
+    if sight.shape[0] == 0:
+        return 0.0, least
+    height = base.shape[0] // cols
+    e = math.ceil(depth / cell)
     near = np.inf
-    for i in range(sight.shape[0]):
-        rr = i // w
-        r, c = rr + r0, i - rr * w + c0
-        if base[r * cols + c] < k0:  # the nearest point of the cell
-            dx = max(c * cell - sx, sx - (c + 1) * cell, 0.0)
-            dy = max(r * cell - sy, sy - (r + 1) * cell, 0.0)
-            near = min(near, _length(dx, dy))
-    return min(budget, k0 * max(near - depth, 0.0))
+    for r in range(max(r0 - e, 0), min(r0 + sight.shape[0] // w + e, height)):
+        for c in range(max(c0 - e, 0), min(c0 + w + e, cols)):
+            if base[r * cols + c] < k0:  # the nearest point of the cell
+                dx = max(c * cell - sx, sx - (c + 1) * cell, 0.0)
+                dy = max(r * cell - sy, sy - (r + 1) * cell, 0.0)
+                near = min(near, _length(dx, dy))
+    if near == np.inf:
+        return budget, k0
+    return min(budget, k0 * max(near - depth, 0.0)), least
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, least, budget, limit, dist,
+def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, lowest, budget, limit, dist,
                parent, state, hkey, hidx, pos, touched, nt, n):
     """Settle every cell of `_source_sight`'s window within ``limit`` (`_settle_limit`)
     at the start's multiplier times its distance from the start, parent the
     start: the least any path there can cost.  Of those, the cells beside a
     passable cell not yet touched are queued to be expanded as usual (a settled
     cell offers nothing to another), unless no such cell is within ``budget``
-    of the start at the ``least`` multiplier any path within it meets.  Returns
-    the touched count and the heap's size."""
+    of the start at the ``lowest`` multiplier any path within it meets.
+    Returns the touched count and the heap's size."""
     height = base.shape[0] // cols
     k0 = base[source]
     first = nt
@@ -389,7 +397,7 @@ def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, least, budget
                 rr, cc = r + dr, c + dc
                 if 0 <= rr < height and 0 <= cc < cols:
                     u = rr * cols + cc
-                    rim = rim or (state[u] == 0 and base[u] != np.inf and least * _length(
+                    rim = rim or (state[u] == 0 and base[u] != np.inf and lowest * _length(
                         (cc + 0.5) * cell - sx, (rr + 0.5) * cell - sy) * _SHAVE <= budget)
         if rim:
             state[v] = 1
@@ -421,10 +429,9 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     prices a move from the start to a cell in its `plain_sight` over
     ``alike`` (`CostGrid.alike`) ground the same way, and settles those cells at
     once (`_presettle`) as far as no cheaper path can reach them: all of them
-    where the start's multiplier is ``least``, the lowest any path within
-    ``budget`` meets (`CostGrid.least`, or the lowest near the start:
-    `_state._least_near`), else those nearer than any cheaper ground
-    (`_settle_limit`).  Other moves over alike ground
+    where the start's multiplier is the map's ``least`` (`CostGrid.least`) or
+    no cheaper ground is within ``budget``, else those nearer than any cheaper
+    ground (`_settle_limit`).  Other moves over alike ground
     are priced by `line_price`, the rest walked; see the module's text.  The
     A* bound is the straight-line distance (no multiplier is below 1).  A node
     is settled once and never reopened.  ``dist``, ``parent`` and ``state``
@@ -467,9 +474,9 @@ def _theta_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, leas
     hkey[0], hidx[0], pos[source] = 0.0, source, 0
     nt, n = 1, 1
     if not astar:
-        limit = _settle_limit(sight, r0, c0, w, source, sx, sy, base, cols, cell, least,
-                              budget, 0.0)
-        nt, n = _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, least, budget,
+        limit, lowest = _settle_limit(sight, r0, c0, w, source, sx, sy, base, cols, cell, least,
+                                     budget, 0.0)
+        nt, n = _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, lowest, budget,
                            limit, dist, parent, state, hkey, hidx, pos, touched, nt, n)
     while n > 0:
         key = hkey[0]

@@ -325,14 +325,14 @@ def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, co
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, least, budget,
+def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, lowest, budget,
                       limit, dist, head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n,
                       l_lv, l_rem, l_next, l_state, l_pos, hkey, hidx, l_at):
     """`anyangle._presettle` with labels: each cell of `_source_sight`'s window within
     ``limit`` (`anyangle._settle_limit`) gets one label, straight from the start
     at its multiplier times the distance, with that ground alone behind it,
     which beats any other path there; those beside a passable cell not yet
-    touched and within ``budget`` at the ``least`` multiplier are queued, the
+    touched and within ``budget`` at the ``lowest`` multiplier are queued, the
     others expanded.  Returns ``(cells
     touched, labels used, queued)`` after the start's label 0 (the caller checks
     the pool holds the window)."""
@@ -374,7 +374,7 @@ def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth,
                 rr, cc = r + dr, c + dc
                 if 0 <= rr < height and 0 <= cc < cols:
                     u = rr * cols + cc
-                    rim = rim or (head[u] < 0 and base[u] != np.inf and least * _length(
+                    rim = rim or (head[u] < 0 and base[u] != np.inf and lowest * _length(
                         (cc + 0.5) * cell - sx, (rr + 0.5) * cell - sy) * _SHAVE <= budget)
         if rim:
             z = head[v]
@@ -474,10 +474,10 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     if sight.shape[0] > 0:
         if sight.shape[0] >= cap:
             return nt, -1
-        limit = _settle_limit(sight, r0, c0, w, source, sx, sy, base, cols, cell, least,
-                              budget, depth)
+        limit, lowest = _settle_limit(sight, r0, c0, w, source, sx, sy, base, cols, cell, least,
+                                     budget, depth)
         nt, used, queued = _presettle_labels(
-            sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, least, budget, limit,
+            sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, lowest, budget, limit,
             dist, head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next,
             l_state, l_pos, hkey, hidx, l_at)
     while queued > 0:
