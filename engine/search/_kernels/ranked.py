@@ -333,9 +333,8 @@ def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth,
     at its multiplier times the distance, with that ground alone behind it,
     which beats any other path there; those beside a passable cell not yet
     touched and within ``budget`` at the ``lowest`` multiplier are queued, the
-    others expanded.  Returns ``(cells
-    touched, labels used, queued)`` after the start's label 0 (the caller checks
-    the pool holds the window)."""
+    others expanded.  Returns ``(cells touched, labels used, queued)`` after the
+    start's label 0 (the caller checks the pool holds the window)."""
     height = base.shape[0] // cols
     k0 = base[source]
     rows = sight.shape[0] // w
@@ -411,17 +410,17 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     (`_offer`); each is kept as a label at b unless one there beats it.  Labels
     are expanded in order of cost.  The cells the start sees over its own ground
     are settled at once (`_presettle_labels`) as far as no cheaper path can reach
-    them (`anyangle._settle_limit`), but for those a straight move to would
-    stand its ranks on heavier ground (`_facing_clean`).  ``dist``
-    gets each touched cell's cheapest label's cost; ``dist``, ``head`` (-1) and
-    ``beat`` (inf) must be at rest and are returned there by `reset_labels`.  The
-    pool (`_kernels.label_pool`'s, with ``l_at``, each label's front cell) needs
-    no reset.  ``tried[b]`` is ``stamp[0] * 2**32`` plus label y once the straight
-    move from y to cell b has been priced in this search (not priced again);
-    ``stamp[0]`` goes up by one each search (``tried`` is reset before the
-    keys could overflow), so ``tried`` needs no reset.  Returns ``(cells
-    touched, labels used)``; labels used is -1 if the pool ran out (reset and
-    call again with a bigger one)."""
+    them (`anyangle._settle_limit`, given ``least``, `CostGrid.least`), but for
+    those a straight move to would stand its ranks on heavier ground
+    (`_facing_clean`).  ``dist`` gets each touched cell's cheapest label's cost;
+    ``dist``, ``head`` (-1) and ``beat`` (inf) must be at rest and are returned
+    there by `reset_labels`.  The pool (`_kernels.label_pool`'s, with ``l_at``,
+    each label's front cell) needs no reset.  ``tried[b]`` is ``stamp[0] * 2**32``
+    plus label y once the straight move from y to cell b has been priced in this
+    search (not priced again); ``stamp[0]`` goes up by one each search (``tried``
+    is reset before the keys could overflow), so ``tried`` needs no reset.
+    Returns ``(cells touched, labels used)``; labels used is -1 if the pool ran
+    out (reset and call again with a bigger one)."""
     height = base.shape[0] // cols
     org = np.empty(TRAIL, dtype=np.int64)
     lv_s, rem_s = np.empty(TRAIL), np.empty(TRAIL)
