@@ -54,7 +54,7 @@ KERNELS: dict[str, tuple[str, str, str]] = {
     "theta_labels": (
         "engine.search._kernels.ranked", "theta_labels",
         "f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 f8 i8 f8 f8 f8 b1 f8[:] i8[:] "
-        "f8[:] i8[:] i8[:] i8[:] i8[:] f8[:] i4[:] i4[:] i1[:] i1[:] f8[:,:] f8[:,:] i4[:] i1[:] "
+        "f8[:] i8[:] i8[:] i8[:] f8[:] i4[:] i4[:] i1[:] i1[:] f8[:,:] f8[:,:] i4[:] i1[:] "
         "i4[:] f8[:] i4[:] i8[:]"),
     "straighten": (
         "engine.search._kernels.corners", "straighten",
