@@ -703,6 +703,8 @@ def test_settling_at_once_stops_short_of_cheaper_ground(depth):
     assert limit == pytest.approx(2.0 * max(1.9 - depth, 0.0)) and lowest == 1.0
     assert _kernels.anyangle._settle_limit(sight, r0, c0, w, source, *at, g.kernel_args.base,
                                            cols, g.cell, 2.0, 60.0, depth) == (60.0, 2.0)
+    assert _kernels.anyangle._settle_limit(sight, r0, c0, w, source, *at, g.kernel_args.base,
+                                           cols, g.cell, math.inf, 60.0, depth) == (0.0, math.inf)
     goal = (58.25, 50.25)
     detour = engine.price_path(g, [at, (60.5, 12.5), (60.5, 48.5), goal]).cost
     assert detour < 2.0 * math.dist(at, goal) - 20.0

@@ -19,7 +19,7 @@ FW = engine.load_rules("fantasy-warlord")
 def _search(g, at, budget, least=None, tried=None, stamp=None):
     """Each reached cell's cheapest cost and its label's path (cell centres, the start
     first at its own point); ``least`` as `theta_labels` takes it (default
-    `CostGrid.least`; -1: nothing settled at once)."""
+    `CostGrid.least`; inf: nothing settled at once)."""
     a, n = g.kernel_args, g.base.size
     pool = _kernels.label_pool(1 << 18, TRAIL)
     l_at = np.empty(1 << 18, dtype=np.int64)
@@ -131,7 +131,7 @@ def test_the_sight_settled_at_once_is_where_the_ranks_stand_on_the_starts_ground
                                                                    rel=1e-12)
     assert any(engine.price_path(g, [at, q]).cost > k0 * math.dist(at, q) + 1e-6
                for q in cleared)
-    fast, slow = _search(g, at, 24.0), _search(g, at, 24.0, least=-1.0)
+    fast, slow = _search(g, at, 24.0), _search(g, at, 24.0, least=math.inf)
     assert sorted(fast) == sorted(slow)
     assert [fast[v][0] for v in sorted(fast)] == pytest.approx(
         [slow[v][0] for v in sorted(slow)], rel=1e-12)

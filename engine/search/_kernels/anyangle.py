@@ -331,11 +331,13 @@ def _settle_limit(sight, r0, c0, w, source, sx, sy, base, cols, cell, least, bud
     distance from the start to the nearest such cell, less ``depth`` (a path
     that meets cheaper ground costs at least that much before it does, and one
     that does not, no less than the start's multiplier times its length), and
-    ``least``.  Nothing where the window is empty (ground alike to none)."""
+    ``least``.  Nothing where the window is empty (ground alike to none) or
+    ``least`` is above the start's multiplier (no map's is: so a search is told
+    to settle nothing at once)."""
     k0 = base[source]
     if k0 == least:
         return budget, least
-    if sight.shape[0] == 0:
+    if sight.shape[0] == 0 or k0 < least:
         return 0.0, least
     height = base.shape[0] // cols
     e = math.ceil(depth / cell)
