@@ -353,6 +353,14 @@ def _settle_limit(sight, r0, c0, w, source, sx, sy, base, cols, cell, least, bud
     return min(budget, k0 * max(near - depth, 0.0)), least
 
 
+@njit(cache=True, inline="always")
+def _may_reach(r, c, sx, sy, cell, lowest, budget):
+    """Whether a path from the point ``(sx, sy)`` to the centre of the cell at row
+    ``r``, column ``c`` may cost no more than ``budget``, no multiplier on it being
+    below ``lowest`` (`_SHAVE`d)."""
+    return lowest * _length((c + 0.5) * cell - sx, (r + 0.5) * cell - sy) * _SHAVE <= budget
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, lowest, budget, limit, dist,
                parent, state, hkey, hidx, pos, touched, nt, n):
@@ -399,8 +407,8 @@ def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, lowest, budge
                 rr, cc = r + dr, c + dc
                 if 0 <= rr < height and 0 <= cc < cols:
                     u = rr * cols + cc
-                    rim = rim or (state[u] == 0 and base[u] != np.inf and lowest * _length(
-                        (cc + 0.5) * cell - sx, (rr + 0.5) * cell - sy) * _SHAVE <= budget)
+                    rim = rim or (state[u] == 0 and base[u] != np.inf
+                                  and _may_reach(rr, cc, sx, sy, cell, lowest, budget))
         if rim:
             state[v] = 1
             hkey[n] = dist[v]

@@ -27,6 +27,7 @@ from .anyangle import (
     _SHAVE,
     _corner_touches,
     _least_move,
+    _may_reach,
     _next_break,
     _one_box,
     _past_box,
@@ -373,8 +374,8 @@ def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth,
                 rr, cc = r + dr, c + dc
                 if 0 <= rr < height and 0 <= cc < cols:
                     u = rr * cols + cc
-                    rim = rim or (head[u] < 0 and base[u] != np.inf and lowest * _length(
-                        (cc + 0.5) * cell - sx, (rr + 0.5) * cell - sy) * _SHAVE <= budget)
+                    rim = rim or (head[u] < 0 and base[u] != np.inf
+                                  and _may_reach(rr, cc, sx, sy, cell, lowest, budget))
         if rim:
             z = head[v]
             l_state[z] = OPEN
