@@ -50,7 +50,7 @@ KERNELS: dict[str, tuple[str, str, str]] = {
     "theta_search": (
         "engine.search._kernels.anyangle", "theta_search",
         "f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 i8 f8 f8 i8 f8 f8 f8 "
-        "f8[:] i4[:] u1[:] f8[:] i4[:] i4[:] i4[:] i8[:] i8[:]"),
+        "i4[:] f8[:] f8[:] i4[:] u1[:] f8[:] i4[:] i4[:] i4[:] i8[:] i8[:]"),
     "theta_labels": (
         "engine.search._kernels.ranked", "theta_labels",
         "f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 f8 i8 f8 f8 f8 b1 f8[:] i8[:] "

@@ -553,14 +553,51 @@ def _theta_field(g, at, budget, walk_all=False):
     ws = engine.search._state._Nodes.for_cells(g.base.size)
     alike = np.full_like(g.alike, np.nan) if walk_all else g.alike
     clear = np.zeros_like(g.clearance) if walk_all else g.clearance
+    edges = (np.full(g.base.size, -1, dtype=np.int32), np.zeros(0)) if walk_all else g.edge_steps
     nt = _kernels.theta_search(
         a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, clear, alike,
         -1.0 if walk_all else g.least, cols, g.cell, r * cols + c, float(at[0]), float(at[1]),
-        -1, 0.0, 0.0, budget, ws.dist, ws.parent, ws.state, ws.hkey, ws.hidx, ws.pos,
+        -1, 0.0, 0.0, budget, *edges, ws.dist, ws.parent, ws.state, ws.hkey, ws.hidx, ws.pos,
         ws.touched, ws.tried, ws.stamp)
     out = ws.dist[:-1].copy()
     _kernels.reset_nodes(ws.touched, nt, ws.dist, ws.parent, ws.state)
     return np.where(out <= budget, out, np.inf)
+
+
+def test_a_step_walked_once_is_kept_at_its_walked_price():
+    """The search keeps each step it walks from a cell's centre to a neighbour's
+    (`CostGrid.edge_steps`): after reaches over the demo map (woods, the steep
+    hill, walls, the river), every price kept is `segment_cost`'s for that step,
+    bit for bit, steps over slopes and flat costs and between two grounds among
+    them; only cells on the edge of their ground have a row; and the reaches
+    answer the same with the table filled as with it empty."""
+    g = engine.cost_grid(engine.load_map("demo"), FW, FW.unit("humans", depth=0))
+    row, cost = g.edge_steps
+    assert np.array_equal(row >= 0, g.clearance == 0)
+    starts = [(40.25, 30.75), (43.25, 46.25), (100.0, 60.0), (150.5, 70.25), (62.0, 95.5)]
+    cold = [engine.reach(g, xy, 24) for xy in starts]
+    kept = np.flatnonzero(cost >= 0.0)
+    a = g.kernel_args
+    rows, cols = g.base.shape
+    cells = np.flatnonzero(row >= 0)
+    alike = set()
+    for i in kept:
+        u, k = cells[i // 8], i % 8
+        j = k if k < 4 else k + 1
+        r, c = divmod(int(u), cols)
+        vr, vc = r + j // 3 - 1, c + j % 3 - 1
+        walked, _ = _kernels.anyangle.segment_cost(
+            (c + 0.5) * g.cell, (r + 0.5) * g.cell, (vc + 0.5) * g.cell, (vr + 0.5) * g.cell,
+            u, g.cell, cols, rows, a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow,
+            g.clearance)
+        assert cost[i] == walked, (u, j)
+        alike.add((bool(np.isnan(g.alike[u])), bool(np.isnan(g.alike[vr * cols + vc]))))
+    assert kept.size > 1000 and alike == {(False, False), (False, True), (True, False),
+                                          (True, True)}
+    for before, xy in zip(cold, starts, strict=True):
+        again = engine.reach(g, xy, 24)
+        assert np.array_equal(again.cells, before.cells)
+        assert np.array_equal(again.cost, before.cost)
 
 
 def test_shortcuts_against_walking_every_move():

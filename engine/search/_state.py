@@ -235,8 +235,8 @@ class _Nodes:
             a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
             g.alike, g.least, a.cols, g.cell,
             source, float(start[0]), float(start[1]), goal,
-            float(end[0]), float(end[1]), budget, self.dist, self.parent, self.state,
-            self.hkey, self.hidx, self.pos, self.touched, self.tried, self.stamp,
+            float(end[0]), float(end[1]), budget, *g.edge_steps, self.dist, self.parent,
+            self.state, self.hkey, self.hidx, self.pos, self.touched, self.tried, self.stamp,
         )
 
     def within(self, g: CostGrid, source: int, start, budget: float):

@@ -172,6 +172,25 @@ class CostGrid:
         return distance_transform_cdt(~edge, metric="chessboard").astype(np.int32).ravel()
 
     @functools.cached_property
+    def edge_steps(self) -> tuple[np.ndarray, np.ndarray]:
+        """Where the any-angle search keeps the prices of the steps it walks, for a
+        unit without rear ranks: ``(row, cost)``, ``cost[row[a] * 8 + k]`` the
+        price of the straight move from the centre of cell ``a`` to its k-th
+        neighbour's (row by row, the cell itself skipped), -1 until a search
+        walks it.
+
+        Only a cell on the edge of its ground (`clearance` 0) has a row: a step
+        from any other stays on one alike ground and costs its multiplier times
+        its length, unwalked.  ``row`` is -1 elsewhere (flat, int32).  The
+        searches fill ``cost`` as they go, on every thread: each writes a
+        step's price, the same whoever walks it, so a value read is either -1
+        or that price.
+        """
+        edge = self.clearance == 0
+        row = np.where(edge, np.cumsum(edge) - 1, -1).astype(np.int32)
+        return row, np.full(8 * int(np.count_nonzero(edge)), -1.0)
+
+    @functools.cached_property
     def cell_quantum(self) -> np.ndarray:
         """The quantum each cell's ground is charged in (0: smooth), flat (float64)."""
         return np.ascontiguousarray(self.quantum[self.combo].ravel())

@@ -261,6 +261,23 @@ def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, slope_of, 
             last = s
 
 
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _edge_step(u, k, ux, uy, vx, vy, edge_row, edge_cost, cell, cols, height, base, steep,
+               slope_of, slopes, enter, narrow, clear):
+    """The price (`segment_cost`'s) of the step from ``(ux, uy)``, the centre of cell
+    u, to ``(vx, vy)``, the centre of its k-th neighbour: read from ``edge_cost``
+    at u's ``edge_row`` (`CostGrid.edge_steps`) if a search has walked it
+    before, else walked and, where u has a row, kept there."""
+    i = edge_row[u] * 8 + k
+    if i >= 0 and edge_cost[i] >= 0.0:
+        return edge_cost[i]
+    cost = segment_cost(ux, uy, vx, vy, u, cell, cols, height, base, steep, slope_of, slopes,
+                        enter, narrow, clear)[0]
+    if i >= 0:
+        edge_cost[i] = cost
+    return cost
+
+
 @njit(cache=True, inline="always")
 def _node_xy(v, source, sx, sy, ncell, tx, ty, cols, cell):
     """Where node v stands: the start, the goal or a cell's centre."""
@@ -428,7 +445,7 @@ def _window_index(r, c, r0, c0, w, size):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols,
-                 cell, source, sx, sy, goal_cell, tx, ty, budget,
+                 cell, source, sx, sy, goal_cell, tx, ty, budget, edge_row, edge_cost,
                  dist, parent, state, hkey, hidx, pos, touched, tried, stamp):
     """Theta* from the point ``(sx, sy)`` in cell ``source``: Dijkstra within
     ``budget`` (``goal_cell < 0``), or A* to the point ``(tx, ty)`` in cell
@@ -442,7 +459,10 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     where the start's multiplier is the map's ``least`` (`CostGrid.least`) or
     no cheaper ground is within ``budget``, else those nearer than any cheaper
     ground (`_settle_limit`).  Other moves over alike ground
-    are priced by `line_price`, the rest walked; see the module's text.  The
+    are priced by `line_price`, the rest walked; see the module's text.  A step
+    from a cell's centre to a neighbour's that must be walked is walked once
+    for the grid: its price is kept in ``edge_cost`` at the cell's
+    ``edge_row`` (`CostGrid.edge_steps`, `_edge_step`).  The
     A* bound is the straight-line distance (no multiplier is below 1).  A node
     is settled once and never reopened.  ``dist``, ``parent`` and ``state``
     must be at rest (``inf``, -1, 0); `reset_nodes` returns the ``touched``
@@ -457,8 +477,9 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     sight, r0, c0, w = _source_sight(alike, cols, height, source, sx, sy, cell,
                                      budget if goal_cell < 0 else 0.0)
     return _theta_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols,
-                       cell, source, sx, sy, goal_cell, tx, ty, budget, dist, parent, state,
-                       hkey, hidx, pos, touched, tried, stamp, sight, r0, c0, w)
+                       cell, source, sx, sy, goal_cell, tx, ty, budget, edge_row, edge_cost,
+                       dist, parent, state, hkey, hidx, pos, touched, tried, stamp, sight, r0,
+                       c0, w)
 
 
 # `_theta_loop` and the helpers it calls that take arrays run without numba's reference
@@ -467,8 +488,8 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
 # `ranked._labels_loop`, two thirds of a reach's time).
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _theta_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols,
-                cell, source, sx, sy, goal_cell, tx, ty, budget, dist, parent, state, hkey,
-                hidx, pos, touched, tried, stamp, sight, r0, c0, w):
+                cell, source, sx, sy, goal_cell, tx, ty, budget, edge_row, edge_cost, dist,
+                parent, state, hkey, hidx, pos, touched, tried, stamp, sight, r0, c0, w):
     """`theta_search`'s search, given `_source_sight`'s window (``sight``, ``r0``, ``c0``,
     ``w``)."""
     ncell = base.shape[0]
@@ -535,6 +556,10 @@ def _theta_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, leas
                         height)[1] == 1)
                 if plain or _one_box(ur, uc, vr, vc, clear, cols):
                     step = dist[u] + base[u] * near
+                elif u != source and v < ncell:  # centre to centre
+                    step = dist[u] + _edge_step(u, j if j < 4 else j - 1, ux, uy, vx, vy,
+                                                edge_row, edge_cost, cell, cols, height, base,
+                                                steep, slope_of, slopes, enter, narrow, clear)
                 else:
                     step = dist[u] + segment_cost(ux, uy, vx, vy, u, cell, cols, height, base,
                                                   steep, slope_of, slopes, enter, narrow,
