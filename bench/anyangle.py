@@ -23,7 +23,9 @@ Worst open-ground error, beside each time: the same search on an open grid of th
 size and cell, from a point on a cell corner in its middle; for every cell centre at
 least 10 cells away, the answer against the straight-line distance from the unit's
 point (the lattice measures from its start cell's centre: its error is counted from
-there, in its favour).  Times are medians of several calls after a warm-up call, ms.
+there, in its favour).  Times are medians of several rounds after a warm-up call of
+each, ms: a round calls every method once in turn (`interleaved_ms`), so that a slow
+spell of the shared machine weighs on all of them alike.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
 from bench.cold_start import replace_section  # noqa: E402
-from bench.conftest import campaign_map, median_ms  # noqa: E402
+from bench.conftest import campaign_map, interleaved_ms  # noqa: E402
 
 SECTION = "## Any-angle, lattice and fast marching"
 RULES = engine.load_rules("fantasy-warlord")
@@ -123,11 +125,11 @@ def full_field(n: int, rounds: int) -> list[str]:
     both = np.isfinite(peer) & np.isfinite(ours) & (ours > 0)
     agree = np.median(np.abs(ours[both] / peer[both] - 1.0))
     err = open_errors(n, 1.0, far)
-    times = {
-        "any-angle": median_ms(lambda: engine.reach(g, at, far), rounds),
-        "lattice": median_ms(lambda: engine.reach(g, at, far, any_angle=False), rounds),
-        PEER: median_ms(lambda: fmm(g, at), rounds),
-    }
+    times = interleaved_ms({
+        "any-angle": lambda: engine.reach(g, at, far),
+        "lattice": lambda: engine.reach(g, at, far, any_angle=False),
+        PEER: lambda: fmm(g, at),
+    }, rounds)
     return [f"| full field {n}x{n} | {m} | {times[m]:,.1f} | {times[m] / times[PEER]:.2f} | "
             f"{err[m] * 100:.3f}% | {note} |"
             for m, note in (("any-angle", f"median difference from {PEER}: {agree:.2%}"),
@@ -144,17 +146,19 @@ def many_units(rounds: int, depth: float = 0.0, campaign: bool = False) -> list[
     starts = [g.grid.rc_to_xy(divmod(int(c), g.grid.shape[1]))
               for c in rng.choice(open_cells, 200)]
     err = open_errors(int(2 * 30 / g.cell), g.cell, 24.0, depth)
-    times = {
-        "any-angle": median_ms(lambda: engine.reach_many(g, starts), rounds),
-        "lattice": median_ms(lambda: engine.reach_many(g, starts, any_angle=False), rounds),
+    fns = {
+        "any-angle": lambda: engine.reach_many(g, starts),
+        "lattice": lambda: engine.reach_many(g, starts, any_angle=False),
     }
+    if depth == 0:  # no peer prices rear ranks
+        fns[PEER] = lambda: [fmm(g, s, narrow=24.0) for s in starts]
+    times = interleaved_ms(fns, rounds)
     threads = f"reach_many on {numba.get_num_threads()} threads"
-    if depth > 0:  # no peer prices rear ranks
+    if depth > 0:
         return [f"| 200 reaches, 24 cm, {where}, one rank ({depth:g} cm deep) | {m} | "
                 f"{times[m]:,.1f} | - | {err[m] * 100:.3f}% | {threads}; "
                 f"{times[m] / times['lattice']:.2f} x the lattice |"
                 for m in ("any-angle", "lattice")]
-    times[PEER] = median_ms(lambda: [fmm(g, s, narrow=24.0) for s in starts], rounds)
     return [f"| 200 reaches, 24 cm, {where} | {m} | {times[m]:,.1f} | "
             f"{times[m] / times[PEER]:.2f} | {err[m] * 100:.3f}% | {note} |"
             for m, note in (("any-angle", f"{threads}; {times['any-angle'] / times['lattice']:.2f}"
@@ -175,8 +179,9 @@ def section(rows: list[str]) -> list[str]:
         "one rank. Full fields: the whole of a "
         "generated campaign map (1 cm cells: scrub under everything, woods, broken ground, "
         "bog, and roads, the only x1 ground) from its centre; the campaign reaches are on "
-        "the 1024x1024 one. Times are medians in ms; ratio = method / scikit-fmm. Worst "
-        "open-ground error: the same search on an open grid of the same size and cell, "
+        "the 1024x1024 one. Times are medians in ms of rounds that call every method "
+        "once in turn; ratio = method / scikit-fmm. Worst open-ground error: the same "
+        "search on an open grid of the same size and cell, "
         f"every cell centre at least {NEAR} cells from the unit, against the straight "
         "line (the lattice's from its start cell's centre, the others' from the unit's "
         "point).",
@@ -194,7 +199,7 @@ def main() -> None:
     args = ap.parse_args()
     sizes, rounds = ((256,), 2) if args.quick else ((1024, 2048), 3)
     rows = [row for n in sizes for row in full_field(n, rounds)]
-    many = rounds if args.quick else 7
+    many = rounds if args.quick else 11
     rows += many_units(many) + many_units(many, depth=2.0)
     rows += many_units(many, campaign=True) + many_units(many, depth=2.0, campaign=True)
     lines = section(rows)

@@ -34,6 +34,21 @@ def median_ms(fn, rounds: int) -> float:
     return statistics.median(times) * 1e3
 
 
+def interleaved_ms(fns: dict, rounds: int) -> dict:
+    """Median wall-clock time of ``rounds`` calls of each of ``fns`` (by name), ms,
+    after one warm-up call of each: a round calls each once in turn, so that a
+    slow spell of a shared machine weighs on all of them alike."""
+    for fn in fns.values():
+        fn()
+    times: dict = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+    return {name: statistics.median(t) * 1e3 for name, t in times.items()}
+
+
 def random_grid(n: int, seed: int = 0) -> np.ndarray:
     """Costs 1..4, about 10% blocked (inf), the centre open."""
     rng = np.random.default_rng(seed)
