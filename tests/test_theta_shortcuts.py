@@ -175,7 +175,7 @@ def test_a_step_walked_once_is_kept_at_its_walked_price():
     assert np.array_equal(row >= 0, g.clearance == 0)
     starts = [(40.25, 30.75), (43.25, 46.25), (100.0, 60.0), (150.5, 70.25), (62.0, 95.5)]
     cold = [engine.reach(g, xy, 24) for xy in starts]
-    kept = np.flatnonzero(cost >= 0.0)
+    kept = np.flatnonzero(cost > 0.0)
     a = g.kernel_args
     rows, cols = g.base.shape
     cells = np.flatnonzero(row >= 0)
@@ -197,6 +197,19 @@ def test_a_step_walked_once_is_kept_at_its_walked_price():
         again = engine.reach(g, xy, 24)
         assert np.array_equal(again.cells, before.cells)
         assert np.array_equal(again.cost, before.cost)
+
+
+def test_a_grid_too_big_to_keep_its_steps_walks_them_all(monkeypatch):
+    """Where the rows of kept steps would pass the table's limit, no cell has one
+    (`CostGrid.edge_steps`), nothing is kept, and a reach is the same."""
+    unit = FW.unit("humans", depth=0)
+    kept = engine.reach(engine.cost_grid(engine.load_map("demo"), FW, unit), (43.25, 46.25), 24)
+    monkeypatch.setattr(engine.terrain.costgrid, "_TABLE_BYTES", 1000)
+    g = engine.cost_grid(engine.load_map("demo"), FW, unit)  # a grid of its own
+    r = engine.reach(g, (43.25, 46.25), 24)
+    row, cost = g.edge_steps
+    assert (row == -1).all() and cost.size == 0
+    assert np.array_equal(r.cells, kept.cells) and np.array_equal(r.cost, kept.cost)
 
 
 def test_shortcuts_against_walking_every_move():

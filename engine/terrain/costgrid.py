@@ -41,8 +41,8 @@ from .raster import Layers, layers, narrowing, unit_mask
 
 __all__ = ["CostGrid", "cost_grid"]
 # Largest per-grid table of precomputed step costs (bigger grids price steps as they go),
-# and of the rows of steps into and out of cells that are not flat (`CostGrid.incoming_steps`,
-# `CostGrid.outgoing_steps`).
+# of the rows of steps into and out of cells that are not flat (`CostGrid.incoming_steps`,
+# `CostGrid.outgoing_steps`), and of the steps the any-angle search keeps (`edge_steps`).
 _TABLE_BYTES = 128 * 2**20
 _ROWS_CHUNK = 2**18  # cells whose rows of steps are built at a time (72 MiB at 32 directions)
 
@@ -176,19 +176,24 @@ class CostGrid:
         """Where the any-angle search keeps the prices of the steps it walks, for a
         unit without rear ranks: ``(row, cost)``, ``cost[row[a] * 8 + k]`` the
         price of the straight move from the centre of cell ``a`` to its k-th
-        neighbour's (row by row, the cell itself skipped), -1 until a search
-        walks it.
+        neighbour's (row by row, the cell itself skipped), 0 until a search
+        walks it (a price of 0 is walked again).
 
         Only a cell on the edge of its ground (`clearance` 0) has a row: a step
         from any other stays on one alike ground and costs its multiplier times
-        its length, unwalked.  ``row`` is -1 elsewhere (flat, int32).  The
-        searches fill ``cost`` as they go, on every thread: each writes a
-        step's price, the same whoever walks it, so a value read is either -1
-        or that price.
+        its length, unwalked.  ``row`` is -1 elsewhere (flat, int32), and
+        everywhere if the rows would take more than ``_TABLE_BYTES`` (128
+        MiB: then every step is walked as it comes).  The searches fill ``cost`` as they
+        go, on every thread: each writes a step's price, the same whoever
+        walks it, so a value read is either 0 or that price.  Its pages are
+        taken only as rows are written.
         """
         edge = self.clearance == 0
+        count = int(np.count_nonzero(edge))
+        if 8 * 8 * count > _TABLE_BYTES:
+            edge[:], count = False, 0
         row = np.where(edge, np.cumsum(edge) - 1, -1).astype(np.int32)
-        return row, np.full(8 * int(np.count_nonzero(edge)), -1.0)
+        return row, np.zeros(8 * count)
 
     @functools.cached_property
     def cell_quantum(self) -> np.ndarray:

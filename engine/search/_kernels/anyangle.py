@@ -269,7 +269,7 @@ def _edge_step(u, k, ux, uy, vx, vy, edge_row, edge_cost, cell, cols, height, ba
     at u's ``edge_row`` (`CostGrid.edge_steps`) if a search has walked it
     before, else walked and, where u has a row, kept there."""
     i = edge_row[u] * 8 + k
-    if i >= 0 and edge_cost[i] >= 0.0:
+    if i >= 0 and edge_cost[i] > 0.0:
         return edge_cost[i]
     cost = segment_cost(ux, uy, vx, vy, u, cell, cols, height, base, steep, slope_of, slopes,
                         enter, narrow, clear)[0]
