@@ -308,7 +308,7 @@ def test_presettle_queues_exactly_the_rim():
             sight, r0, c0, w = _kernels.anyangle._source_sight(
                 g.alike, cols, rows, source, at[0], at[1], g.cell, budget)
             ws = engine.search._state._Nodes.for_cells(g.base.size)
-            ws.state[source] = 1  # queued first, as `theta_search` does
+            ws.state[source], ws.dist[source] = 1, 0.0  # queued first, as `theta_search` does
             _, n = _kernels.anyangle._presettle(
                 sight, r0, c0, w, source, at[0], at[1], g.kernel_args.base, cols, g.cell,
                 g.least, budget, budget, ws.dist, ws.parent, ws.state, ws.hkey, ws.hidx, ws.pos,

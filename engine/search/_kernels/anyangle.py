@@ -378,6 +378,35 @@ def _may_reach(r, c, sx, sy, cell, lowest, budget):
     return lowest * _length((c + 0.5) * cell - sx, (r + 0.5) * cell - sy) * _SHAVE <= budget
 
 
+@njit(cache=True, inline="always")
+def _on_rim(v, sight, r0, c0, w, sx, sy, base, cols, height, cell, k0, lowest, budget, limit,
+            dist):
+    """Whether cell v, settled at once (`_presettle`, `_presettle_labels`) at the
+    start's multiplier ``k0`` times its distance, is to be queued for expansion:
+    not inside (its eight neighbours in sight, each within ``limit``: no farther
+    than 1.5 cells more from the start, so all settled too), and beside a
+    passable cell not yet touched (``dist`` at rest, ``inf``) that a path within
+    ``budget`` may reach (`_may_reach`)."""
+    r = v // cols
+    c = v - r * cols
+    rows = sight.shape[0] // w
+    i = (r - r0) * w + c - c0
+    if (0 < r - r0 < rows - 1 and 0 < c - c0 < w - 1
+            and dist[v] + 1.5 * k0 * cell <= limit
+            and sight[i - w - 1] & sight[i - w] & sight[i - w + 1] & sight[i - 1]
+            & sight[i + 1] & sight[i + w - 1] & sight[i + w] & sight[i + w + 1]):
+        return False
+    rim = False
+    for dr in range(-1, 2):
+        for dc in range(-1, 2):
+            rr, cc = r + dr, c + dc
+            if 0 <= rr < height and 0 <= cc < cols:
+                u = rr * cols + cc
+                rim = rim or (dist[u] == np.inf and base[u] != np.inf
+                              and _may_reach(rr, cc, sx, sy, cell, lowest, budget))
+    return rim
+
+
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, lowest, budget, limit, dist,
                parent, state, hkey, hidx, pos, touched, nt, n):
@@ -405,28 +434,10 @@ def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, lowest, budge
         state[v] = 2
         touched[nt] = v
         nt += 1
-    rows = sight.shape[0] // w
     for j in range(first, nt):
         v = touched[j]
-        r = v // cols
-        c = v - r * cols
-        # Inside: its eight neighbours in sight, each within the limit (no farther than
-        # 1.5 cells more from the start), so all settled here.
-        i = (r - r0) * w + c - c0
-        if (0 < r - r0 < rows - 1 and 0 < c - c0 < w - 1
-                and dist[v] + 1.5 * k0 * cell <= limit
-                and sight[i - w - 1] & sight[i - w] & sight[i - w + 1] & sight[i - 1]
-                & sight[i + 1] & sight[i + w - 1] & sight[i + w] & sight[i + w + 1]):
-            continue
-        rim = False
-        for dr in range(-1, 2):
-            for dc in range(-1, 2):
-                rr, cc = r + dr, c + dc
-                if 0 <= rr < height and 0 <= cc < cols:
-                    u = rr * cols + cc
-                    rim = rim or (state[u] == 0 and base[u] != np.inf
-                                  and _may_reach(rr, cc, sx, sy, cell, lowest, budget))
-        if rim:
+        if _on_rim(v, sight, r0, c0, w, sx, sy, base, cols, height, cell, k0, lowest, budget,
+                   limit, dist):
             state[v] = 1
             hkey[n] = dist[v]
             hidx[n] = v

@@ -27,8 +27,8 @@ from .anyangle import (
     _SHAVE,
     _corner_touches,
     _least_move,
-    _may_reach,
     _next_break,
+    _on_rim,
     _one_box,
     _past_box,
     _piece_cell,
@@ -338,7 +338,6 @@ def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth,
     start's label 0 (the caller checks the pool holds the window)."""
     height = base.shape[0] // cols
     k0 = base[source]
-    rows = sight.shape[0] // w
     nt, used, queued = 1, 1, np.int64(1)
     for i in range(sight.shape[0]):
         if sight[i] == 0:
@@ -360,23 +359,8 @@ def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth,
         nt += 1
     for j in range(1, nt):
         v = touched[j]
-        r = v // cols
-        c = v - r * cols
-        i = (r - r0) * w + c - c0
-        if (0 < r - r0 < rows - 1 and 0 < c - c0 < w - 1
-                and dist[v] + 1.5 * k0 * cell <= limit
-                and sight[i - w - 1] & sight[i - w] & sight[i - w + 1] & sight[i - 1]
-                & sight[i + 1] & sight[i + w - 1] & sight[i + w] & sight[i + w + 1]):
-            continue  # its eight neighbours settled here too
-        rim = False
-        for dr in range(-1, 2):
-            for dc in range(-1, 2):
-                rr, cc = r + dr, c + dc
-                if 0 <= rr < height and 0 <= cc < cols:
-                    u = rr * cols + cc
-                    rim = rim or (head[u] < 0 and base[u] != np.inf
-                                  and _may_reach(rr, cc, sx, sy, cell, lowest, budget))
-        if rim:
+        if _on_rim(v, sight, r0, c0, w, sx, sy, base, cols, height, cell, k0, lowest, budget,
+                   limit, dist):
             z = head[v]
             l_state[z] = OPEN
             hkey[queued], hidx[queued], l_pos[z] = dist[v], z, queued
