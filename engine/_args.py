@@ -127,6 +127,9 @@ def listed(name: str, value: Any) -> list:
 
 def point(xy: Any) -> tuple[float, float]:
     """``xy`` as two finite floats; `InputError` unless it is two real numbers."""
+    if type(xy) is tuple and len(xy) == 2 and type(xy[0]) is float and type(xy[1]) is float:
+        if math.isfinite(xy[0]) and math.isfinite(xy[1]):  # the common case, at once
+            return xy
     if isinstance(xy, np.ndarray):
         xy = xy.tolist()
     if not isinstance(xy, Sequence) or isinstance(xy, str) or len(xy) != 2 or not all(

@@ -13,7 +13,6 @@ import itertools
 import math
 
 import networkx as nx
-import numba
 import numpy as np
 import pytest
 
@@ -648,12 +647,6 @@ def test_route_with_an_absurdly_small_allowance_is_refused(rules):
         engine.route(g, (1, 1), (30, 1), 1e-10, any_angle=False)
 
 
-def test_reach_many_takes_a_huge_allowance(rules):
-    g = engine.cost_grid(engine.load_map(battlefield([], 40, 20)), rules, rules.unit("humans"))
-    (r,) = engine.reach_many(g, [(1, 1)], 1e300)  # was an OverflowError sizing its rows
-    assert len(r.cells) == g.base.size
-
-
 def test_cost_field_matches_reach_on_open_ground(rules):
     bf = engine.load_map(battlefield([], 20, 10, cell=0.5))
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
@@ -661,41 +654,6 @@ def test_cost_field_matches_reach_on_open_ground(rules):
     r = engine.reach(g, g.grid.rc_to_xy((10, 20)), 6, any_angle=False)
     assert np.array_equal(np.isfinite(field), np.isfinite(r.to_array()))
     assert np.allclose(field[np.isfinite(field)], r.to_array()[np.isfinite(field)])
-
-
-@pytest.mark.parametrize("any_angle", [True, False], ids=["any-angle", "lattice"])
-@pytest.mark.parametrize("depth", [0.0, 3.0])
-def test_reach_many_equals_one_reach_per_start(rules, depth, any_angle):
-    bf = random_map(7, hills=True)
-    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=depth))
-    rng = np.random.default_rng(7)
-    open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
-    starts = [centre(g, c) for c in rng.choice(open_cells, 9)]
-    many = engine.reach_many(g, starts, 7, any_angle=any_angle)
-    assert len(many) == len(starts)
-    for start, got in zip(starts, many, strict=True):
-        one = engine.reach(g, start, 7, any_angle=any_angle)
-        assert got.start == one.start
-        assert by_cell(got) == pytest.approx(by_cell(one))
-        assert got.cost_at(start) == one.cost_at(start)
-    assert engine.reach_many(g, [], any_angle=any_angle) == []
-    if any_angle and depth == 0:  # every thread's workspace at rest
-        for t in range(min(numba.get_num_threads(), len(starts))):
-            ws = g.battlefield._cache[("nodes_many", t)]
-            assert np.isinf(ws.dist).all() and (ws.parent == -1).all() and not ws.state.any()
-    elif any_angle:
-        for t in range(min(numba.get_num_threads(), len(starts))):
-            ws = g.battlefield._cache[("trails_many", t)]
-            assert np.isinf(ws.dist).all() and (ws.head == -1).all() and np.isinf(ws.beat).all()
-    else:
-        ws = g.battlefield._cache[("workspace_many", numba.get_num_threads(), depth > 0)]
-        assert np.isinf(ws[0]).all() and (ws[2] == -1).all()
-
-
-def test_reach_many_names_a_bad_start(rules):
-    g = engine.cost_grid(random_map(1), rules, rules.unit("humans"))
-    with pytest.raises(engine.InputError, match="start 1: point"):
-        engine.reach_many(g, [centre(g, first_open(g, 1)), (-5, 0)], any_angle=False)
 
 
 def test_raw_grids_take_the_plain_kernel_without_a_table():

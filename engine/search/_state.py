@@ -4,11 +4,13 @@ label pool, grown on demand and reset by the cells a search touched.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from .._threads import on_threads
 from ..terrain.costgrid import CostGrid
 from . import _kernels
 
@@ -19,6 +21,12 @@ if TYPE_CHECKING:
 
 # Costs are sums of float products; a cell exactly at the allowance must count.
 _SLACK = 1e-9
+# Labels an any-angle search with rear ranks has room for at first (grown fourfold as
+# it runs out).
+_POOL = 1 << 14
+# Most items `_theta_many` makes room for at first in each buffer of a thread (grown
+# as they fill).
+_BUFFER = 1 << 22
 # No landmark bounds for A* (`engine.search.highway` passes its own).
 _NO_LANDMARKS = (np.empty((0, 0), dtype=np.float32), np.empty((2, 0), dtype=np.float32))
 _NO_ROWS = (np.empty(0, dtype=np.int32), np.empty(0))  # `CostGrid.outgoing_steps` not built
@@ -302,19 +310,24 @@ class _Trails:
             stamp=np.zeros(1, dtype=np.int64),
         )
 
+    def pool(self, width: int, size: int = 0) -> _Labels:
+        """The label pool (and `at`), made anew unless it holds ``size`` labels whose
+        trails hold ``width`` levels."""
+        if self.labels is None or self.labels.lv.shape[1] < width or (
+                self.labels.cost.size < size):
+            self.labels = _Labels.pool(max(size, _POOL), width)
+            self.at = np.empty(self.labels.cost.size, dtype=np.int64)
+        return self.labels
+
     def within(self, g: CostGrid, source: int, start, budget: float):
         """Cells within ``budget`` of the point ``start`` (in cell ``source``): flat
         indices, costs and parents (the cell the cheapest path's last straight move
         leaves from; -1 for the start's cell), cheapest first, and the paths kept
         (`_KeptLabels`)."""
         a, width = g.kernel_args, g.trail_width
-        size = 1 << 14
+        size = _POOL
         while True:
-            if self.labels is None or self.labels.lv.shape[1] < width or (
-                    self.labels.cost.size < size):
-                self.labels = _Labels.pool(size, width)
-                self.at = np.empty(size, dtype=np.int64)
-            lab = self.labels
+            lab = self.pool(width, size)
             nt, used = _kernels.theta_labels(
                 a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
                 g.alike, g.least, a.cols, g.cell,
@@ -339,6 +352,65 @@ class _Trails:
         up = kept.prev[best]
         parent = np.where(up >= 0, kept.cell[np.maximum(up, 0)], -1)
         return cells, cost, parent, kept
+
+
+def _theta_many(g: CostGrid, points: list, sources: list[int], budget: float,
+                threads: int) -> list[tuple]:
+    """`_Nodes.within`'s answer (with rear ranks `_Trails.within`'s) for each of many
+    starts, the points ``points`` in cells ``sources``, on ``threads`` threads
+    (`_kernels.many_theta`, `_kernels.many_trails`), each in a workspace of its
+    own kept with the battlefield.  The answers' arrays are views of a few
+    buffers per thread, written one reach after another."""
+    n = len(sources)
+    src = np.array(sources, dtype=np.int64)
+    xs = np.array([float(p[0]) for p in points])
+    ys = np.array([float(p[1]) for p in points])
+    at, count = np.empty((2, n), dtype=np.int64), np.empty((2, n), dtype=np.int64)
+    # Every reached cell's centre lies within budget / least of its start: room for
+    # that disc for each unit (pages never written are never resident).
+    radius = budget / (g.least * g.cell) + 2.0
+    size = -(-n // threads) * int(min(g.base.size, math.pi * radius * radius + 16))
+    size = min(size, _BUFFER)
+    a = g.kernel_args
+    grid = (a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance, g.alike,
+            g.least, a.cols, g.cell)
+    out: list = [None] * threads
+    if g.depth > 0:
+        spaces = [_kept(g, ("trails_many", t), _Trails.for_cells) for t in range(threads)]
+
+        def work(t: int) -> None:
+            s, width = spaces[t], g.trail_width
+            done = _kernels.many_trails(
+                t, threads, *grid, float(g.unit.depth), src, xs, ys, budget + _SLACK,
+                g.merging, s.dist, s.head, s.beat, s.touched, s.tried, s.stamp,
+                tuple(s.pool(width)), s.at, width, np.empty(size, dtype=np.int64),
+                np.empty(size), np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64),
+                at[0], count[0], np.empty(2 * size, dtype=np.int64), np.empty(2 * size),
+                np.empty(2 * size, dtype=np.int64), at[1], count[1])
+            out[t], s.labels, s.at = done[:7], _Labels(*done[7]), done[8]
+    else:
+        spaces = [_kept(g, ("nodes_many", t), _Nodes.for_cells) for t in range(threads)]
+
+        def work(t: int) -> None:
+            s = spaces[t]
+            out[t] = _kernels.many_theta(
+                t, threads, *grid, src, xs, ys, budget + _SLACK, *g.edge_steps, s.dist,
+                s.parent, s.state, s.hkey, s.hidx, s.pos, s.touched, s.tried, s.stamp,
+                np.empty(size, dtype=np.int64), np.empty(size), np.empty(size, dtype=np.int64),
+                at[0], count[0])
+
+    on_threads(work, threads)
+    found = []
+    for u in range(n):
+        bufs = out[u % threads]
+        cut = slice(at[0, u], at[0, u] + count[0, u])
+        if g.depth == 0:
+            found.append((bufs[0][cut], bufs[1][cut], bufs[2][cut]))
+            continue
+        labels = slice(at[1, u], at[1, u] + count[1, u])
+        found.append((bufs[0][cut], bufs[1][cut], bufs[2][cut], _KeptLabels(
+            bufs[4][labels], bufs[5][labels], bufs[6][labels], bufs[3][cut])))
+    return found
 
 
 def _nodes(g: CostGrid) -> _Nodes:

@@ -36,13 +36,11 @@ from ._state import (
     _NO_LANDMARKS,
     _SLACK,
     _cells_around,
-    _kept,
     _KeptLabels,
     _many_workspace,
-    _Nodes,
     _nodes,
     _quantised_moves,
-    _Trails,
+    _theta_many,
     _trails,
     _workspace,
 )
@@ -80,15 +78,11 @@ def _near_quanta(g: CostGrid, at: tuple, budget: float) -> bool:
     return q[r1 + 1, c1 + 1] - q[r0, c1 + 1] - q[r1 + 1, c0] + q[r0, c0] != 0
 
 
-def _theta_reach(g: CostGrid, source: int, xy: tuple, budget: float,
-                 space: _Nodes | _Trails | None = None) -> Reach:
+def _theta_reach(g: CostGrid, source: int, xy: tuple, budget: float) -> Reach:
     """The any-angle reach within ``budget`` of the point ``xy`` (in cell ``source``),
-    searched in ``space``, by default the workspace of ``g``'s battlefield for its
-    unit: with rear ranks, `_kernels.theta_labels`'; without,
-    `_kernels.theta_search`'."""
-    if space is None:
-        space = _trails(g) if g.depth > 0 else _nodes(g)
-    found = space.within(g, source, xy, budget)
+    searched in the workspace of ``g``'s battlefield for its unit: with rear
+    ranks, `_kernels.theta_labels`'; without, `_kernels.theta_search`'."""
+    found = (_trails(g) if g.depth > 0 else _nodes(g)).within(g, source, xy, budget)
     if _near_quanta(g, xy, budget):
         found = _quantised_moves(g, xy, budget, *found)
     return Reach(g, xy, budget, *found)
@@ -406,10 +400,11 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None, *,
                any_angle: bool = True) -> list[Reach]:
     """`reach` from many starting points in one call, on every core.
 
-    Each thread keeps its own workspace (cached on the battlefield); the
-    answers equal one `reach` per start.  The reaches' arrays are views of
-    two buffers the call shares out (no copies), so keeping any one of them
-    keeps the whole call's results in memory; copy one to keep it alone.
+    Each thread keeps its own workspace (cached on the battlefield) and runs
+    its share of the searches in one kernel call; the answers equal one
+    `reach` per start.  The reaches' arrays are views of a few buffers each
+    thread fills (no copies), so keeping any one of them keeps the whole
+    call's results in memory; copy one to keep it alone.
 
     Parameters
     ----------
@@ -491,21 +486,16 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None, *,
 
 def _any_angle_many(grid: CostGrid, points: list, sources: list[int],
                     budget: float) -> list[Reach]:
-    """`reach_many` any-angle: thread t answers every threads-th start from t, in a
-    workspace of its own (`_kernels.theta_search` and `_kernels.theta_labels`
-    release the GIL)."""
-    threads = min(thread_count(), len(sources))
-    kind, name = (_Trails, "trails_many") if grid.depth > 0 else (_Nodes, "nodes_many")
-    spaces = [_kept(grid, (name, t), kind.for_cells) for t in range(threads)]
-    out: list[Reach | None] = [None] * len(sources)
-
-    def work(t: int) -> None:
-        for u in range(t, len(sources), threads):
-            xy = (float(points[u][0]), float(points[u][1]))
-            out[u] = _theta_reach(grid, sources[u], xy, budget, spaces[t])
-
-    on_threads(work, threads)
-    return out  # type: ignore[return-value]
+    """`reach_many` any-angle: each start's `_theta_reach`, the searches run by
+    `_theta_many` on every core."""
+    found = _theta_many(grid, points, sources, budget, min(thread_count(), len(sources)))
+    reaches = []
+    for xy, one in zip(points, found, strict=True):
+        xy = (float(xy[0]), float(xy[1]))
+        if _near_quanta(grid, xy, budget):
+            one = _quantised_moves(grid, xy, budget, *one)
+        reaches.append(Reach(grid, xy, budget, *one))
+    return reaches
 
 
 @dataclass(frozen=True, eq=False)

@@ -20,7 +20,7 @@ is keyed by the package's sources (`engine._cache`).
   started quantum), `settle_rounded` (a path's bends moved where its rounding
   costs least);
 - `many`: many reaches at once, one driver per search (`many_labels`,
-  `many_plain`, `many_heap`);
+  `many_plain`, `many_heap`; any-angle: `many_theta`, `many_trails`);
 - `astar`: `search_plain` (buckets, a unit without rear ranks);
 - `labels`: `search_labels` (exact, with rear ranks);
 - `both`: `search_both` (bidirectional, landmarks and blocks);
@@ -44,7 +44,7 @@ from .heap import (
     trace,
 )
 from .labels import DROPPED, label_pool, search_labels, trace_labels
-from .many import many_heap, many_labels, many_plain
+from .many import many_heap, many_labels, many_plain, many_theta, many_trails
 from .quanta import settle_moves, settle_rounded
 from .ranked import collect_labels, reset_labels, theta_labels
 from .trail import BLOCKED, BLOCKED_SEGMENT, MOVE, OBSTACLE, QUANTUM, push, walk_path
@@ -70,6 +70,8 @@ __all__ = [
     "many_heap",
     "many_labels",
     "many_plain",
+    "many_theta",
+    "many_trails",
     "point_cost",
     "pool_split",
     "push",

@@ -1,12 +1,14 @@
 """numba kernels: many reaches at once, the threads sharing the sources.
 
-One driver per search, so that a call compiles only the search it runs:
-`many_labels` (a unit with rear ranks: `search_labels`), `many_plain` (a step
-table: the bucket search `search_plain`, falling back on `search` when a bucket
-outgrows the stack) and `many_heap` (`search`).  They take the same arguments,
-so the caller picks one by the unit and the grid and passes the same list.
-Each runs one thread's share (``t``, first): the caller runs them on its threads
-(`engine._threads`; they release the GIL).
+One driver per search, so that a call compiles only the search it runs.  On
+the step lattice: `many_labels` (a unit with rear ranks: `search_labels`),
+`many_plain` (a step table: the bucket search `search_plain`, falling back on
+`search` when a bucket outgrows the stack) and `many_heap` (`search`); they
+take the same arguments, so the caller picks one by the unit and the grid and
+passes the same list.  Any-angle: `many_theta` (`theta_search`) and
+`many_trails` (a unit with rear ranks: `theta_labels`), which grow their
+outputs as they fill.  Each runs one thread's share (``t``, first): the caller
+runs them on its threads (`engine._threads`; they release the GIL).
 Private; `engine.search` validates everything first.
 """
 
@@ -15,12 +17,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .anyangle import collect, theta_search
 from .astar import reach_table
 from .dijkstra import search
 from .heap import reset
 from .labels import label_pool, search_labels
+from .ranked import collect_labels, reset_labels, theta_labels
 
-__all__ = ["many_heap", "many_labels", "many_plain"]
+__all__ = ["many_heap", "many_labels", "many_plain", "many_theta", "many_trails"]
 
 
 @njit(cache=True)
@@ -175,3 +179,89 @@ def many_labels(
         at = _gather(touched[t], dist[t], n, budget, cap, out_cells[t], out_cost[t], at, u,
                      out_start, out_n)
         reset(touched[t], n, dist[t], parent[t], pos[t], beat[t])
+
+
+@njit(cache=True)
+def _room(a, keep, need):
+    """``a``, or, if it holds fewer than ``need`` items, a bigger array (at least twice
+    its size) with its first ``keep`` copied."""
+    if need <= a.shape[0]:
+        return a
+    out = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
+    out[:keep] = a[:keep]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def many_theta(t, threads, base, steep, slope_of, slopes, enter, narrow, clear, alike, least,
+               cols, cell, sources, xs, ys, budget, edge_row, edge_cost, dist, parent, state,
+               hkey, hidx, pos, touched, tried, stamp, cells, cost, parents, out_start, out_n):
+    """`theta_search` within ``budget`` from the points ``(xs[u], ys[u])`` in cells
+    ``sources[u]`` for thread ``t``'s share of them (every ``threads``-th from the
+    t-th), on its workspace.  Each reach's cells, costs and parents (`collect`:
+    cheapest first) go to ``cells``, ``cost`` and ``parents`` one after another,
+    unit u's at ``out_start[u]``, ``out_n[u]`` of them; returns those three
+    arrays, new bigger ones where a reach did not fit."""
+    at = np.int64(0)
+    for u in range(t, sources.shape[0], threads):
+        nt = theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols,
+                          cell, sources[u], xs[u], ys[u], np.int64(-1), 0.0, 0.0, budget,
+                          edge_row, edge_cost, dist, parent, state, hkey, hidx, pos, touched,
+                          tried, stamp)
+        cells = _room(cells, at, at + nt)  # no more written than touched
+        cost = _room(cost, at, at + nt)
+        parents = _room(parents, at, at + nt)
+        k = collect(touched, nt, dist, parent, state, budget, cells[at:], cost[at:],
+                    parents[at:])
+        out_start[u], out_n[u] = at, k
+        at += k
+    return cells, cost, parents
+
+
+@njit(cache=True, nogil=True)
+def many_trails(t, threads, base, steep, slope_of, slopes, enter, narrow, clear, alike, least,
+                cols, cell, depth, sources, xs, ys, budget, merging, dist, head, beat, touched,
+                tried, stamp, pool, l_at, width, cells, cost, parents, best, out_start, out_n,
+                k_cell, k_cost, k_prev, kept_start, kept_n):
+    """`many_theta` for a unit with rear ranks, each reach by `theta_labels` with the
+    label ``pool`` (`label_pool`'s, ``width`` levels, and ``l_at``), grown as it
+    runs out.  Each reach's cells, costs, parents and cheapest labels (their
+    index among the reach's labels, `collect_labels`) go to ``cells``,
+    ``cost``, ``parents`` and ``best``, unit u's at ``out_start[u]``,
+    ``out_n[u]`` of them; the labels it used (cell, cost, label it came from,
+    -1 for the start's) to ``k_cell``, ``k_cost`` and ``k_prev``, at
+    ``kept_start[u]``, ``kept_n[u]`` of them.  Returns those seven arrays and
+    the pool, each new and bigger where it did not hold a reach."""
+    at = np.int64(0)
+    kat = np.int64(0)
+    for u in range(t, sources.shape[0], threads):
+        used = -1
+        nt = 0
+        while used < 0:
+            nt, used = theta_labels(
+                base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
+                depth, sources[u], xs[u], ys[u], budget, merging, dist, head, beat, touched,
+                tried, stamp, pool[0], pool[1], pool[2], pool[3], pool[4], pool[5], pool[6],
+                pool[7], pool[8], pool[9], pool[11], pool[12], l_at)
+            if used < 0:  # the pool ran out: again, with room
+                reset_labels(touched, nt, dist, head, beat)
+                pool = label_pool(4 * pool[0].shape[0], width)
+                l_at = np.empty(pool[0].shape[0], dtype=np.int64)
+        cells = _room(cells, at, at + nt)
+        cost = _room(cost, at, at + nt)
+        parents = _room(parents, at, at + nt)
+        best = _room(best, at, at + nt)
+        k = collect_labels(touched, nt, dist, head, beat, budget, pool[0], pool[7], cells[at:],
+                           cost[at:], best[at:])
+        k_cell = _room(k_cell, kat, kat + used)
+        k_cost = _room(k_cost, kat, kat + used)
+        k_prev = _room(k_prev, kat, kat + used)
+        for j in range(used):
+            k_cell[kat + j], k_cost[kat + j], k_prev[kat + j] = pool[1][j], pool[0][j], pool[2][j]
+        for j in range(at, at + k):
+            up = pool[2][best[j]]
+            parents[j] = pool[1][up] if up >= 0 else -1
+        out_start[u], out_n[u], kept_start[u], kept_n[u] = at, k, kat, used
+        at += k
+        kat += used
+    return cells, cost, parents, best, k_cell, k_cost, k_prev, pool, l_at
