@@ -26,7 +26,7 @@ _SLACK = 1e-9
 _POOL = 1 << 14
 # Most items `_theta_many` makes room for at first in each buffer of a thread (grown
 # as they fill).
-_BUFFER = 1 << 22
+_BUFFER = 1 << 20
 # No landmark bounds for A* (`engine.search.highway` passes its own).
 _NO_LANDMARKS = (np.empty((0, 0), dtype=np.float32), np.empty((2, 0), dtype=np.float32))
 _NO_ROWS = (np.empty(0, dtype=np.int32), np.empty(0))  # `CostGrid.outgoing_steps` not built
