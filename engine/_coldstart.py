@@ -51,11 +51,17 @@ KERNELS: dict[str, tuple[str, str, str]] = {
         "engine.search._kernels.anyangle", "theta_search",
         "f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 i8 f8 f8 i8 f8 f8 f8 "
         "i4[:] f8[:] f8[:] i4[:] u1[:] f8[:] i4[:] i4[:] i4[:] i8[:] i8[:]"),
-    "theta_labels": (
-        "engine.search._kernels.ranked", "theta_labels",
-        "f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 f8 i8 f8 f8 f8 b1 f8[:] i8[:] "
-        "f8[:] i8[:] i8[:] i8[:] f8[:] i4[:] i4[:] i1[:] i1[:] f8[:,:] f8[:,:] i4[:] i1[:] "
-        "i4[:] f8[:] i4[:] i8[:]"),
+    "many_theta": (
+        "engine.search._kernels.many", "many_theta",
+        "i8 i8 f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 i8[:] f8[:,:] f8 i4[:] "
+        "f8[:] f8[:] i4[:] u1[:] f8[:] i4[:] i4[:] i4[:] i8[:] i8[:] i8[:] f8[:] i8[:] i8[:] "
+        "i8[:]"),
+    "many_trails": (
+        "engine.search._kernels.many", "many_trails",
+        "i8 i8 f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 f8 i8[:] f8[:,:] f8 b1 "
+        "f8[:] i8[:] f8[:] i8[:] i8[:] i8[:] (f8[:] i4[:] i4[:] i1[:] i1[:] f8[:,:] f8[:,:] "
+        "i4[:] i1[:] i4[:] i4[:,:] f8[:] i4[:]) i8[:] i8 i8[:] f8[:] i8[:] i8[:] i8[:] i8[:] "
+        "i8[:] f8[:] i8[:] i8[:] i8[:]"),
     "straighten": (
         "engine.search._kernels.corners", "straighten",
         "f8[:] f8[:] i8 i8 f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] i8 f8 i8"),

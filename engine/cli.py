@@ -401,15 +401,15 @@ def _batch_parser(sub) -> None:
 # What a command compiles longest on a cold start, by whether its unit has rear ranks:
 # kernels for `_coldstart`'s helper process, and kernels to compile here meanwhile.
 _COLD: dict[tuple[str, str], tuple[list[str], list[str]]] = {
-    ("reach", "ranks"): (["theta_labels"], []),
+    ("reach", "ranks"): (["many_trails"], []),
     ("reach", "ranks lattice"): (["search_labels"], []),
     ("reach", "lattice"): (["reach_table"], []),
-    ("reach", "point"): (["theta_search"], []),
+    ("reach", "point"): (["many_theta"], []),
     ("route", "ranks"): (["search_labels"], ["walk_path", "trace_labels"]),
     ("route", "lattice"): (["astar_table"], ["walk_path"]),
     ("route", "point"): (["straighten"], ["theta_search", "walk_path"]),
-    ("threat", "ranks"): (["theta_labels"], []),
-    ("threat", "point"): (["theta_search"], []),
+    ("threat", "ranks"): (["many_trails"], []),
+    ("threat", "point"): (["many_theta"], []),
 }
 _COLD["route", "ranks lattice"] = _COLD["route", "ranks"]
 for _kind in ("ranks", "ranks lattice", "lattice", "point"):  # flow fields': the same for any

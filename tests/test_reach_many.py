@@ -56,28 +56,36 @@ def test_reach_many_names_a_bad_start(rules):
 @pytest.mark.parametrize("depth", [0.0, 3.0])
 def test_any_angle_reaches_fill_and_outgrow_their_buffers(rules, monkeypatch, depth):
     """Room for 8 cells and 64 labels a thread at first: the drivers grow their outputs
-    and the label pool as they fill, and every answer is one `reach`'s, bit for bit
-    (cells, costs, parents, every label kept and where each cell's cheapest is); the
-    pool a thread grew is kept for the next call."""
+    and the label pool as they fill, and every answer, of `reach_many` and of
+    `reach`, is the one `reach` gives with room to spare, bit for bit (cells,
+    costs, parents, every label kept and where each cell's cheapest is); the pool
+    a thread grew is kept for the next call."""
+    def grid():  # a battlefield of its own: workspaces made afresh
+        bf = random_map(11, hills=True)
+        return engine.cost_grid(bf, rules, rules.unit("humans", depth=depth))
+
+    roomy = grid()
+    rng = np.random.default_rng(11)
+    starts = [tuple(np.add(centre(roomy, c), rng.uniform(-0.4, 0.4, 2)))
+              for c in rng.choice(np.flatnonzero(np.isfinite(roomy.base.ravel())), 7)]
+    want = [engine.reach(roomy, start, 9) for start in starts]
     monkeypatch.setattr(_state, "_BUFFER", 8)
     monkeypatch.setattr(_state, "_POOL", 64)
-    g = engine.cost_grid(random_map(11, hills=True), rules, rules.unit("humans", depth=depth))
-    rng = np.random.default_rng(11)
-    starts = [tuple(np.add(centre(g, c), rng.uniform(-0.4, 0.4, 2)))
-              for c in rng.choice(np.flatnonzero(np.isfinite(g.base.ravel())), 7)]
+    g = grid()
     many = engine.reach_many(g, starts, 9)
-    for start, got in zip(starts, many, strict=True):
-        one = engine.reach(g, start, 9)
-        assert np.array_equal(got.cells, one.cells) and np.array_equal(got.cost, one.cost)
-        assert np.array_equal(got.parent, one.parent)
-        assert (got._labels is None) == (depth == 0)
-        if depth:
-            for mine, theirs in zip(got._labels, one._labels, strict=True):
-                assert np.array_equal(mine, theirs)
-        q = (start[0] + 2.3, start[1] - 1.1)
-        if 0 <= q[0] <= 18 and 0 <= q[1] <= 14:
-            assert got.cost_at(q) == one.cost_at(q)
+    one_by_one = [engine.reach(g, start, 9) for start in starts]
+    for start, one, *got in zip(starts, want, many, one_by_one, strict=True):
+        for r in got:
+            assert np.array_equal(r.cells, one.cells) and np.array_equal(r.cost, one.cost)
+            assert np.array_equal(r.parent, one.parent)
+            assert (r._labels is None) == (depth == 0)
+            if depth:
+                for mine, theirs in zip(r._labels, one._labels, strict=True):
+                    assert np.array_equal(mine, theirs)
+            q = (start[0] + 2.3, start[1] - 1.1)
+            if 0 <= q[0] <= 18 and 0 <= q[1] <= 14:
+                assert r.cost_at(q) == one.cost_at(q)
     if depth:
-        pools = [g.battlefield._cache[("trails_many", t)].labels.cost.size
-                 for t in range(min(numba.get_num_threads(), len(starts)))]
+        pools = [g.battlefield._cache[key].labels.cost.size for key in ["trails", *(
+            ("trails_many", t) for t in range(min(numba.get_num_threads(), len(starts))))]]
         assert min(pools) > 64

@@ -247,17 +247,6 @@ class _Nodes:
             self.state, self.hkey, self.hidx, self.pos, self.touched, self.tried, self.stamp,
         )
 
-    def within(self, g: CostGrid, source: int, start, budget: float):
-        """Cells within ``budget`` of the point ``start`` (in cell ``source``): flat
-        indices, costs and parents (-1 for the start's cell), cheapest first."""
-        nt = self.run(g, source, start, budget=budget + _SLACK)
-        cells = np.empty(nt, dtype=np.int64)
-        cost = np.empty(nt)
-        parent = np.empty(nt, dtype=np.int64)
-        k = _kernels.collect(self.touched, nt, self.dist, self.parent, self.state,
-                             budget + _SLACK, cells, cost, parent)
-        return cells[:k], cost[:k], parent[:k]
-
     def path(self, g: CostGrid, nt: int) -> list[int]:
         """The nodes of the last A* from its start to its goal node (empty if it did not
         reach it), the workspace put to rest."""
@@ -310,62 +299,49 @@ class _Trails:
             stamp=np.zeros(1, dtype=np.int64),
         )
 
-    def pool(self, width: int, size: int = 0) -> _Labels:
-        """The label pool (and `at`), made anew unless it holds ``size`` labels whose
-        trails hold ``width`` levels."""
-        if self.labels is None or self.labels.lv.shape[1] < width or (
-                self.labels.cost.size < size):
-            self.labels = _Labels.pool(max(size, _POOL), width)
+    def pool(self, width: int) -> _Labels:
+        """The label pool (and `at`), made anew unless its trails hold ``width`` levels."""
+        if self.labels is None or self.labels.lv.shape[1] < width:
+            self.labels = _Labels.pool(_POOL, width)
             self.at = np.empty(self.labels.cost.size, dtype=np.int64)
         return self.labels
 
-    def within(self, g: CostGrid, source: int, start, budget: float):
-        """Cells within ``budget`` of the point ``start`` (in cell ``source``): flat
-        indices, costs and parents (the cell the cheapest path's last straight move
-        leaves from; -1 for the start's cell), cheapest first, and the paths kept
-        (`_KeptLabels`)."""
-        a, width = g.kernel_args, g.trail_width
-        size = _POOL
-        while True:
-            lab = self.pool(width, size)
-            nt, used = _kernels.theta_labels(
-                a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
-                g.alike, g.least, a.cols, g.cell,
-                float(g.unit.depth), source,
-                float(start[0]), float(start[1]), budget + _SLACK, g.merging, self.dist,
-                self.head, self.beat, self.touched, self.tried, self.stamp,
-                lab.cost, lab.cell, lab.prev, lab.step, lab.n, lab.lv, lab.rem, lab.next,
-                lab.state, lab.pos, lab.hkey, lab.hidx, self.at,
-            )
-            if used >= 0:
-                break
-            _kernels.reset_labels(self.touched, nt, self.dist, self.head, self.beat)
-            size = 4 * lab.cost.size
-        cells = np.empty(nt, dtype=np.int64)
-        cost = np.empty(nt)
-        best = np.empty(nt, dtype=np.int64)
-        k = _kernels.collect_labels(self.touched, nt, self.dist, self.head, self.beat,
-                                    budget + _SLACK, lab.cost, lab.next, cells, cost, best)
-        cells, cost, best = cells[:k], cost[:k], best[:k]
-        kept = _KeptLabels(lab.cell[:used].astype(np.int64), lab.cost[:used].copy(),
-                           lab.prev[:used].astype(np.int64), best)
-        up = kept.prev[best]
-        parent = np.where(up >= 0, kept.cell[np.maximum(up, 0)], -1)
-        return cells, cost, parent, kept
+
+def _theta_within(g: CostGrid, source: int, start, budget: float) -> tuple:
+    """Cells within ``budget`` of the point ``start`` (in cell ``source``): flat indices,
+    costs and parents (the cell the cheapest path's last straight move leaves
+    from; -1 for the start's cell), cheapest first, and with rear ranks the paths
+    kept (`_KeptLabels`); searched in the any-angle workspace of ``g``'s
+    battlefield (`_theta_runs`)."""
+    space = _trails(g) if g.depth > 0 else _nodes(g)
+    return _theta_runs(g, [start], [source], budget, [space])[0]
 
 
 def _theta_many(g: CostGrid, points: list, sources: list[int], budget: float,
                 threads: int) -> list[tuple]:
-    """`_Nodes.within`'s answer (with rear ranks `_Trails.within`'s) for each of many
-    starts, the points ``points`` in cells ``sources``, on ``threads`` threads
-    (`_kernels.many_theta`, `_kernels.many_trails`), each in a workspace of its
-    own kept with the battlefield.  The answers' arrays are views of a few
-    buffers per thread, written one reach after another."""
+    """`_theta_within`'s answer for each of many starts, the points ``points`` in
+    cells ``sources``, on ``threads`` threads, each in a workspace of its own kept
+    with the battlefield (`_theta_runs`)."""
+    if g.depth > 0:
+        spaces = [_kept(g, ("trails_many", t), _Trails.for_cells) for t in range(threads)]
+    else:
+        spaces = [_kept(g, ("nodes_many", t), _Nodes.for_cells) for t in range(threads)]
+    return _theta_runs(g, points, sources, budget, spaces)
+
+
+def _theta_runs(g: CostGrid, points: list, sources: list[int], budget: float,
+                spaces: list) -> list[tuple]:
+    """The any-angle reaches within ``budget`` of the points ``points`` (in cells
+    ``sources``), `_theta_within`'s answer for each: thread t of
+    ``len(spaces)`` runs its share of them in one call of `_kernels.many_theta`
+    (with rear ranks `_kernels.many_trails`) in the workspace ``spaces[t]``
+    (`_Nodes`, `_Trails`).  The answers' arrays are views of a few buffers per
+    thread, written one reach after another."""
+    threads = len(spaces)
     n = len(sources)
     src = np.array(sources, dtype=np.int64)
-    xs = np.array([float(p[0]) for p in points])
-    ys = np.array([float(p[1]) for p in points])
-    at, count = np.empty((2, n), dtype=np.int64), np.empty((2, n), dtype=np.int64)
+    xy = np.array(points, dtype=np.float64).reshape(n, 2)
+    at, count = np.empty((2, 2, n), dtype=np.int64)  # where each reach's items are, how many
     # Every reached cell's centre lies within budget / least of its start: room for
     # that disc for each unit (pages never written are never resident).
     radius = budget / (g.least * g.cell) + 2.0
@@ -376,12 +352,10 @@ def _theta_many(g: CostGrid, points: list, sources: list[int], budget: float,
             g.least, a.cols, g.cell)
     out: list = [None] * threads
     if g.depth > 0:
-        spaces = [_kept(g, ("trails_many", t), _Trails.for_cells) for t in range(threads)]
-
         def work(t: int) -> None:
             s, width = spaces[t], g.trail_width
             done = _kernels.many_trails(
-                t, threads, *grid, float(g.unit.depth), src, xs, ys, budget + _SLACK,
+                t, threads, *grid, float(g.unit.depth), src, xy, budget + _SLACK,
                 g.merging, s.dist, s.head, s.beat, s.touched, s.tried, s.stamp,
                 tuple(s.pool(width)), s.at, width, np.empty(size, dtype=np.int64),
                 np.empty(size), np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64),
@@ -389,25 +363,24 @@ def _theta_many(g: CostGrid, points: list, sources: list[int], budget: float,
                 np.empty(2 * size, dtype=np.int64), at[1], count[1])
             out[t], s.labels, s.at = done[:7], _Labels(*done[7]), done[8]
     else:
-        spaces = [_kept(g, ("nodes_many", t), _Nodes.for_cells) for t in range(threads)]
-
         def work(t: int) -> None:
             s = spaces[t]
             out[t] = _kernels.many_theta(
-                t, threads, *grid, src, xs, ys, budget + _SLACK, *g.edge_steps, s.dist,
+                t, threads, *grid, src, xy, budget + _SLACK, *g.edge_steps, s.dist,
                 s.parent, s.state, s.hkey, s.hidx, s.pos, s.touched, s.tried, s.stamp,
                 np.empty(size, dtype=np.int64), np.empty(size), np.empty(size, dtype=np.int64),
                 at[0], count[0])
 
     on_threads(work, threads)
     found = []
+    first, many = at.tolist(), count.tolist()
     for u in range(n):
         bufs = out[u % threads]
-        cut = slice(at[0, u], at[0, u] + count[0, u])
+        cut = slice(first[0][u], first[0][u] + many[0][u])
         if g.depth == 0:
             found.append((bufs[0][cut], bufs[1][cut], bufs[2][cut]))
             continue
-        labels = slice(at[1, u], at[1, u] + count[1, u])
+        labels = slice(first[1][u], first[1][u] + many[1][u])
         found.append((bufs[0][cut], bufs[1][cut], bufs[2][cut], _KeptLabels(
             bufs[4][labels], bufs[5][labels], bufs[6][labels], bufs[3][cut])))
     return found
@@ -511,7 +484,7 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
 
 def _quantised_moves(g: CostGrid, start, budget: float, cells: np.ndarray, cost: np.ndarray,
                      parent: np.ndarray, kept: _KeptLabels | None = None):
-    """An any-angle reach (`_Nodes.within`'s, or with ``kept`` `_Trails.within`'s) on
+    """An any-angle reach (`_theta_within`'s, ``kept`` its paths with rear ranks) on
     ground priced per started quantum: ``(cells, cost, parent, kept)``.
 
     The search runs on the smooth multiplier, so no path is cheaper by it than

@@ -41,7 +41,7 @@ from ._state import (
     _nodes,
     _quantised_moves,
     _theta_many,
-    _trails,
+    _theta_within,
     _workspace,
 )
 from .pricing import Leg, Pricing, _price
@@ -80,9 +80,8 @@ def _near_quanta(g: CostGrid, at: tuple, budget: float) -> bool:
 
 def _theta_reach(g: CostGrid, source: int, xy: tuple, budget: float) -> Reach:
     """The any-angle reach within ``budget`` of the point ``xy`` (in cell ``source``),
-    searched in the workspace of ``g``'s battlefield for its unit: with rear
-    ranks, `_kernels.theta_labels`'; without, `_kernels.theta_search`'."""
-    found = (_trails(g) if g.depth > 0 else _nodes(g)).within(g, source, xy, budget)
+    searched in the workspace of ``g``'s battlefield (`_theta_within`)."""
+    found = _theta_within(g, source, xy, budget)
     if _near_quanta(g, xy, budget):
         found = _quantised_moves(g, xy, budget, *found)
     return Reach(g, xy, budget, *found)

@@ -7,7 +7,7 @@ each other across these modules and `engine.terrain._kernels`; numba's disk
 cache does not notice an edit to a callee in another file, so the cache folder
 is keyed by the package's sources (`engine._cache`).
 
-- `ranked`: `theta_labels` (any-angle, a unit with rear ranks), `collect_labels`;
+- `ranked`: `theta_labels` (any-angle, a unit with rear ranks);
 - `anyangle`: `theta_search` (any-angle, a unit without rear ranks), `refine`
   (a route's bends to their continuous optimum), `point_cost`;
 - `corners`: `straighten` (a path's bends at obstacles' outer corners, then
@@ -27,7 +27,7 @@ is keyed by the package's sources (`engine._cache`).
 - `flow`: `field_band`, `field_rest` (flow fields).
 """
 
-from .anyangle import collect, point_cost, reset_nodes, theta_search
+from .anyangle import point_cost, reset_nodes, theta_search
 from .astar import search_plain
 from .both import block_labels, block_rims, search_both
 from .corners import straighten
@@ -46,7 +46,7 @@ from .heap import (
 from .labels import DROPPED, label_pool, search_labels, trace_labels
 from .many import many_heap, many_labels, many_plain, many_theta, many_trails
 from .quanta import settle_moves, settle_rounded
-from .ranked import collect_labels, reset_labels, theta_labels
+from .ranked import theta_labels
 from .trail import BLOCKED, BLOCKED_SEGMENT, MOVE, OBSTACLE, QUANTUM, push, walk_path
 
 __all__ = [
@@ -62,8 +62,6 @@ __all__ = [
     "STACK_LIMIT",
     "block_labels",
     "block_rims",
-    "collect",
-    "collect_labels",
     "field_band",
     "field_rest",
     "label_pool",
@@ -76,7 +74,6 @@ __all__ = [
     "pool_split",
     "push",
     "reset",
-    "reset_labels",
     "reset_nodes",
     "search",
     "search_both",

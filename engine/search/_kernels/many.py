@@ -194,9 +194,9 @@ def _room(a, keep, need):
 
 @njit(cache=True, nogil=True)
 def many_theta(t, threads, base, steep, slope_of, slopes, enter, narrow, clear, alike, least,
-               cols, cell, sources, xs, ys, budget, edge_row, edge_cost, dist, parent, state,
+               cols, cell, sources, points, budget, edge_row, edge_cost, dist, parent, state,
                hkey, hidx, pos, touched, tried, stamp, cells, cost, parents, out_start, out_n):
-    """`theta_search` within ``budget`` from the points ``(xs[u], ys[u])`` in cells
+    """`theta_search` within ``budget`` from the points ``points[u]`` (x, y) in cells
     ``sources[u]`` for thread ``t``'s share of them (every ``threads``-th from the
     t-th), on its workspace.  Each reach's cells, costs and parents (`collect`:
     cheapest first) go to ``cells``, ``cost`` and ``parents`` one after another,
@@ -205,9 +205,9 @@ def many_theta(t, threads, base, steep, slope_of, slopes, enter, narrow, clear, 
     at = np.int64(0)
     for u in range(t, sources.shape[0], threads):
         nt = theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols,
-                          cell, sources[u], xs[u], ys[u], np.int64(-1), 0.0, 0.0, budget,
-                          edge_row, edge_cost, dist, parent, state, hkey, hidx, pos, touched,
-                          tried, stamp)
+                          cell, sources[u], points[u, 0], points[u, 1], np.int64(-1), 0.0, 0.0,
+                          budget, edge_row, edge_cost, dist, parent, state, hkey, hidx, pos,
+                          touched, tried, stamp)
         cells = _room(cells, at, at + nt)  # no more written than touched
         cost = _room(cost, at, at + nt)
         parents = _room(parents, at, at + nt)
@@ -220,7 +220,7 @@ def many_theta(t, threads, base, steep, slope_of, slopes, enter, narrow, clear, 
 
 @njit(cache=True, nogil=True)
 def many_trails(t, threads, base, steep, slope_of, slopes, enter, narrow, clear, alike, least,
-                cols, cell, depth, sources, xs, ys, budget, merging, dist, head, beat, touched,
+                cols, cell, depth, sources, points, budget, merging, dist, head, beat, touched,
                 tried, stamp, pool, l_at, width, cells, cost, parents, best, out_start, out_n,
                 k_cell, k_cost, k_prev, kept_start, kept_n):
     """`many_theta` for a unit with rear ranks, each reach by `theta_labels` with the
@@ -240,9 +240,9 @@ def many_trails(t, threads, base, steep, slope_of, slopes, enter, narrow, clear,
         while used < 0:
             nt, used = theta_labels(
                 base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
-                depth, sources[u], xs[u], ys[u], budget, merging, dist, head, beat, touched,
-                tried, stamp, pool[0], pool[1], pool[2], pool[3], pool[4], pool[5], pool[6],
-                pool[7], pool[8], pool[9], pool[11], pool[12], l_at)
+                depth, sources[u], points[u, 0], points[u, 1], budget, merging, dist, head, beat,
+                touched, tried, stamp, pool[0], pool[1], pool[2], pool[3], pool[4], pool[5],
+                pool[6], pool[7], pool[8], pool[9], pool[11], pool[12], l_at)
             if used < 0:  # the pool ran out: again, with room
                 reset_labels(touched, nt, dist, head, beat)
                 pool = label_pool(4 * pool[0].shape[0], width)
