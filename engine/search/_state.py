@@ -24,9 +24,9 @@ _SLACK = 1e-9
 # Labels an any-angle search with rear ranks has room for at first (grown fourfold as
 # it runs out).
 _POOL = 1 << 14
-# Most items `_theta_many` makes room for at first in each buffer of a thread (grown
+# Most items `_theta_runs` makes room for at first in each buffer of a thread (grown
 # as they fill).
-_BUFFER = 1 << 20
+_BUFFER = 1 << 23
 # No landmark bounds for A* (`engine.search.highway` passes its own).
 _NO_LANDMARKS = (np.empty((0, 0), dtype=np.float32), np.empty((2, 0), dtype=np.float32))
 _NO_ROWS = (np.empty(0, dtype=np.int32), np.empty(0))  # `CostGrid.outgoing_steps` not built
