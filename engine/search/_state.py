@@ -373,14 +373,14 @@ def _theta_runs(g: CostGrid, points: list, sources: list[int], budget: float,
 
     on_threads(work, threads)
     found = []
-    first, many = at.tolist(), count.tolist()
+    first, counts = at.tolist(), count.tolist()
     for u in range(n):
         bufs = out[u % threads]
-        cut = slice(first[0][u], first[0][u] + many[0][u])
+        cut = slice(first[0][u], first[0][u] + counts[0][u])
         if g.depth == 0:
             found.append((bufs[0][cut], bufs[1][cut], bufs[2][cut]))
             continue
-        labels = slice(first[1][u], first[1][u] + many[1][u])
+        labels = slice(first[1][u], first[1][u] + counts[1][u])
         found.append((bufs[0][cut], bufs[1][cut], bufs[2][cut], _KeptLabels(
             bufs[4][labels], bufs[5][labels], bufs[6][labels], bufs[3][cut])))
     return found
