@@ -81,7 +81,13 @@ def _near_quanta(g: CostGrid, at: tuple, budget: float) -> bool:
 def _theta_reach(g: CostGrid, source: int, xy: tuple, budget: float) -> Reach:
     """The any-angle reach within ``budget`` of the point ``xy`` (in cell ``source``),
     searched in the workspace of ``g``'s battlefield (`_theta_within`)."""
-    found = _theta_within(g, source, xy, budget)
+    return _theta_answer(g, xy, budget, _theta_within(g, source, xy, budget))
+
+
+def _theta_answer(g: CostGrid, xy: tuple, budget: float, found: tuple) -> Reach:
+    """The `Reach` of an any-angle search's answer ``found`` (`_theta_within`'s) from
+    the point ``xy``, its paths priced again where ground is charged per started
+    quantum near it (`_quantised_moves`)."""
     if _near_quanta(g, xy, budget):
         found = _quantised_moves(g, xy, budget, *found)
     return Reach(g, xy, budget, *found)
@@ -486,15 +492,10 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None, *,
 def _any_angle_many(grid: CostGrid, points: list, sources: list[int],
                     budget: float) -> list[Reach]:
     """`reach_many` any-angle: each start's `_theta_reach`, the searches run by
-    `_theta_many` on every core."""
+    `_theta_many` on every core (`_theta_answer`)."""
     found = _theta_many(grid, points, sources, budget, min(thread_count(), len(sources)))
-    reaches = []
-    for xy, one in zip(points, found, strict=True):
-        xy = (float(xy[0]), float(xy[1]))
-        if _near_quanta(grid, xy, budget):
-            one = _quantised_moves(grid, xy, budget, *one)
-        reaches.append(Reach(grid, xy, budget, *one))
-    return reaches
+    return [_theta_answer(grid, (float(xy[0]), float(xy[1])), budget, one)
+            for xy, one in zip(points, found, strict=True)]
 
 
 @dataclass(frozen=True, eq=False)
