@@ -17,7 +17,12 @@ Workloads (Fantasy Warlord humans as a point, depth 0):
 - the same 200 reaches for humans with Fantasy Warlord's default rank (2 cm deep), whose
   rear ranks scikit-fmm cannot price: any-angle against the lattice;
 - both again on `campaign_map(1024)` (1 cm cells, scrub under everything, roads the only
-  x1 ground), 200 starts drawn the same way.
+  x1 ground), 200 starts drawn the same way;
+- the demo map's 200 reaches (without ranks and with one) as a game asks them, one
+  `engine.reach` call at a time, any-angle then the lattice, start by start: each
+  start's median over the rounds, the totals, and how the ratio spreads over the
+  starts (its 10th, 50th and 90th percentiles, the slowest tenth's share of the
+  any-angle time, the slowest start).
 
 Worst open-ground error, beside each time: the same search on an open grid of the same
 size and cell, from a point on a cell corner in its middle; for every cell centre at
@@ -33,6 +38,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import sys
+import time
 from pathlib import Path
 
 import numba
@@ -136,15 +142,22 @@ def full_field(n: int, rounds: int) -> list[str]:
                             ("lattice", "32 directions"), (PEER, ""))]
 
 
-def many_units(rounds: int, depth: float = 0.0, campaign: bool = False) -> list[str]:
-    """200 one-turn reaches on the demo map, or on `campaign_map` (1024 cm, 1 cm cells)."""
+def unit_starts(depth: float, campaign: bool = False) -> tuple:
+    """The grid for humans ``depth`` deep (24 cm move) on the demo map, or on
+    `campaign_map` (1024 cm, 1 cm cells), and the 200 starts of the reach workloads:
+    cell centres drawn at random from its passable cells."""
     bf = campaign_map(1024) if campaign else engine.load_map(ROOT / "maps" / "demo.geojson")
-    where = "campaign map 1024x1024" if campaign else "demo map"
     g = engine.cost_grid(bf, RULES, RULES.unit("humans", move=24, depth=depth))
     rng = np.random.default_rng(0)
     open_cells = np.flatnonzero(np.isfinite(g.base.ravel()))
-    starts = [g.grid.rc_to_xy(divmod(int(c), g.grid.shape[1]))
-              for c in rng.choice(open_cells, 200)]
+    return g, [g.grid.rc_to_xy(divmod(int(c), g.grid.shape[1]))
+               for c in rng.choice(open_cells, 200)]
+
+
+def many_units(rounds: int, depth: float = 0.0, campaign: bool = False) -> list[str]:
+    """200 one-turn reaches on the demo map, or on `campaign_map` (1024 cm, 1 cm cells)."""
+    g, starts = unit_starts(depth, campaign)
+    where = "campaign map 1024x1024" if campaign else "demo map"
     err = open_errors(int(2 * 30 / g.cell), g.cell, 24.0, depth)
     fns = {
         "any-angle": lambda: engine.reach_many(g, starts),
@@ -167,7 +180,36 @@ def many_units(rounds: int, depth: float = 0.0, campaign: bool = False) -> list[
                             (PEER, "one unit at a time, narrow band 24 cm, on its window"))]
 
 
-def section(rows: list[str]) -> list[str]:
+def one_at_a_time(rounds: int, depth: float = 0.0) -> str:
+    """The demo map's 200 one-turn reaches as a game asks them, one `engine.reach` call
+    at a time: each start's median over ``rounds`` (any-angle then lattice, start by
+    start), their totals, and how the ratio spreads over the starts."""
+    g, starts = unit_starts(depth)
+    fns = (lambda s: engine.reach(g, s), lambda s: engine.reach(g, s, any_angle=False))
+    times = np.zeros((rounds, len(starts), 2))
+    for s in starts:  # warm-up
+        for fn in fns:
+            fn(s)
+    for k in range(rounds):
+        for i, s in enumerate(starts):
+            for m, fn in enumerate(fns):
+                t = time.perf_counter()
+                fn(s)
+                times[k, i, m] = time.perf_counter() - t
+    each = np.median(times, axis=0) * 1e3
+    ratio = each[:, 0] / each[:, 1]
+    slow = np.sort(each[:, 0])[::-1]
+    worst = int(np.argmax(each[:, 0]))
+    deep = f", one rank ({depth:g} cm deep)" if depth > 0 else ""
+    return (f"| 200 reaches one at a time, 24 cm, demo map{deep} | {each[:, 0].sum():,.1f} | "
+            f"{each[:, 1].sum():,.1f} | {each[:, 0].sum() / each[:, 1].sum():.2f} | "
+            + " / ".join(f"{q:.2f}" for q in np.quantile(ratio, [0.1, 0.5, 0.9]))
+            + f" | {slow[:len(slow) // 10].sum() / slow.sum():.0%} | "
+            f"({starts[worst][0]:g}, {starts[worst][1]:g}): {each[worst, 0]:.2f} against "
+            f"{each[worst, 1]:.2f} |")
+
+
+def section(rows: list[str], single: list[str]) -> list[str]:
     import skfmm
 
     return [
@@ -189,6 +231,17 @@ def section(rows: list[str]) -> list[str]:
         "| workload | method | time (ms) | ratio | worst open-ground error | note |",
         "|---|---|---|---|---|---|",
         *rows,
+        "",
+        "The demo map's reaches as a game asks them, one `engine.reach` call at a time "
+        "(one thread each): each start's median time over the rounds (any-angle, then the "
+        "lattice, start by start), added up; how the ratio (any-angle / lattice) "
+        "spreads over the starts; the share of the any-angle time the slowest tenth of "
+        "the starts take; and the slowest start (ms).",
+        "",
+        "| workload | any-angle (ms) | lattice (ms) | ratio | ratio per start: 10th / 50th "
+        "/ 90th percentile | slowest tenth's share | slowest start |",
+        "|---|---|---|---|---|---|---|",
+        *single,
     ]
 
 
@@ -202,7 +255,8 @@ def main() -> None:
     many = rounds if args.quick else 11
     rows += many_units(many) + many_units(many, depth=2.0)
     rows += many_units(many, campaign=True) + many_units(many, depth=2.0, campaign=True)
-    lines = section(rows)
+    single = [one_at_a_time(rounds + 2), one_at_a_time(rounds + 2, depth=2.0)]
+    lines = section(rows, single)
     if args.quick or args.print:
         print("\n".join(lines))
         return
