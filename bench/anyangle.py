@@ -19,10 +19,11 @@ Workloads (Fantasy Warlord humans as a point, depth 0):
 - both again on `campaign_map(1024)` (1 cm cells, scrub under everything, roads the only
   x1 ground), 200 starts drawn the same way;
 - the demo map's 200 reaches (without ranks and with one) as a game asks them, one
-  `engine.reach` call at a time, any-angle then the lattice, start by start: each
-  start's median over the rounds, the totals, and how the ratio spreads over the
-  starts (its 10th, 50th and 90th percentiles, the slowest tenth's share of the
-  any-angle time, the slowest start).
+  `engine.reach` call at a time (a round: every start any-angle, then every start on
+  the lattice; a call between two of the other method's would find the caches
+  cold): each start's median over the rounds, the totals, and how the ratio spreads
+  over the starts (its 10th, 50th and 90th percentiles, the slowest tenth's share of
+  the any-angle time, the slowest start).
 
 Worst open-ground error, beside each time: the same search on an open grid of the same
 size and cell, from a point on a cell corner in its middle; for every cell centre at
@@ -182,8 +183,9 @@ def many_units(rounds: int, depth: float = 0.0, campaign: bool = False) -> list[
 
 def one_at_a_time(rounds: int, depth: float = 0.0) -> str:
     """The demo map's 200 one-turn reaches as a game asks them, one `engine.reach` call
-    at a time: each start's median over ``rounds`` (any-angle then lattice, start by
-    start), their totals, and how the ratio spreads over the starts."""
+    at a time: each start's median over ``rounds`` (a round reaches from every start
+    any-angle, then from every start on the lattice), their totals, and how the ratio
+    spreads over the starts."""
     g, starts = unit_starts(depth)
     fns = (lambda s: engine.reach(g, s), lambda s: engine.reach(g, s, any_angle=False))
     times = np.zeros((rounds, len(starts), 2))
@@ -191,8 +193,8 @@ def one_at_a_time(rounds: int, depth: float = 0.0) -> str:
         for fn in fns:
             fn(s)
     for k in range(rounds):
-        for i, s in enumerate(starts):
-            for m, fn in enumerate(fns):
+        for m, fn in enumerate(fns):
+            for i, s in enumerate(starts):
                 t = time.perf_counter()
                 fn(s)
                 times[k, i, m] = time.perf_counter() - t
@@ -233,10 +235,10 @@ def section(rows: list[str], single: list[str]) -> list[str]:
         *rows,
         "",
         "The demo map's reaches as a game asks them, one `engine.reach` call at a time "
-        "(one thread each): each start's median time over the rounds (any-angle, then the "
-        "lattice, start by start), added up; how the ratio (any-angle / lattice) "
-        "spreads over the starts; the share of the any-angle time the slowest tenth of "
-        "the starts take; and the slowest start (ms).",
+        "(one thread each): each start's median time over the rounds (a round: every "
+        "start any-angle, then every start on the lattice), added up; how the ratio "
+        "(any-angle / lattice) spreads over the starts; the share of the any-angle time "
+        "the slowest tenth of the starts take; and the slowest start (ms).",
         "",
         "| workload | any-angle (ms) | lattice (ms) | ratio | ratio per start: 10th / 50th "
         "/ 90th percentile | slowest tenth's share | slowest start |",
