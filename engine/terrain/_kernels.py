@@ -63,6 +63,13 @@ def _lowest(slopes, o, k, ux, uy, px, py):
     return at, best, rise
 
 
+@njit(cache=True, inline="always")
+def _length(dx, dy):
+    """``math.hypot(dx, dy)`` without its care for overflow (table distances are
+    far from it), at a fraction of its cost: the searches take millions."""
+    return math.sqrt(dx * dx + dy * dy)
+
+
 @njit(cache=True, error_model="numpy", inline="always")
 def fold(steep, slopes, o, ux, uy, ax, ay, bx, by):
     """How a piece from ``(ax, ay)`` to ``(bx, by)`` (cells from the centre of its cell)
@@ -82,8 +89,7 @@ def fold(steep, slopes, o, ux, uy, ax, ay, bx, by):
     """
     k = int(slopes[o])
     extra = slopes[o + 1] * ux + slopes[o + 2] * uy
-    dx, dy = bx - ax, by - ay
-    length = math.sqrt(dx * dx + dy * dy)  # not hypot: no overflow here, at a fraction of its cost
+    length = _length(bx - ax, by - ay)
     at, v, rise = _lowest(slopes, o, k, ux, uy, ax, ay)
     inside = k > 0 and (v > 0.0 or (v == 0.0 and rise > 0.0))
     t, t1, t2 = 0.0, 1.0, 1.0

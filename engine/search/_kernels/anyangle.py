@@ -35,9 +35,9 @@ import numpy as np
 from numba import njit
 
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one: a corner
-from ...terrain._kernels import fold, stretch
+from ...terrain._kernels import _length, fold, stretch
 from .heap import _heap_pop, _sift_up
-from .sight import _length, line_price, plain_sight
+from .sight import line_price, plain_sight
 
 # A candidate parent farther back is taken on a tie within rounding: fewer bends.
 _TIE = 1e-12

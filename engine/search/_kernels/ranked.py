@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one
-from ...terrain._kernels import TRAIL, fold, stretch
+from ...terrain._kernels import TRAIL, _length, fold, stretch
 from .anyangle import (
     _SHAVE,
     _corner_touches,
@@ -48,7 +48,7 @@ from .labels import (
     _note_reached,
     _record_label,
 )
-from .sight import _length, line_stretches
+from .sight import line_stretches
 from .trail import advance, push
 
 # `theta_labels`' searches between resets of its ``tried`` marks (see there).

@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from ...grid import _EPS as _CORNER  # crossings this close the walk takes for one
+from ...terrain._kernels import _length
 
 # Blocking cells are grown by this much (cells) each way: a sight line passing
 # outside is at least this far from every cell of other ground, far beyond the
@@ -172,13 +173,6 @@ def plain_sight(kind, cols, source, ox, oy, reach, out, r0, c0, w):
     for major in range(4):
         _sight_major(kind, k0, cols, height, ox, oy, sr, sc, reach, major, out, r0, c0, w,
                      alo, ahi, blo, bhi, clo, chi)
-
-
-@njit(cache=True, inline="always")
-def _length(dx, dy):
-    """``math.hypot(dx, dy)`` without its care for overflow (table distances are
-    far from it), at a fraction of its cost: the searches take millions."""
-    return math.sqrt(dx * dx + dy * dy)
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
