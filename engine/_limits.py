@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ._args import shown
 from .errors import InputError
 
 __all__ = ["BYTES_PER_CELL", "is_file", "max_file_bytes", "memory_bytes", "read_limited"]
@@ -38,7 +39,7 @@ def _env_mb(name: str) -> int | None:
     except ValueError:
         mb = -1.0
     if not mb > 0 or mb > 2**40:
-        raise InputError(f"{name} must be a number of MiB > 0, got {text!r:.40}")
+        raise InputError(f"{name} must be a number of MiB > 0, got {shown(text)}")
     return int(mb * _MIB)
 
 

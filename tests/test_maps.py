@@ -102,7 +102,7 @@ def test_map_units_must_match_the_rules(rules):
         bf.check(rules)
     msg = one_line(exc)
     assert "measures in inches but Fantasy Warlord measures in centimetres" in msg
-    assert "redraw the map in cm" in msg
+    assert 'redraw the map in centimetres (its battlefield\'s "units": "cm")' in msg
 
 
 def test_hill_given_as_a_line_refused_by_check(rules):

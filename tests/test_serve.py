@@ -186,7 +186,7 @@ BAD = [
      {"map": {"type": "FeatureCollection"}, "race": "humans", "at": [1, 1]}, 422,
      "battlefield"),
     ("a map too large for memory", "reach",
-     {"map": battlefield([], 10**6, 10**6), "race": "humans", "at": [1, 1]}, 422,
+     {"map": battlefield([], 10**6, 10**6), "race": "humans", "at": [1, 1]}, 413,
      "too large for memory"),
     ("a map too large for the server", "reach",  # 10^6 cells: 305 MiB of grids
      {"map": battlefield([], 1000, 1000, cell=1), "race": "humans", "at": [1, 1]}, 413,
@@ -196,6 +196,16 @@ BAD = [
       "race": "humans", "at": [1, 1]}, 413, "larger than the 1 MiB"),
     ("nested too deeply", "reach", b"[" * 100_000, 400, "nested too deeply"),
     ("NaN", "reach", b'{"map": "demo", "race": "humans", "at": [NaN, 1]}', 422, "finite"),
+    ("an empty body", "reach", b"", 400, "the body is empty"),
+    ("keys by the server's own names", "route",
+     {"map": "demo", "race": "humans", "start": [30, 40], "goal": [60, 40]}, 422,
+     "from is missing"),
+    ("a shipped map that does not suit the rules", "reach",
+     {"map": "demo", "rules": "battlesystem", "race": "infantry", "at": [20, 20]}, 422,
+     "map 'demo': the map measures in centimetres"),
+    ("ranks of 51 digits", "reach",
+     {"map": "demo", "race": "humans", "at": [30, 40], "ranks": 10**50}, 422,
+     f"got {10**50}"),
     ("an integer of 5000 digits", "reach",
      b'{"map": "demo", "race": "humans", "at": [1, 1], "move": ' + b"9" * 5000 + b"}", 400,
      "JSON"),
@@ -216,6 +226,30 @@ def test_bad_requests_get_a_one_line_4xx(client, folder, what, question, body, s
     error = answer.json()
     assert set(error) == {"error"} and "\n" not in error["error"], error
     assert words in error["error"], error
+
+
+@pytest.mark.parametrize("content_type", [None, "text/plain",
+                                          "application/x-www-form-urlencoded"])
+def test_a_body_not_sent_as_json_is_told_to_say_so(client, content_type):
+    headers = {} if content_type is None else {"content-type": content_type}
+    body = json.dumps({"map": "demo", "race": "humans", "at": [30, 40]})
+    answer = client.post("/v1/reach", content=body, headers=headers)
+    sent = "without a Content-Type" if content_type is None else f"as {content_type!r}"
+    assert answer.status_code == 415, answer.text
+    assert answer.json()["error"] == (f"the body came {sent}: send it as JSON, with "
+                                      "Content-Type: application/json")
+
+
+def test_a_folder_map_is_named_never_its_path(tmp_path):
+    (tmp_path / "broken.geojson").write_text("{not json")
+    (tmp_path / "bare.geojson").write_text(json.dumps({"type": "FeatureCollection"}))
+    with TestClient(create_app(tmp_path)) as c:
+        for name, words in (("broken", "map 'broken': not valid JSON"),
+                            ("bare", "map 'bare': missing \"battlefield\"")):
+            answer = c.post("/v1/reach", json={"map": name, "race": "humans", "at": [1, 1]})
+            error = answer.json()["error"]
+            assert answer.status_code == 422 and error.startswith(words), error
+            assert str(tmp_path) not in error
 
 
 def test_a_body_sent_in_chunks_is_cut_off_at_the_limit(client):

@@ -180,7 +180,8 @@ class Battlefield:
             raise MapError(
                 f"{self.source}: the map measures in {_UNIT_NAMES[self.units]} but "
                 f"{rules.name} measures in {_UNIT_NAMES[rules.units]}; redraw the map in "
-                f"{rules.units} (its battlefield's \"units\") or give rules in {self.units}"
+                f"{_UNIT_NAMES[rules.units]} (its battlefield's \"units\": \"{rules.units}\") "
+                f"or give rules in {_UNIT_NAMES[self.units]}"
             )
         for f in self.features:
             kind = rules.terrain.get(f.terrain)

@@ -30,7 +30,8 @@ from ..errors import InputError, MapError
 from .battlefield import _DEFAULT_CELL, Battlefield, Feature, Points
 from .tiled import is_tiled, read_tiled, to_tiled
 
-__all__ = ["battlefield_of", "convert_map", "load_map", "map_document", "shipped_maps"]
+__all__ = ["MapTooLarge", "battlefield_of", "convert_map", "load_map", "map_document",
+           "shipped_maps"]
 _AREA_TYPES = ("Polygon", "MultiPolygon")
 _LINE_TYPES = ("LineString", "MultiLineString")
 _DATA = Path(__file__).resolve().parent / "data"
@@ -72,6 +73,10 @@ def _shipped(name: str) -> Path | None:
     if "/" in stem or os.sep in stem:
         return None
     return _DATA / f"{stem}.geojson" if stem in shipped_maps() else None
+
+
+class MapTooLarge(MapError):
+    """A map whose grid would need more than half the machine's memory."""
 
 
 def load_map(source: str | Path | dict) -> Battlefield:
@@ -271,9 +276,9 @@ def battlefield_of(data: Any, name: str = "<memory>",
     cells = (width / cell) * (height / cell)
     need = cells * BYTES_PER_CELL
     if not math.isfinite(need) or need > memory_bytes() // 2:
-        raise fail(
-            f"a {width:g} x {height:g} table at cell {cell:g} is a grid of {cells:.3g} cells, "
-            f"too large for memory (needs about {need / 2**30:.3g} GiB); use a larger cell"
+        raise MapTooLarge(
+            f"{name}: a {width:g} x {height:g} table at cell {cell:g} is a grid of {cells:.3g} "
+            f"cells, too large for memory (needs about {need / 2**30:.3g} GiB); use a larger cell"
         )
 
     raw = data.get("features")

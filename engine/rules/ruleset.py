@@ -329,7 +329,7 @@ class Ruleset:
                 ranks = spec.get("ranks", 1)
             if not whole(ranks) or not 1 <= ranks <= _MAX_RANKS:
                 raise InputError(f"ranks must be a whole number from 1 to {_MAX_RANKS}, "
-                                 f"got {ranks!r:.40}")
+                                 f"got {shown(ranks)}")
             depth = ranks * spec.get("rank_depth", self.rank_depth)
         if not (finite(depth) and depth >= 0):
             raise InputError(f"depth must be a finite number >= 0, got {shown(depth)}")

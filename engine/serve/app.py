@@ -20,6 +20,7 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
+from .._args import shown
 from .._version import __version__
 from ..answers import (
     charge_answer,
@@ -135,13 +136,20 @@ def _field_path(loc: tuple) -> str:
     return out
 
 
-def _one_line(exc: RequestValidationError) -> tuple[int, str]:
-    """The status and one-line message of a body pydantic refused."""
+def _one_line(exc: RequestValidationError, content_type: str | None) -> tuple[int, str]:
+    """The status and one-line message of a body pydantic refused, sent as
+    ``content_type`` (None: no such header).  A body FastAPI did not read as JSON
+    (not sent as JSON) reaches pydantic as bytes."""
     errors = exc.errors()
     first = errors[0]
     if first["type"] == "json_invalid":
         return 400, f"malformed JSON: {first.get('ctx', {}).get('error', 'cannot parse')}"
     where = _field_path(tuple(first["loc"]))
+    if first["type"] == "missing" and not where:
+        return 400, "the body is empty: send a JSON object"
+    if first["type"] == "model_attributes_type" and isinstance(first.get("input"), bytes):
+        sent = "without a Content-Type" if content_type is None else f"as {shown(content_type)}"
+        return 415, f"the body came {sent}: send it as JSON, with Content-Type: application/json"
     if first["type"] == "missing":
         message = f"{where} is missing"
     else:
@@ -162,13 +170,14 @@ def _handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return _error(*_one_line(exc))
+        return _error(*_one_line(exc, request.headers.get("content-type")))
 
     @app.exception_handler(HTTPException)
     async def http(request: Request, exc: HTTPException) -> JSONResponse:
         message = {404: f"no {request.url.path} here: see /docs for what this server answers",
                    405: f"{request.method} is not how {request.url.path} is asked: see /docs",
-                   400: "cannot read the body as JSON (nested too deeply, or not UTF-8)",
+                   400: "cannot read the body as JSON (nested too deeply, a number of "
+                        "thousands of digits, or not UTF-8)",
                    }.get(exc.status_code, exc.detail)
         return _error(exc.status_code, message)
 

@@ -21,7 +21,7 @@ from .._args import shown
 from .._limits import BYTES_PER_CELL
 from ..errors import InputError, MapError, RulesError
 from ..maps.battlefield import Battlefield
-from ..maps.geojson import load_map, shipped_maps
+from ..maps.geojson import MapTooLarge, battlefield_of, load_map, map_document, shipped_maps
 from ..rules.load import load_rules, shipped_rulesets
 from ..rules.ruleset import Ruleset
 
@@ -124,14 +124,13 @@ class Library:
         MapError
             An unknown name, a broken map.
         TooLarge
-            A map whose grids would take more than ``grid_bytes``.
+            A map whose grids would take more than ``grid_bytes``, or more than
+            half the machine's memory.
         """
-        if isinstance(source, dict):
-            bf = load_map(source)
-        else:  # a path, never the name: load_map reads a file of that name first
-            path = self._path(source)
-            bf = load_map(str(path or resources.files("engine.maps") / "data"
-                              / f"{source}.geojson"))
+        try:
+            bf = load_map(source) if isinstance(source, dict) else self._named(source)
+        except MapTooLarge as exc:
+            raise TooLarge(str(exc)) from None
         rows, cols = bf.grid.shape
         need = rows * cols * BYTES_PER_CELL
         if need > self.grid_bytes:
@@ -140,6 +139,22 @@ class Library:
                 f"cells, too large for this server's memory ({need / 2**20:.0f} MiB of the "
                 f"{self.grid_bytes / 2**20:.0f} MiB it allows); use a larger cell")
         return bf
+
+    def _named(self, source: str) -> Battlefield:
+        """The map called ``source``, read from its file (never by the name: a file of
+        that name would come first), its messages naming it as asked, never by its
+        file's path."""
+        path = str(self._path(source) or resources.files("engine.maps") / "data"
+                   / f"{source}.geojson")
+        name = f"map {shown(source)}"
+        try:
+            doc, _, origins = map_document(path)
+        except MapError as exc:
+            text = str(exc)
+            for said in (repr(path), f"map {path}", path):
+                text = text.replace(said, name)
+            raise MapError(text) from None
+        return battlefield_of(doc, name, origins)
 
     def _path(self, name: str) -> Path | None:
         """The file of the map called ``name``, None for a shipped map; `MapError`

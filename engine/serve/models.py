@@ -27,8 +27,7 @@ Name = Annotated[str, Field(min_length=1, max_length=200)]
 class MapQuery(BaseModel):
     """A map and a ruleset."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False,
-                              populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     map: Any = Field(description="a GeoJSON FeatureCollection with a battlefield header, or "
                      "the name of a map of this server (GET /v1/maps)",
