@@ -18,6 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
 from .._args import shown
@@ -136,10 +137,11 @@ def _field_path(loc: tuple) -> str:
     return out
 
 
-def _one_line(exc: RequestValidationError, content_type: str | None) -> tuple[int, str]:
+def _one_line(exc: RequestValidationError | ValidationError,
+              content_type: str | None = None) -> tuple[int, str]:
     """The status and one-line message of a body pydantic refused, sent as
-    ``content_type`` (None: no such header).  A body FastAPI did not read as JSON
-    (not sent as JSON) reaches pydantic as bytes."""
+    ``content_type`` (None: no such header, or not over HTTP).  A body FastAPI did
+    not read as JSON (not sent as JSON) reaches pydantic as bytes."""
     errors = exc.errors()
     first = errors[0]
     if first["type"] == "json_invalid":
