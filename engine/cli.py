@@ -40,7 +40,8 @@ from .answers import (
 from .errors import EngineError, InputError
 from .maps.geojson import convert_map, load_map
 from .rules.load import load_rules, shipped_rulesets
-from .search.front import reach, route, turns_for
+from .search.front import reach, route
+from .search.turns import turns_for
 from .terrain.costgrid import cost_grid
 
 __all__ = ["main"]

@@ -1,5 +1,7 @@
 """Shared fixtures: the shipped rules, and small maps built in memory."""
 
+import itertools
+import math
 import os
 from pathlib import Path
 
@@ -52,6 +54,21 @@ def grid_for(rules, features, race="humans", width=40, height=20, cell=0.5, **un
     unit.setdefault("frontage", rules.figure_width)
     bf = engine.load_map(battlefield(features, width, height, units=rules.units, cell=cell))
     return engine.cost_grid(bf, rules, rules.unit(race, **unit))
+
+
+def cut(path, a, b):
+    """The part of the polyline ``path`` from its point ``a`` to its point ``b`` (each
+    on it, ``b`` no nearer its start than ``a``)."""
+    def at(q):  # the index of the segment q lies on, and its distance along it
+        for i, (p0, p1) in enumerate(itertools.pairwise(path)):
+            if abs(math.dist(p0, q) + math.dist(q, p1) - math.dist(p0, p1)) < 1e-9:
+                return i, math.dist(p0, q)
+        raise AssertionError(f"{q} is not on the path")
+
+    (i, s), (j, t) = at(a), at(b)
+    if (j, t) < (i, s):
+        raise AssertionError(f"{b} comes before {a}")
+    return [a, *path[i + 1:j + 1], b]
 
 
 def pytest_collection_modifyitems(config, items):

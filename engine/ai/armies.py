@@ -29,13 +29,13 @@ from ..maps.battlefield import Battlefield
 from ..rules.ruleset import Ruleset, Unit
 from ..search.front import (
     _SLACK,
-    MAX_TURNS,
     Reach,
     _allowance,
     _start_cell,
     reach,
     reach_many,
 )
+from ..search.turns import MAX_TURNS
 from ..terrain.costgrid import CostGrid, cost_grid
 
 __all__ = ["reach_army", "reach_turns"]
@@ -139,9 +139,11 @@ def reach_turns(
     """For each cell, the turns a unit at ``at`` needs to get there.
 
     0 is the unit's own cell, 1 within this turn's allowance, ``t`` where the
-    cheapest route costs more than ``t - 1`` allowances and at most ``t``:
-    `route`'s ``turns`` from ``at`` to that cell's centre (on the step
-    lattice, from the centre of the cell of ``at``).
+    cheapest route (to that cell's centre; on the step lattice, from the
+    centre of the cell of ``at``) costs more than ``t - 1`` allowances and at
+    most ``t``.  That is `route`'s ``turns`` where the way costs nothing at
+    once (an obstacle, a formation change) and no quantum; there a turn may
+    have to stop short, and the route takes more.
 
     Parameters
     ----------

@@ -18,7 +18,6 @@ the reach's path if cheaper.  Either way a route is priced whole as
 
 from __future__ import annotations
 
-import bisect
 import functools
 import itertools
 import math
@@ -45,11 +44,10 @@ from ._state import (
     _workspace,
 )
 from .pricing import Leg, Pricing, _price
+from .turns import route_turns
 
 __all__ = ["Reach", "Route", "reach", "reach_many", "route"]
 
-# Most turns a route or `engine.ai.reach_turns` counts (they fit an int16).
-MAX_TURNS = 2**15 - 1
 
 
 def _start_cell(g: CostGrid, xy, what: str) -> int:
@@ -505,7 +503,7 @@ class Route:
     Attributes
     ----------
     path : list of (x, y)
-        Table points: the start, the cell centres where the route bends, the goal.
+        Table points: the start, where the route bends, the goal.
     cost : float
         Allowance it spends (``price_path(grid, path).cost``).
     length : float
@@ -513,7 +511,10 @@ class Route:
     allowance : float
         Allowance per turn used to count turns.
     turns : int
-        Turns it takes, spending at most the allowance each (none carried over).
+        Turns it takes, spending at most the allowance each (none carried over):
+        each goes as far along the path as its allowance pays, priced afresh
+        from where the last ended, stopping short of a cost paid at once or a
+        quantum started that it cannot pay whole (`engine.search.turns`).
     stops : list of (x, y)
         Where the unit stands at the end of each turn but the last.
     legs : list of Leg
@@ -558,7 +559,8 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None, *,
     Raises
     ------
     NoRouteError
-        The goal cannot be reached.
+        The goal cannot be reached, or not in turns of ``allowance`` (a cost
+        paid at once on the way is more than that).
     InputError
         A point off the table or on impassable ground; a bad allowance.
 
@@ -601,7 +603,7 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
     if any_angle and find is None:
         path, priced, rows = _this_turn(grid, source, start, goal, per_turn,
                                         (path, priced, rows))
-    turns, stops = _turns(rows, priced.cost, per_turn)
+    turns, stops = route_turns(grid, path, priced, rows, per_turn)
     return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
 
 
@@ -683,12 +685,27 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     else:  # where the rounding costs least
         tries.append(_rounded_bends(g, tries[-1] if tries else points))
     best = (points, priced, rows)
-    for straight in tries:
+    for straight in map(_unbent, tries):
         if straight != points:
             better, rows2 = _price(g, straight, pieces=False, checked=True)
             if better.cost <= best[1].cost:
                 best = (straight, better, rows2)
     return best
+
+
+def _unbent(points: list) -> list:
+    """``points`` without the bends that do not bend (a point on the straight line
+    between its neighbours, such as the middle `_refined` gives a straight move
+    that stays where it was)."""
+    out = [points[0]]
+    for p, q in itertools.pairwise(points[1:]):
+        (ax, ay), (bx, by), (cx, cy) = out[-1], p, q
+        ux, uy, vx, vy = bx - ax, by - ay, cx - bx, cy - by
+        if not (abs(ux * vy - uy * vx) <= 1e-12 * math.hypot(ux, uy) * math.hypot(vx, vy)
+                and ux * vx + uy * vy > 0.0):
+            out.append(p)
+    out.append(points[-1])
+    return out
 
 
 # Most times `_kernels.refine` moves a route's bends (it stops once none moves).
@@ -816,43 +833,3 @@ def _join(g: CostGrid, start: tuple, goal: tuple, centres: list
             return path, priced, rows
         best = best or (path, priced, rows)
     return best
-
-
-def turns_for(cost: float, per_turn: float) -> int:
-    """Turns a move costing ``cost`` takes at ``per_turn`` a turn (at least 1).
-
-    Raises
-    ------
-    InputError
-        ``per_turn`` is not > 0, or so small that it takes more than `MAX_TURNS`.
-    """
-    if not per_turn > 0:
-        raise InputError("allowance must be > 0 to count the turns of a route")
-    ratio = cost / per_turn  # inf for a subnormal allowance
-    turns = max(1, math.ceil(ratio - _SLACK)) if ratio <= MAX_TURNS else MAX_TURNS + 1
-    if turns > MAX_TURNS:
-        raise InputError(f"allowance {per_turn:g} is too small: the route costs {cost:g}, "
-                         f"more than {MAX_TURNS} turns")
-    return turns
-
-
-def _turns(rows: np.ndarray, cost: float, per_turn: float):
-    """Turns needed and where each full turn ends (leftover is not carried over).
-
-    ``rows`` are the path's pieces, ``(x0, y0, x1, y1, length, cost, level)``
-    (`engine.search.pricing._price`); they are straight, so a stop is found by
-    interpolating within one.
-    """
-    if cost <= _SLACK:
-        return 0, []
-    turns = turns_for(cost, per_turn)
-    spent = list(itertools.accumulate(rows[:, 5].tolist()))  # after each piece, in order
-    stops = []
-    for k in range(1, turns):
-        j = bisect.bisect_left(spent, k * per_turn - _SLACK)
-        if j == len(spent):  # the pieces' sum fell short of the fsum by rounding
-            break
-        x0, y0, x1, y1, _, price, _ = rows[j].tolist()
-        f = (k * per_turn - (spent[j - 1] if j else 0.0)) / price
-        stops.append((x0 + f * (x1 - x0), y0 + f * (y1 - y0)))
-    return turns, stops

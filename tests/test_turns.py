@@ -1,0 +1,128 @@
+"""A route's turns: each spends at most the allowance, none carries leftover over, so
+a cost paid at once (an obstacle, a formation change) or a quantum started that a
+turn cannot pay whole waits for the next turn.  Checked against the rules' worked
+cases and, on the shipped maps, against pricing each turn afresh."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import engine
+from engine.errors import NoRouteError
+
+from .conftest import MAPS, battlefield, cut, feature, line
+
+Y = 2.125  # a row of cell centres of the Battlesystem maps (0.25" cells)
+
+
+@pytest.fixture(scope="module")
+def bs():
+    return engine.load_rules("battlesystem")
+
+
+def _turn_costs(g, rt):
+    """Each turn of ``rt`` priced afresh from where the one before ended."""
+    ends = [rt.path[0], *rt.stops, rt.path[-1]]
+    return [engine.price_path(g, cut(rt.path, a, b)).cost for a, b in itertools.pairwise(ends)]
+
+
+def _farther(path, stop, by):
+    """The point ``by`` farther along ``path`` than its point ``stop``."""
+    for p, q in itertools.pairwise(path):
+        span = math.dist(p, q)
+        if abs(math.dist(p, stop) + math.dist(stop, q) - span) < 1e-9:
+            left = math.dist(stop, q)
+            if left >= by:
+                f = by / span
+                return stop[0] + f * (q[0] - p[0]), stop[1] + f * (q[1] - p[1])
+            by -= left
+            stop = q
+    return None
+
+
+def test_a_turn_in_light_woods_stops_at_the_last_quantum_it_pays(bs):
+    """Light woods, per started 2" (x1.5 here): 10" a turn gets 6" in, to x = 8 (a
+    7th inch would start a 4th quantum, 12 in all); from 2 to 22, four turns, not
+    the three its 30" of cost over 10 would say."""
+    g = engine.cost_grid(engine.load_map(MAPS / "battlesystem" / "light-woods.geojson"), bs,
+                         bs.unit("infantry", move=10, depth=0))
+    rt = engine.route(g, (2, Y), (22, Y))
+    assert rt.cost == pytest.approx(30) and rt.turns == 4
+    assert rt.stops == [pytest.approx((x, Y), abs=1e-6) for x in (8, 14, 20)]
+    here = (2.0, Y)
+    for stop in rt.stops:  # each stop is as far as a turn's reach from the last gets
+        reach = engine.reach(g, here, 10)
+        assert reach.reachable(stop) and not reach.reachable((stop[0] + 0.01, Y))
+        here = stop
+    short = engine.route(g, (2, Y), (8.5, Y))
+    assert (short.cost, short.turns, short.stops) == (pytest.approx(12), 2,
+                                                      [pytest.approx((8, Y), abs=1e-6)])
+
+
+def test_a_turn_that_cannot_pay_a_hedge_stops_before_it(bs):
+    """Battlesystem's hedge costs 4" to cross: infantry (12" a turn) 10.75" from it end
+    the first turn there with 1.25" left, cross in the second (4 + 0.25 in the hedge
+    + 7.75 on: to 18.75) and arrive in the third."""
+    bf = engine.load_map(battlefield([feature("hedge", line((11, 0), (11, 10)), width=0.25)],
+                                     30, 10, units="in", cell=0.25))
+    g = engine.cost_grid(bf, bs, bs.unit("infantry", depth=0))
+    rt = engine.route(g, (0, 5), (19.5, 5))
+    assert rt.cost == pytest.approx(23.5) and rt.turns == 3
+    (x1, y1), (x2, y2) = rt.stops
+    assert 10.75 - 1e-6 < x1 < 10.75 and y1 == 5
+    assert (x2, y2) == (pytest.approx(18.75, abs=1e-6), 5)
+    assert _turn_costs(g, rt) == [pytest.approx(10.75), pytest.approx(12), pytest.approx(0.75)]
+
+
+def test_a_turn_that_cannot_narrow_onto_a_bridge_stops_before_it(rules):
+    """Fantasy Warlord humans (20 cm) narrowing onto a bridge 5 wide (5 cm): 16 cm of
+    clear ground and 2 of bridge approach the first turn, the change and 15 cm the
+    second, the last centimetre the third."""
+    bf = engine.load_map(battlefield([feature("river", line((-1, 20), (21, 20)), width=4),
+                                      feature("bridge", line((10, 16), (10, 24)), width=5)],
+                                     20, 40))
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
+    rt = engine.route(g, (10, 0), (10, 34))
+    assert rt.cost == pytest.approx(39) and rt.turns == 3
+    (x1, y1), (x2, y2) = rt.stops
+    assert x1 == 10 and 18 - 1e-6 < y1 < 18
+    assert (x2, y2) == (10, pytest.approx(33, abs=1e-6))
+    assert _turn_costs(g, rt) == [pytest.approx(18), pytest.approx(20), pytest.approx(1)]
+    with pytest.raises(NoRouteError, match=r"in turns of 4: at \(10, 18\) the way on costs "
+                       r"more than a turn's allowance at once \(formation change, bridge"):
+        engine.route(g, (10, 0), (10, 34), 4)
+    assert engine.route(g, (10, 0), (10, 34), 5).turns == 9  # 16, 2; 5; then 4 x 4 of 16
+
+
+@pytest.mark.parametrize(("name", "unit"), [("demo", {"depth": 0}), ("demo", {"ranks": 2}),
+                                            ("crossings", {"depth": 0}),
+                                            ("crossings", {"ranks": 2})])
+def test_each_turn_pays_its_way_and_goes_as_far_as_it_can(rules, name, unit):
+    """On the shipped maps (bridges, fords, hedges, woods; rear ranks or none): each
+    turn, priced afresh from where the last ended, spends at most the allowance, and
+    a hair farther would cost more.  Without rear ranks no route takes fewer turns
+    than its cost over the allowance, and where nothing is paid at once, no more."""
+    g = engine.cost_grid(engine.load_map(name), rules, rules.unit("humans", **unit))
+    rng = np.random.default_rng(5)
+    h, w = g.grid.shape
+    checked = 0
+    while checked < 6:
+        a, b = (tuple(rng.uniform(0, (w * g.cell, h * g.cell), 2)) for _ in range(2))
+        allowance = float(rng.uniform(5, 30))
+        try:
+            rt = engine.route(g, a, b, allowance)
+        except (NoRouteError, engine.InputError):
+            continue  # impassable ends, or no way round
+        checked += 1
+        assert len(rt.stops) == rt.turns - 1
+        if g.depth == 0:  # (each turn's ranks stand afresh: a turn may cost a hair less)
+            assert rt.turns >= math.ceil(rt.cost / allowance - 1e-9)
+            if all(leg.kind == "move" for leg in rt.legs):
+                assert rt.turns == math.ceil(rt.cost / allowance - 1e-9)
+        spent = _turn_costs(g, rt)
+        assert max(spent) <= allowance * (1 + 1e-9)
+        for here, stop in itertools.pairwise([rt.path[0], *rt.stops]):
+            on = _farther(rt.path, stop, 1e-6)
+            assert engine.price_path(g, cut(rt.path, here, on)).cost > allowance
