@@ -57,6 +57,15 @@ def test_open_ground_route_is_the_straight_line(a, b, cell):
     assert engine.price_path(g, rt.path).cost == rt.cost
 
 
+@pytest.mark.parametrize("depth", [2.0, 4.0])
+@pytest.mark.parametrize(("a", "b"), [((30, 20), (49, 28)), *OPEN_PAIRS[:3]])
+def test_open_ground_route_with_ranks_is_the_straight_line_too(a, b, depth):
+    g = engine.cost_grid(_map(()), FW, FW.unit("humans", depth=depth))
+    rt = engine.route(g, a, b)
+    assert rt.path == [a, b]  # no bend that does not bend
+    assert rt.cost == pytest.approx(math.dist(a, b), rel=1e-9)
+
+
 def test_any_angle_is_the_default_and_the_lattice_an_option():
     g = _grid()
     assert engine.reach(g, (100.25, 50.25), 10).parent is not None
