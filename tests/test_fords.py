@@ -172,9 +172,13 @@ class TestWoodElvesAlongTheRiver:
     # A bridge must still reach both banks.
     ([RIVER, feature("bridge", line((15, 20), (45, 20)), "b1", width=2)],
      "feature 1 (id 'b1'): a bridge must reach a bank; it lies wholly in the water"),
-    # A ford wider than the river is not in the water: its ends are.
+    # A ford wider than the river is not in the water: its line is.
     ([RIVER, feature("ford", line((15, 20), (45, 20)), "f3", width=10)],
-     "feature 1 (id 'f3'): a ford must reach a bank at each end; its end (15, 20) is in "
+     "feature 1 (id 'f3'): a ford drawn along a river must lie wholly in the water; this "
+     "one is wider than the river"),
+    # One end on a bank, the other in the water.
+    ([RIVER, feature("ford", line((30, 10), (30, 20)), "f4", width=2)],
+     "feature 1 (id 'f4'): a ford must reach a bank at each end; its end (30, 20) is in "
      "the water"),
 ])
 def test_fords_in_the_water_that_run_along_nothing_are_refused(rules, feats, words):

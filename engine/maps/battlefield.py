@@ -232,6 +232,10 @@ class Battlefield:
                 continue
             # Each end on land, or at the table's edge (the bank may lie beyond it).
             lines = _line_parts(f.centreline) if f.linear else []
+            if (lines and _waded(rules.terrain[f.terrain], rules)
+                    and water.contains(shapely.union_all(lines))):
+                raise MapError(f"{self.source}: {f.label}: a {f.terrain} drawn along a river "
+                               "must lie wholly in the water; this one is wider than the river")
             for end in (p for line in lines for p in (line.coords[0], line.coords[-1])):
                 x, y = end
                 inside = 0 < x < self.width and 0 < y < self.height

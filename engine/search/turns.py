@@ -125,8 +125,8 @@ class _Along:
         i = min(max(bisect.bisect_right(self.ends, s) - 1, 0), len(self.points) - 2)
         (x0, y0), (x1, y1) = self.points[i], self.points[i + 1]
         span = self.ends[i + 1] - self.ends[i]
-        f = min(max((s - self.ends[i]) / span, 0.0), 1.0) if span > 0 else 0.0
-        return x0 + f * (x1 - x0), y0 + f * (y1 - y0)
+        d = min(max(s - self.ends[i], 0.0), span)
+        return (x0 + d * (x1 - x0) / span, y0 + d * (y1 - y0) / span) if span > 0 else (x0, y0)
 
     def cut(self, s: float, t: float) -> list:
         """The polyline from ``s`` to ``t`` along it."""
@@ -169,7 +169,10 @@ def _turn_end(grid: CostGrid, along: _Along, s: float, per_turn: float,
     if not s < t < hi:
         return s
     if _cost(grid, along, s, t) <= limit:
-        return t
+        if rows[j, 4] == 0:
+            return t
+        near = round(t, 9)  # to 9 places where the float is a hair off in a move
+        return near if t < near < hi and _cost(grid, along, s, near) <= limit else t
     lo, hi = s, t
     while True:
         mid = 0.5 * (lo + hi)
