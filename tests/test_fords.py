@@ -58,6 +58,15 @@ def test_the_stretch_is_the_river_bank_to_bank_between_the_fords_ends(rules):
     assert bf.fordable(rules)[1].area == pytest.approx(10 * math.sqrt(2) * 4)
 
 
+def test_a_ford_across_from_bank_to_bank_is_a_crossing(rules):
+    """Its line's ends on the banks, its strip a little past them: a crossing."""
+    river = feature("river", line((-1, 20), (W + 1, 20)), width=4)
+    ford = feature("ford", line((8, 18), (12, 22)), width=2)
+    bf = engine.load_map(battlefield([river, ford], W, H))
+    assert bf.fordable(rules) == {}
+    assert math.isfinite(engine.route(grid(rules, [river, ford]), (10, 5), (10, 35)).cost)
+
+
 def test_a_ford_across_the_river_fords_no_stretch(rules):
     across = feature("ford", line((30, 10), (30, 30)), width=3)
     bf = engine.load_map(battlefield([RIVER, across], W, H))
@@ -176,7 +185,7 @@ class TestWoodElvesAlongTheRiver:
     ([RIVER, feature("ford", line((15, 20), (45, 20)), "f3", width=10)],
      "feature 1 (id 'f3'): a ford drawn along a river must lie wholly in the water; this "
      "one is wider than the river"),
-    # One end on a bank, the other in the water.
+    # One end on land, the other in the water.
     ([RIVER, feature("ford", line((30, 10), (30, 20)), "f4", width=2)],
      "feature 1 (id 'f4'): a ford must reach a bank at each end; its end (30, 20) is in "
      "the water"),

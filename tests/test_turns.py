@@ -94,6 +94,44 @@ def test_a_turn_that_cannot_narrow_onto_a_bridge_stops_before_it(rules):
                        r"more than a turn's allowance at once \(formation change, bridge"):
         engine.route(g, (10, 0), (10, 34), 4)
     assert engine.route(g, (10, 0), (10, 34), 5).turns == 9  # 16, 2; 5; then 4 x 4 of 16
+    # 18 cm: the first turn ends on the bridge's edge, the second pays the change there.
+    assert engine.route(g, (10, 0), (10, 34), 18).turns == 3
+
+
+def test_a_turn_that_ends_where_a_hedge_begins_leaves_its_crossing_to_the_next(bs):
+    """A hedge whose strip begins on a cell's edge 12" away: infantry (12") end the first
+    turn at it, cross it in the second (4 + 0.25 + 7.75) and arrive in the third."""
+    bf = engine.load_map(battlefield([feature("hedge", line((12.125, 0), (12.125, 10)),
+                                              width=0.25)], 30, 10, units="in", cell=0.25))
+    g = engine.cost_grid(bf, bs, bs.unit("infantry", depth=0))
+    rt = engine.route(g, (0, 5), (24, 5))
+    assert rt.cost == pytest.approx(28) and rt.turns == 3
+    assert _turn_costs(g, rt) == [pytest.approx(12), pytest.approx(12), pytest.approx(4)]
+
+
+def test_a_way_round_a_cost_no_turn_can_pay(rules):
+    """Two bridges, 5 and 12 wide: humans in turns of 4 cm cannot narrow onto the near
+    one (5 cm at once), so the route goes by the far one; in turns of 20, by the near."""
+    bf = engine.load_map(battlefield([feature("river", line((-1, 20), (61, 20)), width=4),
+                                      feature("bridge", line((10, 16), (10, 24)), width=5),
+                                      feature("bridge", line((40, 16), (40, 24)), width=12)],
+                                     60, 40))
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=0))
+    near = engine.route(g, (10, 0), (10, 34))
+    assert near.cost == pytest.approx(39) and near.turns == 3
+    far = engine.route(g, (10, 0), (10, 34), 4)
+    assert all(x > 30 for x, _ in far.path[1:-1]) and far.cost > near.cost
+    assert engine.price_path(g, far.path).cost == far.cost
+    assert far.turns == math.ceil(far.cost / 4) and max(_turn_costs(g, far)) <= 4 * (1 + 1e-9)
+
+
+def test_ground_whose_first_quantum_no_turn_can_pay_is_no_route(bs):
+    """Light woods (x1.5 per started 2"): a turn of 2.9" cannot start one (3")."""
+    g = engine.cost_grid(engine.load_map(MAPS / "battlesystem" / "light-woods.geojson"), bs,
+                         bs.unit("infantry", move=10, depth=0))
+    with pytest.raises(NoRouteError, match=r"in turns of 2\.9: at \(2, 0\.5\) the way on costs "
+                       r"more than a turn's allowance at once \(a started quantum of light woods"):
+        engine.route(g, (0.5, 0.5), (23.5, 0.5), 2.9)
 
 
 @pytest.mark.parametrize(("name", "unit"), [("demo", {"depth": 0}), ("demo", {"ranks": 2}),

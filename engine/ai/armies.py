@@ -11,10 +11,10 @@
 - `choose_position`: the cells a unit can reach this turn, ranked by a
   weighted score of progress, cover, concealment, threat and disorder.
 
-Turns are counted as `engine.route` counts them: a unit spends its
-whole allowance each turn but the last, stopping wherever that runs out, and
-carries nothing over; a cell whose cheapest route costs ``c`` takes
-``ceil(c / allowance)`` turns.
+`reach_turns` counts a cell whose cheapest route costs ``c`` as
+``ceil(c / allowance)`` turns: what `engine.route` counts for a unit without
+rear ranks where the way costs nothing at once and no quantum (see
+`engine.search.turns`).
 """
 
 from __future__ import annotations
@@ -141,9 +141,11 @@ def reach_turns(
     0 is the unit's own cell, 1 within this turn's allowance, ``t`` where the
     cheapest route (to that cell's centre; on the step lattice, from the
     centre of the cell of ``at``) costs more than ``t - 1`` allowances and at
-    most ``t``.  That is `route`'s ``turns`` where the way costs nothing at
-    once (an obstacle, a formation change) and no quantum; there a turn may
-    have to stop short, and the route takes more.
+    most ``t``.  That is `route`'s ``turns`` for a unit without rear ranks
+    where the way costs nothing at once (an obstacle, a formation change) and
+    no quantum; there a turn may have to stop short, and the route takes
+    more (and with rear ranks each turn stands them afresh, so a turn may cost
+    more or less than its share of the route).
 
     Parameters
     ----------

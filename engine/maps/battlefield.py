@@ -232,14 +232,14 @@ class Battlefield:
                 continue
             # Each end on land, or at the table's edge (the bank may lie beyond it).
             lines = _line_parts(f.centreline) if f.linear else []
-            if (lines and _waded(rules.terrain[f.terrain], rules)
-                    and water.contains(shapely.union_all(lines))):
+            ends = [p for line in lines for p in (line.coords[0], line.coords[-1])]
+            wet = [0 < x < self.width and 0 < y < self.height
+                   and water.contains(shapely.Point(x, y)) for x, y in ends]
+            if wet and all(wet) and _waded(rules.terrain[f.terrain], rules):
                 raise MapError(f"{self.source}: {f.label}: a {f.terrain} drawn along a river "
                                "must lie wholly in the water; this one is wider than the river")
-            for end in (p for line in lines for p in (line.coords[0], line.coords[-1])):
-                x, y = end
-                inside = 0 < x < self.width and 0 < y < self.height
-                if inside and water.contains(shapely.Point(end)):
+            for (x, y), in_water in zip(ends, wet, strict=True):
+                if in_water:
                     raise MapError(f"{self.source}: {f.label}: a {f.terrain} must reach a "
                                    f"bank at each end; its end ({x:g}, {y:g}) is in the water")
         self._cache[("fordable", id(rules))] = (stretches, rules)  # rules held: its id stays

@@ -540,7 +540,9 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None, *,
     start, goal : (x, y)
         Table points.
     allowance : float, optional
-        Per turn, for counting turns; defaults to the unit's move.
+        Per turn, for counting turns (and for the way taken where the cheapest
+        meets a cost paid at once that no turn can pay); defaults to the
+        unit's move.
     any_angle : bool, default True
         Measure as a tape measure does: without rear ranks, the cheaper of an
         any-angle search from the exact start (`_kernels.theta_search`) and the
@@ -559,8 +561,9 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None, *,
     Raises
     ------
     NoRouteError
-        The goal cannot be reached, or not in turns of ``allowance`` (a cost
-        paid at once on the way is more than that).
+        The goal cannot be reached, or not in turns of ``allowance`` (the
+        cheapest way meets a cost paid at once that is more than that, and
+        there is no way round the ground that charges it).
     InputError
         A point off the table or on impassable ground; a bad allowance.
 
@@ -603,7 +606,16 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
     if any_angle and find is None:
         path, priced, rows = _this_turn(grid, source, start, goal, per_turn,
                                         (path, priced, rows))
-    turns, stops = route_turns(grid, path, priced, rows, per_turn)
+    try:
+        turns, stops = route_turns(grid, path, priced, rows, per_turn)
+    except NoRouteError as stuck:  # a cost at once a turn cannot pay: round it, if a way is
+        narrower = grid.within_turn(per_turn) if find is None else grid
+        if narrower is grid:
+            raise
+        try:
+            return _route(narrower, start, goal, allowance, any_angle=any_angle)
+        except (NoRouteError, InputError):  # none, or the unit stands on such ground
+            raise stuck from None
     return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
 
 

@@ -37,6 +37,13 @@ MAX_TURNS = 2**15 - 1
 # crossing starts inside the cell, so either would skip the cost.  The next turn's
 # move there costs a multiplier times as much more, within a turn's rounding.
 _SHORT = 16 * _EPS
+# A turn's way is priced this far (times the cell or the allowance) past the allowance:
+# farther than a turn's rounding, so the way to there costs more than the turn pays.
+_PAST = 1e-6
+# A turn that spends less than this share of the allowance is stuck: what is beyond it
+# costs more at once (a move into ground priced per started quantum shorter than the
+# quantum's rounding tolerance is charged nothing, so its turns would creep on).
+_STUCK = 1e-6
 
 
 def turns_for(cost: float, per_turn: float) -> int:
@@ -73,7 +80,8 @@ def route_turns(grid: CostGrid, path: list, priced: Pricing, rows: np.ndarray,
     InputError
         ``per_turn`` is not > 0, or so small that it takes more than `MAX_TURNS`.
     NoRouteError
-        A cost paid at once on the way is more than ``per_turn``.
+        A cost paid at once on the way (or a quantum started) is more than
+        ``per_turn`` (`CostGrid.within_turn` blocks the cells that charge it).
     """
     if priced.cost <= _SLACK:
         return 0, []
@@ -89,7 +97,7 @@ def route_turns(grid: CostGrid, path: list, priced: Pricing, rows: np.ndarray,
         if len(stops) + 1 >= MAX_TURNS:
             _too_many(per_turn, priced.cost)
         t = _turn_end(grid, along, s, per_turn, limit)
-        if not t > s:
+        if not t > s or _cost(grid, along, s, t) < _STUCK * per_turn:
             _stuck(grid, along, s, per_turn)
         stops.append(along.at(t))
         s = t
@@ -126,7 +134,9 @@ class _Along:
         (x0, y0), (x1, y1) = self.points[i], self.points[i + 1]
         span = self.ends[i + 1] - self.ends[i]
         d = min(max(s - self.ends[i], 0.0), span)
-        return (x0 + d * (x1 - x0) / span, y0 + d * (y1 - y0) / span) if span > 0 else (x0, y0)
+        if d >= span:  # its end as it is (the arithmetic may put a hair off the table)
+            return x1, y1
+        return x0 + d * (x1 - x0) / span, y0 + d * (y1 - y0) / span
 
     def cut(self, s: float, t: float) -> list:
         """The polyline from ``s`` to ``t`` along it."""
@@ -145,18 +155,18 @@ def _turn_end(grid: CostGrid, along: _Along, s: float, per_turn: float,
     more than that; a turn pays up to ``limit``, ``per_turn`` and rounding).
 
     No move costs less than its length, so no farther than ``per_turn``.  The
-    way's pieces to there, priced from ``s``, add up past ``per_turn`` in a
+    way's pieces to a hair past there (`_PAST`: so that a cost paid at once on
+    entering a cell just there is among them), priced from ``s``, add up past
+    ``per_turn`` in a
     move or at a cost paid at once (or a stretch's rounding up to whole
     quanta): in a move, where they reach it, if a move to there costs that
     (no quantum started beyond it); at once, `_SHORT` before it, so that the
     next turn's move crosses into its cell and pays it.  Else the last point
     bisected (to the float) that the turn pays, short of either."""
-    hi = min(along.total, s + per_turn)
-    priced, rows = _price(grid, along.cut(s, hi), pieces=False, checked=True)
-    if priced.cost <= limit:
-        return hi
     short = _SHORT * max(grid.cell, per_turn)
-    spent = np.cumsum(rows[:, 5])
+    hi = min(along.total, s + per_turn + _PAST * max(grid.cell, per_turn))
+    rows = _price(grid, along.cut(s, hi), pieces=False, checked=True)[1]
+    spent = np.cumsum(rows[:, 5])  # past ``limit``: the way on costs more than a turn
     j = min(int(np.searchsorted(spent, limit, side="right")), len(spent) - 1)
     before = float(spent[j - 1]) if j else 0.0
     at = s + float(rows[:j, 4].sum())
@@ -190,8 +200,10 @@ def _stuck(grid: CostGrid, along: _Along, s: float, per_turn: float) -> None:
     x, y = along.at(s)
     legs = _price(grid, along.cut(s, min(along.total, s + per_turn)), pieces=False,
                   checked=True)[0].legs
-    what = next((f" ({leg.kind}, {', '.join(leg.terrain)}: {leg.cost:g})" for leg in legs
-                 if leg.kind != "move"), "")
+    leg = next((leg for leg in legs if leg.kind != "move"), None)
+    what = ("" if leg is None else
+            f" (a started quantum of {leg.terrain[0].split(':')[0]})" if leg.kind == "quantum"
+            else f" ({leg.kind}, {', '.join(leg.terrain)}: {leg.cost:g})")
     (x0, y0), (x1, y1) = along.points[0], along.points[-1]
     raise NoRouteError(f"no route from ({x0:g}, {y0:g}) to ({x1:g}, {y1:g}) in turns of "
                        f"{per_turn:g}: at ({x:.6g}, {y:.6g}) the way on costs more than a "

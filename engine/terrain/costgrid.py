@@ -124,6 +124,18 @@ class CostGrid:
         twin.__dict__.update((k, v) for k, v in vars(self).items() if k not in vars(twin))
         return twin
 
+    def within_turn(self, allowance: float) -> CostGrid:
+        """This grid with the passable cells a turn of ``allowance`` cannot enter made
+        impassable: those charging more than that at once on entry (an obstacle, a
+        formation change) or for their first started quantum; itself if none."""
+        with np.errstate(invalid="ignore"):  # inf x 0: no quantum on impassable ground
+            first = self.quantum[self.combo] * self.base
+        block = np.isfinite(self.base) & ((self.enter > allowance) | (self.narrow > allowance)
+                                          | (first > allowance))
+        if not block.any():
+            return self
+        return dataclasses.replace(self, base=np.where(block, np.inf, self.base))
+
     @functools.cached_property
     def kernel_args(self) -> KernelArgs:
         """What the search kernels take (built once, step table included)."""
