@@ -157,12 +157,11 @@ def _turn_end(grid: CostGrid, along: _Along, s: float, per_turn: float,
     No move costs less than its length, so no farther than ``per_turn``.  The
     way's pieces to a hair past there (`_PAST`: so that a cost paid at once on
     entering a cell just there is among them), priced from ``s``, add up past
-    ``per_turn`` in a
-    move or at a cost paid at once (or a stretch's rounding up to whole
-    quanta): in a move, where they reach it, if a move to there costs that
-    (no quantum started beyond it); at once, `_SHORT` before it, so that the
-    next turn's move crosses into its cell and pays it.  Else the last point
-    bisected (to the float) that the turn pays, short of either."""
+    ``per_turn`` in a move or at a cost paid at once (or a stretch's rounding
+    up to whole quanta): in a move, where they reach it, if a move to there
+    costs that (no quantum started beyond it); at once, `_SHORT` before it, so
+    that the next turn's move crosses into its cell and pays it.  Else the
+    last point bisected (to the float) that the turn pays, short of either."""
     short = _SHORT * max(grid.cell, per_turn)
     hi = min(along.total, s + per_turn + _PAST * max(grid.cell, per_turn))
     rows = _price(grid, along.cut(s, hi), pieces=False, checked=True)[1]
