@@ -56,19 +56,34 @@ def grid_for(rules, features, race="humans", width=40, height=20, cell=0.5, **un
     return engine.cost_grid(bf, rules, rules.unit(race, **unit))
 
 
+def _on(path, q):
+    """The index of the segment of the polyline ``path`` that its point ``q`` lies on."""
+    for i, (p0, p1) in enumerate(itertools.pairwise(path)):
+        if abs(math.dist(p0, q) + math.dist(q, p1) - math.dist(p0, p1)) < 1e-9:
+            return i
+    raise AssertionError(f"{q} is not on the path")
+
+
 def cut(path, a, b):
     """The part of the polyline ``path`` from its point ``a`` to its point ``b`` (each
     on it, ``b`` no nearer its start than ``a``)."""
-    def at(q):  # the index of the segment q lies on, and its distance along it
-        for i, (p0, p1) in enumerate(itertools.pairwise(path)):
-            if abs(math.dist(p0, q) + math.dist(q, p1) - math.dist(p0, p1)) < 1e-9:
-                return i, math.dist(p0, q)
-        raise AssertionError(f"{q} is not on the path")
-
-    (i, s), (j, t) = at(a), at(b)
-    if (j, t) < (i, s):
+    i, j = _on(path, a), _on(path, b)
+    if (j, math.dist(path[j], b)) < (i, math.dist(path[i], a)):
         raise AssertionError(f"{b} comes before {a}")
     return [a, *path[i + 1:j + 1], b]
+
+
+def farther(path, q, by):
+    """The point ``by`` farther along the polyline ``path`` than its point ``q``, or None
+    past its end."""
+    for p0, p1 in itertools.pairwise(path[_on(path, q):]):
+        left = math.dist(q, p1)
+        if left >= by:
+            f = by / math.dist(p0, p1)
+            return q[0] + f * (p1[0] - p0[0]), q[1] + f * (p1[1] - p0[1])
+        by -= left
+        q = p1
+    return None
 
 
 def pytest_collection_modifyitems(config, items):

@@ -12,7 +12,7 @@ import pytest
 import engine
 from engine.errors import NoRouteError
 
-from .conftest import MAPS, battlefield, cut, feature, line
+from .conftest import MAPS, battlefield, cut, farther, feature, line
 
 Y = 2.125  # a row of cell centres of the Battlesystem maps (0.25" cells)
 
@@ -26,20 +26,6 @@ def _turn_costs(g, rt):
     """Each turn of ``rt`` priced afresh from where the one before ended."""
     ends = [rt.path[0], *rt.stops, rt.path[-1]]
     return [engine.price_path(g, cut(rt.path, a, b)).cost for a, b in itertools.pairwise(ends)]
-
-
-def _farther(path, stop, by):
-    """The point ``by`` farther along ``path`` than its point ``stop``."""
-    for p, q in itertools.pairwise(path):
-        span = math.dist(p, q)
-        if abs(math.dist(p, stop) + math.dist(stop, q) - span) < 1e-9:
-            left = math.dist(stop, q)
-            if left >= by:
-                f = by / span
-                return stop[0] + f * (q[0] - p[0]), stop[1] + f * (q[1] - p[1])
-            by -= left
-            stop = q
-    return None
 
 
 def test_a_turn_in_light_woods_stops_at_the_last_quantum_it_pays(bs):
@@ -162,5 +148,5 @@ def test_each_turn_pays_its_way_and_goes_as_far_as_it_can(rules, name, unit):
         spent = _turn_costs(g, rt)
         assert max(spent) <= allowance * (1 + 1e-9)
         for here, stop in itertools.pairwise([rt.path[0], *rt.stops]):
-            on = _farther(rt.path, stop, 1e-6)
+            on = farther(rt.path, stop, 1e-6)
             assert engine.price_path(g, cut(rt.path, here, on)).cost > allowance

@@ -96,8 +96,8 @@ def route_turns(grid: CostGrid, path: list, priced: Pricing, rows: np.ndarray,
     while along.total - s > limit or _cost(grid, along, s, along.total) > limit:
         if len(stops) + 1 >= MAX_TURNS:
             _too_many(per_turn, priced.cost)
-        t = _turn_end(grid, along, s, per_turn, limit)
-        if not t > s or _cost(grid, along, s, t) < _STUCK * per_turn:
+        t, spent = _turn_end(grid, along, s, per_turn, limit)
+        if spent < _STUCK * per_turn:
             _stuck(grid, along, s, per_turn)
         stops.append(along.at(t))
         s = t
@@ -150,9 +150,10 @@ def _cost(grid: CostGrid, along: _Along, s: float, t: float) -> float:
 
 
 def _turn_end(grid: CostGrid, along: _Along, s: float, per_turn: float,
-              limit: float) -> float:
+              limit: float) -> tuple[float, float]:
     """How far along ``along`` a turn from ``s`` gets at ``per_turn`` (the way on costs
-    more than that; a turn pays up to ``limit``, ``per_turn`` and rounding).
+    more than that; a turn pays up to ``limit``, ``per_turn`` and rounding), and what
+    the turn spends.
 
     No move costs less than its length, so no farther than ``per_turn``.  The
     way's pieces to a hair past there (`_PAST`: so that a cost paid at once on
@@ -176,19 +177,21 @@ def _turn_end(grid: CostGrid, along: _Along, s: float, per_turn: float,
     else:
         t = at - short
     if not s < t < hi:
-        return s
-    if _cost(grid, along, s, t) <= limit:
-        if rows[j, 4] == 0:
-            return t
+        return s, 0.0
+    spent = _cost(grid, along, s, t)
+    if spent <= limit:
         near = round(t, 9)  # to 9 places where the float is a hair off in a move
-        return near if t < near < hi and _cost(grid, along, s, near) <= limit else t
-    lo, hi = s, t
+        dear = _cost(grid, along, s, near) if rows[j, 4] > 0 and t < near < hi else math.inf
+        return (near, dear) if dear <= limit else (t, spent)
+    lo, hi, spent = s, t, 0.0
     while True:
         mid = 0.5 * (lo + hi)
         if not lo < mid < hi:  # to a round figure where the float is a hair past one
-            return round(lo, 6) if s < round(lo, 6) <= lo else lo
-        if _cost(grid, along, s, mid) <= limit:
-            lo = mid
+            near = round(lo, 6)
+            return (near, _cost(grid, along, s, near)) if s < near < lo else (lo, spent)
+        cost = _cost(grid, along, s, mid)
+        if cost <= limit:
+            lo, spent = mid, cost
         else:
             hi = mid
 
