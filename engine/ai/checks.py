@@ -185,7 +185,7 @@ def manoeuvre(grid: CostGrid, at, kind: str, figures: int | None = None) -> Mano
         raise RulesError(f"{grid.rules.name} does not price the manoeuvre {kind!r}: its rules "
                          f"file's [manoeuvres] table prices {priced} (of the shipped "
                          "rulesets, only Battlesystem prices manoeuvres)")
-    r, c = grid.grid.xy_to_rc(at)
+    r, c = grid.stand(at)
     rate = float(grid.base[r, c])
     if math.isinf(rate):
         raise InputError(f"{grid.unit.race} cannot stand at ({at[0]:g}, {at[1]:g})")

@@ -46,11 +46,12 @@ class FlowField:
     limit: float = math.inf
 
     def cost_at(self, xy: tuple[float, float]) -> float:
-        """Cost from the cell holding ``xy`` to the nearest goal."""
-        return float(self.cost[self.grid.grid.xy_to_rc(xy)])
+        """Cost from the cell ``xy`` stands in (`CostGrid.stand`) to the nearest goal."""
+        return float(self.cost[self.grid.stand(xy)])
 
     def path_from(self, xy: tuple[float, float]) -> list[tuple[float, float]]:
-        """Cell centres from the cell holding ``xy`` down the field to its goal.
+        """Cell centres from the cell ``xy`` stands in (`CostGrid.stand`) down the field
+        to its goal.
 
         Raises
         ------
@@ -58,7 +59,7 @@ class FlowField:
             No goal can be reached from there.
         """
         spec = self.grid.grid
-        r, c = spec.xy_to_rc(xy)
+        r, c = self.grid.stand(xy)
         if math.isinf(self.cost[r, c]):
             raise NoRouteError(f"no goal of the flow field can be reached from "
                                f"({xy[0]:g}, {xy[1]:g}) for {self.grid.unit.race}")

@@ -51,7 +51,9 @@ __all__ = ["Reach", "Route", "reach", "reach_many", "route"]
 
 
 def _start_cell(g: CostGrid, xy, what: str) -> int:
-    r, c = g.grid.xy_to_rc(xy)
+    """The flat index of the cell a unit at ``xy`` stands in (`CostGrid.stand`);
+    `InputError` naming the point as ``what`` if that is impassable."""
+    r, c = g.stand(xy)
     if g.base[r, c] == math.inf:
         kinds = ", ".join(g.combos[g.combo[r, c]]) or "ground"
         raise InputError(f"{what} ({xy[0]:g}, {xy[1]:g}) is on impassable ground ({kinds})")
@@ -163,7 +165,7 @@ class Reach:
         reach on the step lattice answers the cost of the cell holding ``xy``.
         """
         if self.parent is None:
-            r, c = self.grid.grid.xy_to_rc(xy)
+            r, c = self.grid.stand(xy)
             j = int(self._found(np.array([r * self.grid.grid.shape[1] + c]))[0])
             return math.inf if j < 0 else float(self._sorted[1][j])
         found = self._best_within(xy)
@@ -321,8 +323,8 @@ class Reach:
 
     @functools.cached_property
     def _home(self) -> int:
-        """The flat index of the start's cell."""
-        r, c = self.grid.grid.xy_to_rc(self.start)
+        """The flat index of the cell the start stands in (`CostGrid.stand`)."""
+        r, c = self.grid.stand(self.start)
         return r * self.grid.grid.shape[1] + c
 
     def _where(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -743,7 +745,7 @@ def _refined(g: CostGrid, points: list, sweeps: int = _SWEEPS) -> tuple[list, fl
         points = [points[0], (0.5 * (x0 + x1), 0.5 * (y0 + y1)), points[1]]
         sweeps = max(sweeps, 2)
     a = g.kernel_args
-    r, c = g.grid.xy_to_rc(points[0])
+    r, c = g.stand(points[0])
     xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))
     xs, ys, cost = _kernels.straighten(xs, ys, len(points), r * a.cols + c, a.base, a.steep,
                                        a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
@@ -763,7 +765,7 @@ def _rounded_bends(g: CostGrid, points: list) -> list:
         (x0, y0), (x1, y1) = points
         points = [points[0], (0.5 * (x0 + x1), 0.5 * (y0 + y1)), points[1]]
     a = g.kernel_args
-    r, c = g.grid.xy_to_rc(points[0])
+    r, c = g.stand(points[0])
     xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))
     _kernels.settle_rounded(xs, ys, len(points), r * a.cols + c, a.base, a.steep, a.slope_of,
                             a.slopes, a.enter, a.narrow, g.clearance, g.cell_quantum, a.cols,

@@ -219,10 +219,11 @@ class _Pricer:
         return dx / hyp, dy / hyp
 
     def stand(self, p, q) -> None:
-        """Place the footprint straight behind ``p``, facing ``q``."""
+        """Place the footprint straight behind ``p``, facing ``q``, the front in the
+        cell ``p`` stands in (`CostGrid.stand`)."""
         u = self._direction(p, q)
-        r, c = self.g.grid.xy_to_rc(p)
-        self.at = min(max(r, 0), self.rows - 1) * self.cols + min(max(c, 0), self.cols - 1)
+        r, c = self.g.stand(p)
+        self.at = r * self.cols + c
         depth = self.g.unit.depth / self.cell
         for r, c, rem in trail_behind((p[0] / self.cell, p[1] / self.cell), u, depth):
             if 0 <= r < self.rows and 0 <= c < self.cols:

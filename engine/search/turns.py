@@ -33,9 +33,9 @@ MAX_TURNS = 2**15 - 1
 # A turn that cannot pay a cost due at once on entering a cell stops this far (times
 # the cell or the allowance, the larger) before it: the pricing walk takes a crossing
 # closer to a move's start or end than `_EPS` times its length (no turn's move is
-# longer than the allowance) or the cell for none, and a move from a point on the
-# crossing starts inside the cell, so either would skip the cost.  The next turn's
-# move there costs a multiplier times as much more, within a turn's rounding.
+# longer than the allowance) or the cell for none, so a stop on the far side of the
+# crossing by less would skip the cost.  The next turn's move there costs a
+# multiplier times as much more, within a turn's rounding.
 _SHORT = 16 * _EPS
 # A turn's way is priced this far (times the cell or the allowance) past the allowance:
 # farther than a turn's rounding, so the way to there costs more than the turn pays.

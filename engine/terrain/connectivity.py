@@ -60,6 +60,6 @@ def connected(grid: CostGrid, a, b) -> bool:
     (True, False)
     """
     labels, _ = regions(grid)
-    la = labels[grid.grid.xy_to_rc(a)]
-    lb = labels[grid.grid.xy_to_rc(b)]
+    la = labels[grid.stand(a)]
+    lb = labels[grid.stand(b)]
     return bool(la and la == lb)

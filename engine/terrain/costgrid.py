@@ -31,7 +31,7 @@ from scipy.ndimage import distance_transform_cdt
 from .._args import instance
 from .._threads import on_threads, thread_count
 from ..errors import InputError
-from ..grid import GridSpec, check_directions
+from ..grid import _EPS, GridSpec, check_directions
 from ..maps.battlefield import Battlefield
 from ..rules.ruleset import Ruleset, Unit
 from . import _kernels
@@ -123,6 +123,34 @@ class CostGrid:
         twin = dataclasses.replace(self, unit=unit)
         twin.__dict__.update((k, v) for k, v in vars(self).items() if k not in vars(twin))
         return twin
+
+    def stand(self, xy) -> tuple[int, int]:
+        """The cell a unit at the table point ``xy`` stands in, as ``(row, column)``.
+
+        That is the cell holding ``xy``, unless ``xy`` lies on the edge or
+        corner of cells (within the pricing walk's tolerance): then it is the
+        passable one of them that charges least at once on entry (an
+        obstacle's crossing, a formation change), the cell holding it on a
+        tie.  A unit standing on the edge of a hedge, a bridge or a building
+        has not crossed or entered it: a move onto it pays what entering it
+        costs, and a point on a building's edge can be reached from outside.
+
+        Raises
+        ------
+        InputError
+            ``xy`` is off the table.
+        """
+        r, c = self.grid.xy_to_rc(xy)
+        x, y = float(xy[0]) / self.cell, float(xy[1]) / self.cell
+        rows, cols = self.grid.shape
+        best, least = (r, c), math.inf
+        for rr in _sides(y, r, rows):
+            for cc in _sides(x, c, cols):
+                if self.base[rr, cc] < math.inf:
+                    at_once = float(self.enter[rr, cc] + self.narrow[rr, cc])
+                    if at_once < least:
+                        best, least = (rr, cc), at_once
+        return best
 
     def within_turn(self, allowance: float) -> CostGrid:
         """This grid with the passable cells a turn of ``allowance`` cannot enter made
@@ -397,6 +425,16 @@ def kernel_args(
     return KernelArgs(*cells, float(depth), *(footprint or (i, i, i, f)),
                       bucket_count(st, costliest), *priced, flat_cells, flat_of, *flats,
                       st.onward_start, st.onward)
+
+
+def _sides(f: float, i: int, size: int) -> tuple[int, ...]:
+    """The rows (or columns) of cells whose closure holds the coordinate ``f`` (in
+    cells) held by row ``i`` of ``size``: ``i``, and the one across the grid line
+    ``f`` lies on within `_EPS`, if any (none beyond the table's edges)."""
+    k = round(f)
+    if abs(f - k) <= _EPS and 0 < k < size:
+        return (i, k - 1 if i == k else k)
+    return (i,)
 
 
 def _step_rows(a: KernelArgs, incoming: bool, cells: np.ndarray, cost: np.ndarray) -> None:

@@ -538,10 +538,8 @@ def _theta_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, leas
         pc = p - pr * cols
         near_goal = astar and abs(ur - gr) <= 1 and abs(uc - gc) <= 1
         for j in range(10 if near_goal else 9):
-            if j == 9:  # the goal node, priced as in its cell
-                v, vx, vy = ncell, tx, ty
-                vr = min(max(math.floor(ty / cell), 0), height - 1)
-                vc = min(max(math.floor(tx / cell), 0), cols - 1)
+            if j == 9:  # the goal node, priced as in the cell it stands in
+                v, vx, vy, vr, vc = ncell, tx, ty, gr, gc
             else:
                 vr, vc = ur + j // 3 - 1, uc + j % 3 - 1
                 if j == 4 or vr < 0 or vr >= height or vc < 0 or vc >= cols:
