@@ -406,7 +406,7 @@ _COLD: dict[tuple[str, str], tuple[list[str], list[str]]] = {
     ("reach", "ranks lattice"): (["search_labels"], []),
     ("reach", "lattice"): (["reach_table"], []),
     ("reach", "point"): (["many_theta"], []),
-    ("route", "ranks"): (["search_labels"], ["walk_path", "trace_labels"]),
+    ("route", "ranks"): (["search_labels", "many_trails"], ["walk_path", "trace_labels"]),
     ("route", "lattice"): (["astar_table"], ["walk_path"]),
     ("route", "point"): (["straighten"], ["theta_search", "walk_path"]),
     ("threat", "ranks"): (["many_trails"], []),

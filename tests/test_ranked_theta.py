@@ -16,10 +16,10 @@ from engine.terrain._kernels import TRAIL
 FW = engine.load_rules("fantasy-warlord")
 
 
-def _search(g, at, budget, least=None, tried=None, stamp=None):
+def _search(g, at, budget, least=None, tried=None, stamp=None, aim=(math.nan, math.nan)):
     """Each reached cell's cheapest cost and its label's path (cell centres, the start
-    first at its own point); ``least`` as `theta_labels` takes it (default
-    `CostGrid.least`; inf: nothing settled at once)."""
+    first at its own point); ``least`` and ``aim`` as `theta_labels` takes them
+    (default `CostGrid.least`, inf: nothing settled at once; no aim)."""
     a, n = g.kernel_args, g.base.size
     pool = _kernels.label_pool(1 << 18, TRAIL)
     l_at = np.empty(1 << 18, dtype=np.int64)
@@ -31,9 +31,8 @@ def _search(g, at, budget, least=None, tried=None, stamp=None):
     nt, used = theta_labels(
         a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance, g.alike,
         g.least if least is None else least, a.cols, g.cell, float(g.unit.depth),
-        r * a.cols + c, float(at[0]), float(at[1]), budget, False, dist, head, beat,
-        touched, tried, stamp, *pool[:10], pool[11],
-        pool[12], l_at)
+        r * a.cols + c, float(at[0]), float(at[1]), *aim, budget, False, dist, head, beat,
+        touched, tried, stamp, *pool[:10], pool[11], pool[12], l_at)
     assert used > 0
     out = {}
     for v in touched[:nt].tolist():
@@ -135,3 +134,52 @@ def test_the_sight_settled_at_once_is_where_the_ranks_stand_on_the_starts_ground
     assert sorted(fast) == sorted(slow)
     assert [fast[v][0] for v in sorted(fast)] == pytest.approx(
         [slow[v][0] for v in sorted(slow)], rel=1e-12)
+
+
+@pytest.mark.parametrize(("at", "aim"), [((100.9, 60.2), (112.3, 71.6)),
+                                         ((134.1, 70.9), (97.0, 51.1))])
+def test_an_aimed_search_keeps_the_cheapest_ways_on_to_its_aim(at, aim):
+    """Aimed at a point, the search keeps only cells whose cost plus the distance from
+    their centre to the point is within the budget, and those at the cost the
+    search that is not aimed gives them, so the cells around the aim too."""
+    g = engine.cost_grid(engine.load_map("maps/demo.geojson"), FW, FW.unit("humans"))
+    budget = 1.25 * math.dist(at, aim) + 5.0
+    full, aimed = _search(g, at, budget), _search(g, at, budget, aim=aim)
+    cols = g.grid.shape[1]
+
+    def on(v, cost):
+        centre = ((v % cols + 0.5) * g.cell, (v // cols + 0.5) * g.cell)
+        return cost + math.dist(centre, aim) <= budget
+
+    wanted = {v for v, (cost, _) in full.items() if on(v, cost)}
+    assert len(aimed) < len(full) / 2
+    assert wanted <= set(aimed) and all(on(v, cost) for v, (cost, _) in aimed.items())
+    assert all(aimed[v][0] == pytest.approx(full[v][0], rel=1e-12) for v in wanted)
+    r, c = g.grid.xy_to_rc(aim)
+    assert r * cols + c in wanted
+
+
+def test_a_ranked_route_beyond_a_turn_is_as_cheap_as_in_one_turn():
+    """Humans two ranks deep, starting by heavier ground: the step lattice, searched
+    from the centre of the start's cell with the ranks behind that, finds a way
+    costing 54.59; from the unit's own point there is one of 51.43, and the route
+    takes it in turns of 20 as in one turn of 200.  So for random routes: the
+    allowance changes the turns, never the way."""
+    g = engine.cost_grid(engine.load_map("maps/demo.geojson"), FW, FW.unit("humans", ranks=2))
+    a, b = (134.1, 70.9), (97, 51.1)
+    rt = engine.route(g, a, b)
+    assert rt.cost == pytest.approx(51.4306, abs=1e-4) and rt.turns == 3
+    assert rt.cost == pytest.approx(engine.route(g, a, b, 200).cost, rel=1e-9)
+    assert rt.cost == pytest.approx(engine.reach(g, a, 200).cost_at(b), rel=1e-9)
+    assert engine.price_path(g, rt.path).cost == rt.cost
+    rng = np.random.default_rng(3)
+    w, h = g.grid.width, g.grid.height
+    tried = 0
+    while tried < 10:
+        p, q = tuple(rng.uniform((0, 0), (w, h))), tuple(rng.uniform((0, 0), (w, h)))
+        if math.dist(p, q) > 80 or not (engine.connected(g, p, q) and all(
+                g.base[g.grid.xy_to_rc(x)] < math.inf for x in (p, q))):
+            continue
+        tried += 1
+        assert engine.route(g, p, q).cost == pytest.approx(engine.route(g, p, q, 300).cost,
+                                                           rel=1e-9)

@@ -307,14 +307,16 @@ class _Trails:
         return self.labels
 
 
-def _theta_within(g: CostGrid, source: int, start, budget: float) -> tuple:
+def _theta_within(g: CostGrid, source: int, start, budget: float, aim=None) -> tuple:
     """Cells within ``budget`` of the point ``start`` (in cell ``source``): flat indices,
     costs and parents (the cell the cheapest path's last straight move leaves
     from; -1 for the start's cell), cheapest first, and with rear ranks the paths
     kept (`_KeptLabels`); searched in the any-angle workspace of ``g``'s
-    battlefield (`_theta_runs`)."""
+    battlefield (`_theta_runs`).  With rear ranks, ``aim`` (a point) keeps only
+    the paths that may go on to it within ``budget`` (`_kernels.theta_labels`)."""
     space = _trails(g) if g.depth > 0 else _nodes(g)
-    return _theta_runs(g, [start], [source], budget, [space])[0]
+    return _theta_runs(g, [start], [source], budget, [space],
+                       None if aim is None else np.array([aim], dtype=np.float64))[0]
 
 
 def _theta_many(g: CostGrid, points: list, sources: list[int], budget: float,
@@ -330,17 +332,20 @@ def _theta_many(g: CostGrid, points: list, sources: list[int], budget: float,
 
 
 def _theta_runs(g: CostGrid, points: list, sources: list[int], budget: float,
-                spaces: list) -> list[tuple]:
+                spaces: list, aims: np.ndarray | None = None) -> list[tuple]:
     """The any-angle reaches within ``budget`` of the points ``points`` (in cells
     ``sources``), `_theta_within`'s answer for each: thread t of
     ``len(spaces)`` runs its share of them in one call of `_kernels.many_theta`
-    (with rear ranks `_kernels.many_trails`) in the workspace ``spaces[t]``
-    (`_Nodes`, `_Trails`).  The answers' arrays are views of a few buffers per
-    thread, written one reach after another."""
+    (with rear ranks `_kernels.many_trails`, each aimed at its row of ``aims``,
+    if given) in the workspace ``spaces[t]`` (`_Nodes`, `_Trails`).  The
+    answers' arrays are views of a few buffers per thread, written one reach
+    after another."""
     threads = len(spaces)
     n = len(sources)
     src = np.array(sources, dtype=np.int64)
     xy = np.array(points, dtype=np.float64).reshape(n, 2)
+    if aims is None:
+        aims = np.full((n, 2), np.nan)
     at, count = np.empty((2, 2, n), dtype=np.int64)  # where each reach's items are, how many
     # Every reached cell's centre lies within budget / least of its start: room for
     # that disc for each unit (pages never written are never resident).
@@ -355,7 +360,7 @@ def _theta_runs(g: CostGrid, points: list, sources: list[int], budget: float,
         def work(t: int) -> None:
             s, width = spaces[t], g.trail_width
             done = _kernels.many_trails(
-                t, threads, *grid, float(g.unit.depth), src, xy, budget + _SLACK,
+                t, threads, *grid, float(g.unit.depth), src, xy, aims, budget + _SLACK,
                 g.merging, s.dist, s.head, s.beat, s.touched, s.tried, s.stamp,
                 tuple(s.pool(width)), s.at, width, np.empty(size, dtype=np.int64),
                 np.empty(size), np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64),

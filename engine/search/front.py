@@ -623,16 +623,25 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
 
 def _this_turn(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: float,
                found: tuple) -> tuple:
-    """``found`` (a route's path, pricing and rows), or, to a goal within a turn's
-    allowance as the crow flies, the path the turn's `reach` prices the goal
-    along (`Reach.cost_at`), if cheaper: A* and Dijkstra settle Theta*'s cells
-    in other orders and so keep other parents (and Dijkstra settles the
-    start's plain sight at once), and a route to a goal `reach` says the unit
-    reaches this turn must cost no more than `reach` says."""
-    if math.dist(start, goal) > per_turn:
+    """``found`` (a route's path, pricing and rows), or, if cheaper, the path an
+    any-angle reach prices the goal along (`Reach.cost_at`).  To a goal within a
+    turn's allowance as the crow flies, the turn's `reach`: A* and Dijkstra
+    settle Theta*'s cells in other orders and so keep other parents (and
+    Dijkstra settles the start's plain sight at once), and a route to a goal
+    `reach` says the unit reaches this turn must cost no more than `reach`
+    says.  Farther, for a unit with rear ranks, a reach within ``found``'s cost
+    aimed at the goal (`_theta_within`): ``found`` is searched on the step
+    lattice from the centre of the start's cell, its ranks standing behind that,
+    and so may miss a cheaper way from the unit's own point, as a reach of one
+    turn would find it."""
+    if math.dist(start, goal) <= per_turn:
+        best = _theta_reach(g, source, start, per_turn)._best_within(goal)
+    elif g.depth > 0 and found[1].cost < math.inf:
+        budget = found[1].cost * _BENDS_SAVE  # its bends moved, a dearer path may be cheaper
+        aimed = _theta_within(g, source, start, budget, aim=goal)
+        best = _theta_answer(g, start, budget, aimed)._best_path(goal)
+    else:
         return found
-    r = _theta_reach(g, source, start, per_turn)
-    best = r._best_within(goal)
     if best is None or best[1] >= found[1].cost:
         return found
     other = _straighten(g, best[0], *_price(g, best[0], pieces=False, checked=True))

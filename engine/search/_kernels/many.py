@@ -220,17 +220,18 @@ def many_theta(t, threads, base, steep, slope_of, slopes, enter, narrow, clear, 
 
 @njit(cache=True, nogil=True)
 def many_trails(t, threads, base, steep, slope_of, slopes, enter, narrow, clear, alike, least,
-                cols, cell, depth, sources, points, budget, merging, dist, head, beat, touched,
-                tried, stamp, pool, l_at, width, cells, cost, parents, best, out_start, out_n,
-                k_cell, k_cost, k_prev, kept_start, kept_n):
+                cols, cell, depth, sources, points, aims, budget, merging, dist, head, beat,
+                touched, tried, stamp, pool, l_at, width, cells, cost, parents, best, out_start,
+                out_n, k_cell, k_cost, k_prev, kept_start, kept_n):
     """`many_theta` for a unit with rear ranks, each reach by `theta_labels` with the
     label ``pool`` (`label_pool`'s, ``width`` levels, and ``l_at``), grown as it
-    runs out.  Each reach's cells, costs, parents and cheapest labels (their
-    index among the reach's labels, `collect_labels`) go to ``cells``,
-    ``cost``, ``parents`` and ``best``, unit u's at ``out_start[u]``,
-    ``out_n[u]`` of them; the labels it used (cell, cost, label it came from,
-    -1 for the start's) to ``k_cell``, ``k_cost`` and ``k_prev``, at
-    ``kept_start[u]``, ``kept_n[u]`` of them.  Returns those seven arrays and
+    runs out, reach u aimed at the point ``aims[u]`` (NaN: at none).  Each
+    reach's cells, costs, parents and cheapest labels (their index among the
+    reach's labels, `collect_labels`) go to ``cells``, ``cost``, ``parents``
+    and ``best``, unit u's at ``out_start[u]``, ``out_n[u]`` of them; the
+    labels it used (cell, cost, label it came from, -1 for the start's) to
+    ``k_cell``, ``k_cost`` and ``k_prev``, at ``kept_start[u]``,
+    ``kept_n[u]`` of them.  Returns those seven arrays and
     the pool, each new and bigger where it did not hold a reach."""
     at = np.int64(0)
     kat = np.int64(0)
@@ -240,9 +241,10 @@ def many_trails(t, threads, base, steep, slope_of, slopes, enter, narrow, clear,
         while used < 0:
             nt, used = theta_labels(
                 base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
-                depth, sources[u], points[u, 0], points[u, 1], budget, merging, dist, head, beat,
-                touched, tried, stamp, pool[0], pool[1], pool[2], pool[3], pool[4], pool[5],
-                pool[6], pool[7], pool[8], pool[9], pool[11], pool[12], l_at)
+                depth, sources[u], points[u, 0], points[u, 1], aims[u, 0], aims[u, 1], budget,
+                merging, dist, head, beat, touched, tried, stamp, pool[0], pool[1], pool[2],
+                pool[3], pool[4], pool[5], pool[6], pool[7], pool[8], pool[9], pool[11],
+                pool[12], l_at)
             if used < 0:  # the pool ran out: again, with room
                 reset_labels(touched, nt, dist, head, beat)
                 pool = label_pool(4 * pool[0].shape[0], width)

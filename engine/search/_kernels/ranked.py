@@ -326,18 +326,20 @@ def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, co
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, lowest, budget,
-                      limit, dist, head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n,
+def _presettle_labels(sight, r0, c0, w, source, sx, sy, gx, gy, base, cols, cell, depth, lowest,
+                      budget, limit, dist, head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n,
                       l_lv, l_rem, l_next, l_state, l_pos, hkey, hidx, l_at):
     """`anyangle._presettle` with labels: each cell of `_source_sight`'s window within
     ``limit`` (`anyangle._settle_limit`) gets one label, straight from the start
     at its multiplier times the distance, with that ground alone behind it,
     which beats any other path there; those beside a passable cell not yet
     touched and within ``budget`` at the ``lowest`` multiplier are queued, the
-    others expanded.  Returns ``(cells touched, labels used, queued)`` after the
-    start's label 0 (the caller checks the pool holds the window)."""
+    others expanded; aimed at ``(gx, gy)`` (`theta_labels`), only those that may go
+    on to it within ``budget``.  Returns ``(cells touched, labels used, queued)``
+    after the start's label 0 (the caller checks the pool holds the window)."""
     height = base.shape[0] // cols
     k0 = base[source]
+    aimed = not math.isnan(gx)
     nt, used, queued = 1, 1, np.int64(1)
     for i in range(sight.shape[0]):
         if sight[i] == 0:
@@ -345,8 +347,9 @@ def _presettle_labels(sight, r0, c0, w, source, sx, sy, base, cols, cell, depth,
         rr = i // w
         r, c = rr + r0, i - rr * w + c0
         v = r * cols + c
-        cost = k0 * _length((c + 0.5) * cell - sx, (r + 0.5) * cell - sy)
-        if v == source or cost > limit:
+        vx, vy = (c + 0.5) * cell, (r + 0.5) * cell
+        cost = k0 * _length(vx - sx, vy - sy)
+        if v == source or cost > limit or (aimed and cost + _length(gx - vx, gy - vy) > budget):
             continue
         z = used
         used += 1
@@ -381,9 +384,9 @@ def _label_xy(x, cell_of, sx, sy, cols, cell):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
-                 depth, source, sx, sy, budget, merging, dist, head, beat, touched, tried,
-                 stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state,
-                 l_pos, hkey, hidx, l_at):
+                 depth, source, sx, sy, gx, gy, budget, merging, dist, head, beat, touched,
+                 tried, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next,
+                 l_state, l_pos, hkey, hidx, l_at):
     """Theta* with the rear-rank trail from the point ``(sx, sy)`` in cell ``source``,
     within ``budget``, keeping at each cell every path (label) no other beats, as
     `labels.search_labels` does on the step lattice (`_drop_beaten`: a label is
@@ -404,8 +407,11 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     plus label y once the straight move from y to cell b has been priced in this
     search (not priced again); ``stamp[0]`` goes up by one each search (``tried``
     is reset before the keys could overflow), so ``tried`` needs no reset.
-    Returns ``(cells touched, labels used)``; labels used is -1 if the pool ran
-    out (reset and call again with a bigger one)."""
+    Aimed at the point ``(gx, gy)`` (NaN: at none), it keeps only the paths that
+    may go on to it within ``budget``: a label whose cost plus the distance from
+    its cell's centre to there is more is not kept (no move costs less than its
+    length).  Returns ``(cells touched, labels used)``; labels used is -1 if the
+    pool ran out (reset and call again with a bigger one)."""
     height = base.shape[0] // cols
     org = np.empty(TRAIL, dtype=np.int64)
     lv_s, rem_s = np.empty(TRAIL), np.empty(TRAIL)
@@ -423,7 +429,7 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                       steep)
     return _labels_loop(
         base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell, depth,
-        source, sx, sy, budget, merging, dist, head, beat, touched, tried, stamp,
+        source, sx, sy, gx, gy, budget, merging, dist, head, beat, touched, tried, stamp,
         l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos, hkey, hidx,
         l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org, piece_at, piece_from, kinds, ends,
         heads, link, clean, sight, r0, c0, w)
@@ -432,8 +438,8 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
 # Without numba's reference counting, as `anyangle._theta_loop`.
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
-                 depth, source, sx, sy, budget, merging, dist, head, beat, touched, tried,
-                 stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next,
+                 depth, source, sx, sy, gx, gy, budget, merging, dist, head, beat, touched,
+                 tried, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next,
                  l_state, l_pos, hkey, hidx, l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org,
                  piece_at, piece_from, kinds, ends, heads, link, clean, sight, r0, c0, w):
     """`theta_labels`' search, given its scratch arrays (a trail, a record, the pieces
@@ -442,6 +448,7 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     ncell = base.shape[0]
     height = ncell // cols
     cap = l_cost.shape[0]
+    aimed = not math.isnan(gx)
     stamp[0] += 1
     if stamp[0] >= _STAMPS:  # the keys would overflow: start the marks afresh
         for i in range(tried.shape[0]):
@@ -461,9 +468,9 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
         limit, lowest = _settle_limit(sight, r0, c0, w, source, sx, sy, base, cols, cell, least,
                                      budget, depth)
         nt, used, queued = _presettle_labels(
-            sight, r0, c0, w, source, sx, sy, base, cols, cell, depth, lowest, budget, limit,
-            dist, head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next,
-            l_state, l_pos, hkey, hidx, l_at)
+            sight, r0, c0, w, source, sx, sy, gx, gy, base, cols, cell, depth, lowest, budget,
+            limit, dist, head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem,
+            l_next, l_state, l_pos, hkey, hidx, l_at)
     while queued > 0:
         x = _heap_pop(queued, hkey, hidx, l_pos)
         queued -= 1
@@ -487,6 +494,7 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
             if base[b] == np.inf:
                 continue
             vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
+            on = _length(gx - vx, gy - vy) if aimed else 0.0  # at least, to the aim
             for which in range(2):  # the straight move from y, then the step from x
                 z0, c_at, c_x, c_y = y, p, px, py
                 if which == 1:
@@ -499,7 +507,7 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                 floor = _least_move(l_cost[z0], _length(vx - c_x, vy - c_y), cell, z0 == 0,
                                     base[c_at], alike[c_at], clear[c_at], True, base[b],
                                     alike[b], clear[b])
-                if floor * _SHAVE > budget or (not merging and beat[b] <= floor * TIE):
+                if (floor + on) * _SHAVE > budget or (not merging and beat[b] <= floor * TIE):
                     continue
                 grounds = -1
                 if which == 0 and not merging and beat[b] < np.inf:
@@ -515,7 +523,7 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                                   rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from,
                                   grounds, kinds, ends)
                 nd = l_cost[z0] + c
-                if not nd <= budget:
+                if not nd + on <= budget:
                     continue
                 beaten, z = _drop_beaten(b, nd, n, merging, base, beat, head, l_cost, l_n,
                                          l_lv, l_rem, l_state, l_next, lv_s, rem_s)
