@@ -606,8 +606,8 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
                            f"{goal[1]:g}) for {grid.unit.race}")
     path, priced, rows = _straighten(grid, *found) if any_angle else found
     if any_angle and find is None:
-        path, priced, rows = _this_turn(grid, source, start, goal, per_turn,
-                                        (path, priced, rows))
+        path, priced, rows = _by_reach(grid, source, start, goal, per_turn,
+                                       (path, priced, rows))
     try:
         turns, stops = route_turns(grid, path, priced, rows, per_turn)
     except NoRouteError as stuck:  # a cost at once a turn cannot pay: round it, if a way is
@@ -621,7 +621,7 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
     return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
 
 
-def _this_turn(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: float,
+def _by_reach(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: float,
                found: tuple) -> tuple:
     """``found`` (a route's path, pricing and rows), or, if cheaper, the path an
     any-angle reach prices the goal along (`Reach.cost_at`).  To a goal within a
@@ -629,15 +629,16 @@ def _this_turn(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: fl
     settle Theta*'s cells in other orders and so keep other parents (and
     Dijkstra settles the start's plain sight at once), and a route to a goal
     `reach` says the unit reaches this turn must cost no more than `reach`
-    says.  Farther, for a unit with rear ranks, a reach within ``found``'s cost
-    aimed at the goal (`_theta_within`): ``found`` is searched on the step
-    lattice from the centre of the start's cell, its ranks standing behind that,
-    and so may miss a cheaper way from the unit's own point, as a reach of one
-    turn would find it."""
+    says.  Farther, for a unit with rear ranks, a reach aimed at the goal
+    (`_theta_within`) within `_BENDS_SAVE` times ``found``'s cost (a path the
+    reach prices dearer may be cheaper once its bends are moved): ``found`` is
+    searched on the step lattice from the centre of the start's cell, its ranks
+    standing behind that, and so may miss a cheaper way from the unit's own
+    point, as a reach of one turn would find it."""
     if math.dist(start, goal) <= per_turn:
         best = _theta_reach(g, source, start, per_turn)._best_within(goal)
     elif g.depth > 0 and found[1].cost < math.inf:
-        budget = found[1].cost * _BENDS_SAVE  # its bends moved, a dearer path may be cheaper
+        budget = found[1].cost * _BENDS_SAVE
         aimed = _theta_within(g, source, start, budget, aim=goal)
         best = _theta_answer(g, start, budget, aimed)._best_path(goal)
     else:
