@@ -551,10 +551,12 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None, *,
         lattice route string-pulled (`_either`); with them, the lattice
         search.  Either way the route found is then straightened by
         its price (`_straighten`): a straight move over open ground, bends on
-        terrain edges and at obstacles' corners; to a goal within a turn's
-        allowance, the path the turn's `reach` prices it along is taken if
-        cheaper.  False: the lattice route between cell centres, joined to
-        the exact start and goal.
+        terrain edges and at obstacles' corners.  The path an any-angle
+        `reach` prices the goal along is taken if cheaper: to a goal within a
+        turn's allowance, the turn's reach; farther, with rear ranks, a
+        reach from the unit's point aimed at the goal (`_by_reach`).  False:
+        the lattice route between cell centres, joined to the exact start
+        and goal.
 
     Returns
     -------
