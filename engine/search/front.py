@@ -8,11 +8,13 @@ with the trail of ground its ranks still stand on; on ground priced per
 started quantum, the paths kept are then rounded, `_quantised_moves`), and
 `Reach.cost_at` prices the last straight move to the point asked about.  A
 route with rear ranks, and any search with ``any_angle=False``, runs on the
-step lattice from the centre of the cell holding the start: `reach` answers
-per cell, and `route` joins the exact start and goal to the cell-centre
-path.  With ``any_angle``, `route` then straightens the path it found by its
-price (`_kernels.straighten`, `_pull`), and to a goal within a turn takes
-the reach's path if cheaper.  Either way a route is priced whole as
+step lattice from the centre of the cell the start stands in
+(`CostGrid.stand`): `reach` answers per cell, and `route` joins the exact
+start and goal to the cell-centre path.  With ``any_angle``, `route` then
+straightens the path it found by its price (`_kernels.straighten`, `_pull`),
+and takes the path an any-angle reach prices the goal along if cheaper (to a
+goal within a turn, the turn's reach; farther, with rear ranks, a reach
+aimed at the goal: `_by_reach`).  Either way a route is priced whole as
 `price_path` prices it.
 """
 
@@ -162,7 +164,8 @@ class Reach:
         are those of a reach to `_BENDS_SAVE` times the allowance, searched
         once: a path there can run by cells whose centres cost more than the
         allowance along the search's paths, which bend at cell centres.  A
-        reach on the step lattice answers the cost of the cell holding ``xy``.
+        reach on the step lattice answers the cost of the cell ``xy`` stands in
+        (`CostGrid.stand`).
         """
         if self.parent is None:
             r, c = self.grid.stand(xy)
