@@ -164,7 +164,7 @@ def test_a_ranked_route_beyond_a_turn_is_as_cheap_as_in_one_turn():
     from the centre of the start's cell with the ranks behind that, finds a way
     costing 54.59; from the unit's own point there is one of 51.43, and the route
     takes it in turns of 20 as in one turn of 200.  So for random routes: the
-    allowance changes the turns, never the way."""
+    allowance changes the turns, not the cost."""
     g = engine.cost_grid(engine.load_map("maps/demo.geojson"), FW, FW.unit("humans", ranks=2))
     a, b = (134.1, 70.9), (97, 51.1)
     rt = engine.route(g, a, b)

@@ -15,11 +15,10 @@ def bs():
 
 
 @pytest.fixture(scope="module")
-def hedged(bs):
+def hedged():
     """A hedge (4" to cross) over the cells x = 10.75 .. 11.25 (0.25" cells)."""
-    bf = engine.load_map(battlefield([feature("hedge", line((11, 0), (11, 10)), width=0.25)],
-                                     30, 10, units="in", cell=0.25))
-    return bf
+    return engine.load_map(battlefield([feature("hedge", line((11, 0), (11, 10)), width=0.25)],
+                                       30, 10, units="in", cell=0.25))
 
 
 @pytest.fixture(scope="module")

@@ -131,9 +131,9 @@ class CostGrid:
         corner of cells (within the pricing walk's tolerance): then it is the
         passable one of them that charges least at once on entry (an
         obstacle's crossing, a formation change), the cell holding it on a
-        tie.  A unit standing on the edge of a hedge, a bridge or a building
-        has not crossed or entered it: a move onto it pays what entering it
-        costs, and a point on a building's edge can be reached from outside.
+        tie.  A unit standing on the edge of a hedge or a bridge has not crossed
+        or entered it: a move onto it pays what entering it costs; and a point
+        on a building's edge can be reached from outside.
 
         Raises
         ------
