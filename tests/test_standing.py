@@ -1,6 +1,9 @@
 """A point on the edge or corner of cells: the cell a unit there stands in
 (`CostGrid.stand`), and the route, reach and price from and to it."""
 
+import math
+
+import numpy as np
 import pytest
 
 import engine
@@ -81,3 +84,40 @@ def test_a_point_on_a_buildings_edge_is_reached_from_outside(demo):
     assert engine.connected(demo, edge, (15, 60))
     with pytest.raises(InputError, match=r"goal \(141\.25, 68\.1\) is on impassable ground"):
         engine.route(demo, above, (141.25, 68.1))
+
+
+@pytest.mark.parametrize("name", ["demo", "crossings"])
+@pytest.mark.parametrize("unit", [{"depth": 0}, {"ranks": 2}])
+def test_a_move_from_a_cells_edge_costs_what_it_costs_from_a_hair_inside_its_cell(
+        rules, name, unit):
+    """From points on the edges of cells that charge at once (obstacles, passages) or
+    are impassable, a straight move of up to 6 cm any way costs what it costs from
+    1e-7 inside the cell the point stands in (`CostGrid.stand`): the pricing walk
+    starts the front where `stand` says, wherever the move goes."""
+    g = engine.cost_grid(engine.load_map(MAPS / f"{name}.geojson"), rules,
+                         rules.unit("humans", **unit))
+    cell, cols = g.cell, g.grid.shape[1]
+    special = np.flatnonzero(((g.enter > 0) | (g.narrow > 0) | ~np.isfinite(g.base)).ravel())
+    rng = np.random.default_rng(2)
+    moved = tried = 0
+    while tried < 150:
+        r, c = divmod(int(rng.choice(special)), cols)
+        t = float(rng.uniform(0.05, 0.95))
+        x, y = [((c + t) * cell, r * cell), ((c + t) * cell, (r + 1) * cell),
+                (c * cell, (r + t) * cell), ((c + 1) * cell, (r + t) * cell)][rng.integers(4)]
+        if not (0 < x < g.grid.width and 0 < y < g.grid.height):
+            continue
+        sr, sc = g.stand((x, y))
+        if g.base[sr, sc] == math.inf:
+            continue
+        tried += 1
+        moved += (sr, sc) != g.grid.xy_to_rc((x, y))
+        inside = (x + 1e-7 * np.sign((sc + 0.5) * cell - x),
+                  y + 1e-7 * np.sign((sr + 0.5) * cell - y))
+        a, far = rng.uniform(0, 2 * math.pi), rng.uniform(0.3, 6)
+        q = (min(max(x + far * math.cos(a), 0), g.grid.width),
+             min(max(y + far * math.sin(a), 0), g.grid.height))
+        cost = engine.price_path(g, [(x, y), q]).cost
+        assert cost == pytest.approx(engine.price_path(g, [inside, q]).cost, rel=1e-5,
+                                     abs=1e-5), ((x, y), q)
+    assert moved > 20  # many stand outside the cell holding them
