@@ -51,7 +51,6 @@ from .turns import route_turns
 __all__ = ["Reach", "Route", "reach", "reach_many", "route"]
 
 
-
 def _start_cell(g: CostGrid, xy, what: str) -> int:
     """The flat index of the cell a unit at ``xy`` stands in (`CostGrid.stand`);
     `InputError` naming the point as ``what`` if that is impassable."""

@@ -32,6 +32,7 @@ __all__ = [
     "step_table",
     "stretch",
     "through",
+    "touched_lines",
     "trail_cells",
 ]
 
@@ -61,6 +62,17 @@ def _lowest(slopes, o, k, ux, uy, px, py):
         if v < best or (v == best and s < rise):
             best, rise, at = v, s, j
     return at, best, rise
+
+
+@njit(cache=True, inline="always")
+def touched_lines(f, i, size, tol):
+    """The first and last of the rows (or columns) of cells a point at ``f`` cells
+    along one axis touches: line ``i`` (of ``size``) holding it, and the one
+    beside it if it lies within ``tol`` of their border (none beyond the
+    table's edges)."""
+    lo = i - 1 if f - i <= tol and i > 0 else i
+    hi = i + 1 if i + 1 - f <= tol and i + 1 < size else i
+    return lo, hi
 
 
 @njit(cache=True, inline="always")

@@ -130,10 +130,11 @@ class CostGrid:
         That is the cell holding ``xy``, unless ``xy`` lies on the edge or
         corner of cells (within the pricing walk's tolerance): then it is the
         passable one of them that charges least at once on entry (an
-        obstacle's crossing, a formation change), the cell holding it on a
-        tie.  A unit standing on the edge of a hedge or a bridge has not crossed
-        or entered it: a move onto it pays what entering it costs; and a point
-        on a building's edge can be reached from outside.
+        obstacle's crossing, a formation change); on a tie, the cell holding
+        it, else the one beside that in its row.  A unit standing on the edge
+        of a hedge or a bridge has not crossed or entered it: a move onto it
+        pays what entering it costs; and a point on a building's edge can be
+        reached from outside.
 
         Raises
         ------
@@ -141,15 +142,16 @@ class CostGrid:
             ``xy`` is off the table.
         """
         r, c = self.grid.xy_to_rc(xy)
-        x, y = float(xy[0]) / self.cell, float(xy[1]) / self.cell
         rows, cols = self.grid.shape
-        best, least = (r, c), math.inf
-        for rr in _sides(y, r, rows):
-            for cc in _sides(x, c, cols):
-                if self.base[rr, cc] < math.inf:
-                    at_once = float(self.enter[rr, cc] + self.narrow[rr, cc])
-                    if at_once < least:
-                        best, least = (rr, cc), at_once
+        r0, r1 = _kernels.touched_lines(float(xy[1]) / self.cell, r, rows, _EPS)
+        c0, c1 = _kernels.touched_lines(float(xy[0]) / self.cell, c, cols, _EPS)
+        best, least = (r, c), (math.inf, True, True)
+        for rr in range(r0, r1 + 1):
+            for cc in range(c0, c1 + 1):
+                if self.base[rr, cc] < math.inf:  # the least at once, then nearest (r, c)
+                    key = (float(self.enter[rr, cc] + self.narrow[rr, cc]), rr != r, cc != c)
+                    if key < least:
+                        best, least = (rr, cc), key
         return best
 
     def within_turn(self, allowance: float) -> CostGrid:
@@ -425,16 +427,6 @@ def kernel_args(
     return KernelArgs(*cells, float(depth), *(footprint or (i, i, i, f)),
                       bucket_count(st, costliest), *priced, flat_cells, flat_of, *flats,
                       st.onward_start, st.onward)
-
-
-def _sides(f: float, i: int, size: int) -> tuple[int, ...]:
-    """The rows (or columns) of cells whose closure holds the coordinate ``f`` (in
-    cells) held by row ``i`` of ``size``: ``i``, and the one across the grid line
-    ``f`` lies on within `_EPS`, if any (none beyond the table's edges)."""
-    k = round(f)
-    if abs(f - k) <= _EPS and 0 < k < size:
-        return (i, k - 1 if i == k else k)
-    return (i,)
 
 
 def _step_rows(a: KernelArgs, incoming: bool, cells: np.ndarray, cost: np.ndarray) -> None:

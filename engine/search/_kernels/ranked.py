@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one
-from ...terrain._kernels import TRAIL, _length, fold, stretch
+from ...terrain._kernels import TRAIL, _length, fold, stretch, touched_lines
 from .anyangle import (
     _SHAVE,
     _corner_touches,
@@ -169,16 +169,6 @@ def _heavier(base, steep, i, k0):
     return m != np.inf and m > k0
 
 
-@njit(cache=True, inline="always")
-def _touched_lines(f, i, size, tol):
-    """The rows (or columns) of cells a point at ``f`` cells along one axis touches:
-    line ``i`` holding it, and the one beside it if it lies within ``tol`` of
-    their border."""
-    lo = i - 1 if f - i <= tol and i > 0 else i
-    hi = i + 1 if i + 1 - f <= tol and i + 1 < size else i
-    return range(lo, hi + 1)
-
-
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _clean_stand(sx, sy, depth, cell, cols, height, base, steep):
     """Whether no cell within ``depth`` of the point ``(sx, sy)`` (and a cell more) is
@@ -193,8 +183,10 @@ def _clean_stand(sx, sy, depth, cell, cols, height, base, steep):
     # first piece may be dropped (`segment_cost`): the point touches both sides.
     tol = _SEGMENT_EPS * (cols + height)
     k0 = np.inf
-    for r in _touched_lines(sy / cell, sr, height, tol):
-        for c in _touched_lines(sx / cell, sc, cols, tol):
+    r0, r1 = touched_lines(sy / cell, sr, height, tol)
+    c0, c1 = touched_lines(sx / cell, sc, cols, tol)
+    for r in range(r0, r1 + 1):
+        for c in range(c0, c1 + 1):
             k0 = min(k0, base[r * cols + c])
     k = math.ceil(depth / cell) + 1
     for r in range(max(sr - k, 0), min(sr + k + 1, height)):
