@@ -11,6 +11,7 @@ Workloads (Fantasy Warlord humans as a point, depth 0):
   with an allowance past every cell (any-angle, the default; ``any_angle=False``: the
   lattice), and by scikit-fmm's order-2 ``travel_time`` on the same multipliers
   (speed = 1 / multiplier, impassable cells masked, the start a circle of one cell);
+  the same on an open table of that size (no terrain);
 - 200 reaches of one turn (24 cm) on the demo battlefield: `engine.reach_many` either
   way, and scikit-fmm once per unit with a narrow band of the allowance, on the window
   of the grid that band can reach;
@@ -124,23 +125,28 @@ def open_errors(n: int, cell: float, budget: float, depth: float = 0.0) -> dict[
 
 
 def full_field(n: int, rounds: int) -> list[str]:
-    g = engine.cost_grid(campaign_map(n), RULES, RULES.unit("humans", depth=0))
-    at = (n / 2, n / 2)
+    """The whole field from the centre of `campaign_map` (n cm at 1 cm cells) and of an
+    open table of the same size, by each method."""
     far = 1e9  # past every cell
-    ours = dense(engine.reach(g, at, far), g.base.size)
-    peer = fmm(g, at)[0].ravel()
-    both = np.isfinite(peer) & np.isfinite(ours) & (ours > 0)
-    agree = np.median(np.abs(ours[both] / peer[both] - 1.0))
     err = open_errors(n, 1.0, far)
-    times = interleaved_ms({
-        "any-angle": lambda: engine.reach(g, at, far),
-        "lattice": lambda: engine.reach(g, at, far, any_angle=False),
-        PEER: lambda: fmm(g, at),
-    }, rounds)
-    return [f"| full field {n}x{n} | {m} | {times[m]:,.1f} | {times[m] / times[PEER]:.2f} | "
-            f"{err[m] * 100:.3f}% | {note} |"
-            for m, note in (("any-angle", f"median difference from {PEER}: {agree:.2%}"),
-                            ("lattice", "32 directions"), (PEER, ""))]
+    rows = []
+    for where, bf in (("", campaign_map(n)), (", open ground", open_map(n, n, 1.0))):
+        g = engine.cost_grid(bf, RULES, RULES.unit("humans", depth=0))
+        at = (n / 2, n / 2)
+        ours = dense(engine.reach(g, at, far), g.base.size)
+        peer = fmm(g, at)[0].ravel()
+        both = np.isfinite(peer) & np.isfinite(ours) & (ours > 0)
+        agree = np.median(np.abs(ours[both] / peer[both] - 1.0))
+        times = interleaved_ms({
+            "any-angle": lambda g=g, at=at: engine.reach(g, at, far),
+            "lattice": lambda g=g, at=at: engine.reach(g, at, far, any_angle=False),
+            PEER: lambda g=g, at=at: fmm(g, at),
+        }, rounds)
+        rows += [f"| full field {n}x{n}{where} | {m} | {times[m]:,.1f} | "
+                 f"{times[m] / times[PEER]:.2f} | {err[m] * 100:.3f}% | {note} |"
+                 for m, note in (("any-angle", f"median difference from {PEER}: {agree:.2%}"),
+                                 ("lattice", "32 directions"), (PEER, ""))]
+    return rows
 
 
 def unit_starts(depth: float, campaign: bool = False) -> tuple:
@@ -222,10 +228,11 @@ def section(rows: list[str], single: list[str]) -> list[str]:
         "Fantasy Warlord humans as a point (no rear ranks), but where the workload says "
         "one rank. Full fields: the whole of a "
         "generated campaign map (1 cm cells: scrub under everything, woods, broken ground, "
-        "bog, and roads, the only x1 ground) from its centre; the campaign reaches are on "
-        "the 1024x1024 one. Times are medians in ms of rounds that call every method "
-        "once in turn; ratio = method / scikit-fmm. Worst open-ground error: the same "
-        "search on an open grid of the same size and cell, "
+        "bog, and roads, the only x1 ground) from its centre, and of an open table of the "
+        "same size (no terrain); the campaign reaches are on the 1024x1024 map. Times "
+        "are medians in ms of rounds that call every method once in turn; ratio = method "
+        "/ scikit-fmm. Worst open-ground error: the same search on an open grid of the "
+        "same size and cell, "
         f"every cell centre at least {NEAR} cells from the unit, against the straight "
         "line (the lattice's from its start cell's centre, the others' from the unit's "
         "point).",
