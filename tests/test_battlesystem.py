@@ -464,6 +464,67 @@ def test_any_angle_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
     assert rounded > 10  # the rounding is in what was checked
 
 
+@pytest.mark.parametrize(("start", "goal", "best"), [((0.3, 3.3), (8.3, 2.2), 9.15),
+                                                    ((0.95, 3.67), (7.26, 2.61), 7.45)])
+def test_a_strip_of_light_woods_is_crossed_square(bs, start, goal, best):
+    """On the charge example the 2" strip of light woods (x 4 to 6) costs 3" crossed
+    square; the smooth search's slant across it is 2.03" to 2.06" long, two
+    started quanta (6").  Reach, route, charge and threat take the square
+    crossing (``best``: the lattice route's cost, to the cent), not the slant."""
+    g = engine.cost_grid(load_map(BS / "charge.geojson"), bs, bs.unit("infantry"))
+    slant = engine.price_path(g, [start, goal]).cost
+    assert slant > best + 2
+    lattice = engine.route(g, start, goal, any_angle=False)
+    assert lattice.cost == pytest.approx(best, abs=0.005)
+    rt = engine.route(g, start, goal)
+    assert rt.cost <= lattice.cost and engine.price_path(g, rt.path).cost == rt.cost
+    assert any(leg.terrain == ["light woods"] and leg.length == pytest.approx(2, abs=1e-6)
+               for leg in rt.legs)
+    r = engine.reach(g, start)
+    assert r.cost_at(goal) <= lattice.cost and r.reachable(goal)
+    assert engine.reach_many(g, [start])[0].cost_at(goal) == r.cost_at(goal)
+    assert engine.can_charge(g, start, goal, minimum_range=0).allowed
+
+
+def test_a_strip_of_light_woods_is_crossed_square_where_the_tape_would_slant(bs):
+    """From (3, 4) to (8, 3) on the charge example the straight line crosses 2.07" of
+    the 2" strip of light woods: two started quanta, 9.05.  Crossed square, level
+    with the point it enters at, it is one: 1.12 + 3 + 2.06 = 6.18 by hand, a
+    little less with the bends moved.  The lattice's route slants too (9.10)."""
+    g = engine.cost_grid(load_map(BS / "charge.geojson"), bs, bs.unit("infantry"))
+    start, goal = (3.0, 4.0), (8.0, 3.0)
+    by_hand = engine.price_path(g, [start, (4.0, 3.5), (6.0, 3.5), goal]).cost
+    assert by_hand == pytest.approx(math.dist(start, (4, 3.5)) + 3 + math.dist((6, 3.5), goal))
+    assert engine.price_path(g, [start, goal]).cost > 9
+    rt = engine.route(g, start, goal, allowance=8)
+    assert rt.cost <= by_hand and rt.turns == 1
+    assert engine.price_path(g, rt.path).cost == rt.cost
+    assert engine.reach(g, start, 8).cost_at(goal) <= by_hand
+
+
+def test_any_angle_on_quantised_ground_is_no_dearer_than_the_lattice(bs):
+    """From points all over the charge and uphill-woods examples, the default route
+    costs no more than the lattice route's path priced, and where that path fits
+    in the move the reach says the goal is reachable."""
+    for name in ("charge", "uphill-woods"):
+        g = engine.cost_grid(load_map(BS / f"{name}.geojson"), bs, bs.unit("infantry"))
+        checked = 0
+        for start in [(0.3, 0.4), (1.1, 1.9), (1.7, 3.3), (3.2, 2.2)]:
+            r = engine.reach(g, start)
+            for bx in range(5, 14, 2):
+                for by in (0.6, 2.2, 3.7):
+                    goal = (bx + 0.3, by)
+                    try:
+                        lattice = engine.price_path(
+                            g, engine.route(g, start, goal, any_angle=False).path).cost
+                    except engine.NoRouteError:
+                        continue
+                    assert engine.route(g, start, goal).cost <= lattice * (1 + 1e-9)
+                    assert r.cost_at(goal) <= lattice * (1 + 1e-9) or lattice > g.unit.move
+                    checked += 1
+        assert checked > 40
+
+
 def test_reach_many_with_quanta_equals_one_reach(bs):
     g = engine.cost_grid(load_map(BS / "light-woods.geojson"), bs, bs.unit("infantry", move=10))
     starts = [(2.1, 2.1), (10.1, 1.1)]

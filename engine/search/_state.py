@@ -263,14 +263,17 @@ class _Nodes:
 
 
 class _KeptLabels(NamedTuple):
-    """The paths an any-angle reach of a unit with rear ranks keeps: every label's
-    cell, cost and the label it came from (-1 for the start's, label 0), and the
-    cheapest label of each of the reach's cells, in its order."""
+    """The paths an any-angle reach keeps with rear ranks or near ground priced per
+    started quantum: every label's cell, cost and the label it came from (-1 for
+    the start's, label 0), and the cheapest label of each of the reach's cells,
+    in its order; and the first of the labels of the step lattice's paths
+    (`_with_lattice`), -1 if none are kept."""
 
     cell: np.ndarray
     cost: np.ndarray
     prev: np.ndarray
     best: np.ndarray
+    lattice: int = -1
 
 
 @dataclass(eq=False)
@@ -452,16 +455,8 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
             node = np.flatnonzero(live)
             cost, cell, prev, step = cost[node], cell[node], prev[node], step[node]
         else:
-            cell = ws.touched[:n].astype(np.int64)
-            cost = ws.dist[cell]
-            step = ws.parent[cell] & (_kernels.CLOSED - 1)  # expanded: | CLOSED
-            keep = cost <= budget + _SLACK
-            cell, cost, step = cell[keep], cost[keep], step[keep]
+            cell, cost, step, prev = _steps_taken(g, ws, source, budget, n)
             node = cell
-            a = g.kernel_args
-            prev = np.full(cell.size, -1, dtype=np.int64)
-            moved = cell != source
-            prev[moved] = cell[moved] - (a.step_dr * a.cols + a.step_dc)[step[moved]]
     finally:
         ws.reset(n)
     order = np.argsort(cost, kind="stable")
@@ -487,6 +482,59 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
     return cell[best][keep], out[best][keep]
 
 
+def _steps_taken(g: CostGrid, ws: _Workspace, source: int, budget: float, n: int):
+    """The last search of ``ws`` on the step lattice from the centre of cell ``source``
+    (a unit without rear ranks; ``n`` cells touched, not yet `reset`): each cell
+    within ``budget``, its smooth cost, the step into it and the cell that step
+    leaves (-1 for ``source``)."""
+    cell = ws.touched[:n].astype(np.int64)
+    cost = ws.dist[cell]
+    step = ws.parent[cell] & (_kernels.CLOSED - 1)  # expanded: | CLOSED
+    keep = cost <= budget + _SLACK
+    cell, cost, step = cell[keep], cost[keep], step[keep]
+    a = g.kernel_args
+    prev = np.full(cell.size, -1, dtype=np.int64)
+    moved = cell != source
+    prev[moved] = cell[moved] - (a.step_dr * a.cols + a.step_dc)[step[moved]]
+    return cell, cost, step, prev
+
+
+def _with_lattice(g: CostGrid, start, budget: float, cells: np.ndarray, cost: np.ndarray,
+                  parent: np.ndarray) -> _KeptLabels:
+    """The paths of an any-angle reach without rear ranks (``cells``, ``cost`` and
+    ``parent``, the start's first) beside those of the step lattice's search
+    from the centre of the start's cell, reached from ``start`` by a straight
+    move: `_quantised_moves`' candidates.  The smooth search crosses a strip
+    of ground priced per started quantum where the smooth cost is least,
+    often on a slant that starts one quantum more than crossing it square;
+    the lattice's steps cross such a strip square where they can.  Each path
+    keeps its smooth cost, so both are priced by the same rounding.
+    """
+    by_cell = np.argsort(cells)
+    place = by_cell[np.minimum(np.searchsorted(cells[by_cell], parent), cells.size - 1)]
+    prev = np.where(parent < 0, -1, place)
+    source = int(cells[0])
+    ws = _workspace(g)
+    n = ws.run(g, source, -1, budget + _SLACK, lowest=True)
+    try:
+        more, smooth, _, up = _steps_taken(g, ws, source, budget, n)
+    finally:
+        ws.reset(n)
+    # The straight move from the start to its cell's centre, where the lattice starts.
+    a, cols = g.kernel_args, g.grid.shape[1]
+    cx, cy = (source % cols + 0.5) * g.cell, (source // cols + 0.5) * g.cell
+    first = np.empty(1)
+    _kernels.point_cost(cx, cy, np.array([float(start[0])]), np.array([float(start[1])]),
+                        np.array([source]), np.zeros(1), a.base, a.steep, a.slope_of,
+                        a.slopes, a.enter, a.narrow, g.clearance, cols, g.cell, first)
+    by_cell = np.argsort(more)
+    place = by_cell[np.minimum(np.searchsorted(more[by_cell], up), more.size - 1)]
+    up = np.where(up < 0, -cells.size, place) + cells.size  # the centre's: label 0
+    return _KeptLabels(np.concatenate([cells, more]),
+                       np.concatenate([cost, smooth + first[0]]),
+                       np.concatenate([prev, up]), np.arange(cells.size), cells.size)
+
+
 def _quantised_moves(g: CostGrid, start, budget: float, cells: np.ndarray, cost: np.ndarray,
                      parent: np.ndarray, kept: _KeptLabels | None = None):
     """An any-angle reach (`_theta_within`'s, ``kept`` its paths with rear ranks) on
@@ -494,17 +542,15 @@ def _quantised_moves(g: CostGrid, start, budget: float, cells: np.ndarray, cost:
 
     The search runs on the smooth multiplier, so no path is cheaper by it than
     by the rulebook; then each path it kept (one a cell, or with rear ranks
-    every label) is priced with every stretch of quantised ground rounded up
-    to whole quanta (`_kernels.settle_moves`, the pricer's arithmetic), and
-    each cell whose cheapest path is still within the allowance is kept at
-    that price.  ``kept`` holds the paths with their smooth costs (no more
-    than their price: `Reach.cost_at`'s bound); without rear ranks, a node
-    per cell, the start's first.
+    every label; without rear ranks, the step lattice's too, `_with_lattice`)
+    is priced with every stretch of quantised ground rounded up to whole
+    quanta (`_kernels.settle_moves`, the pricer's arithmetic), and each cell
+    whose cheapest path is still within the allowance is kept at that price.
+    ``kept`` holds the paths with their smooth costs (no more than their
+    price: `Reach.cost_at`'s bound).
     """
     if kept is None:
-        by_cell = np.argsort(cells)
-        place = by_cell[np.minimum(np.searchsorted(cells[by_cell], parent), cells.size - 1)]
-        kept = _KeptLabels(cells, cost, np.where(parent < 0, -1, place), np.arange(cells.size))
+        kept = _with_lattice(g, start, budget, cells, cost, parent)
     cols, cell = g.grid.shape[1], g.cell
     xs = (kept.cell % cols + 0.5) * cell
     ys = (kept.cell // cols + 0.5) * cell
@@ -530,7 +576,7 @@ def _quantised_moves(g: CostGrid, start, budget: float, cells: np.ndarray, cost:
     best = best[np.argsort(out[best], kind="stable")]
     up = kept.prev[best]
     return (kept.cell[best], out[best], np.where(up >= 0, kept.cell[np.maximum(up, 0)], -1),
-            _KeptLabels(kept.cell, kept.cost, kept.prev, best))
+            _KeptLabels(kept.cell, kept.cost, kept.prev, best, kept.lattice))
 
 
 def _trace(g: CostGrid, parent: np.ndarray, source: int, target: int) -> list[int]:

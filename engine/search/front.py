@@ -21,14 +21,13 @@ aimed at the goal: `_by_reach`).  Either way a route is priced whole as
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._args import finite, flag, instance, listed, shown
+from .._args import finite, flag, instance, listed, point, shown
 from .._threads import on_threads, thread_count
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import CostGrid
@@ -45,6 +44,7 @@ from ._state import (
     _theta_within,
     _workspace,
 )
+from .bends import _bendable, _pull, _refined, _rounded_tries, _unbent
 from .pricing import Leg, Pricing, _price
 from .turns import route_turns
 
@@ -166,6 +166,8 @@ class Reach:
         reach on the step lattice answers the cost of the cell ``xy`` stands in
         (`CostGrid.stand`).
         """
+        xy = point(xy)
+        self.grid.grid.xy_to_rc(xy)  # on the table
         if self.parent is None:
             r, c = self.grid.stand(xy)
             j = int(self._found(np.array([r * self.grid.grid.shape[1] + c]))[0])
@@ -268,9 +270,11 @@ class Reach:
         each priced whole (`price_path`'s walk: a move's price depends on the trail
         the path before it left), the cheapest first by a bound that no path beats
         (its cost so far plus the last move's length); then without the bends a
-        straight move over them makes no dearer (`_pull`), and with its bends
-        moved where a unit without ranks would move them (`_refined`, one sweep)
-        if that is cheaper."""
+        straight move over them makes no dearer, and with its bends moved where a
+        unit without ranks would move them if that is cheaper (`_bends_moved`): the
+        cheapest, or where the reach kept the step lattice's paths too
+        (`_with_lattice`), the cheapest of each search's, and the cheaper of
+        those."""
         end = (float(xy[0]), float(xy[1]))
         kept, g = self._labels, self.grid
         r, c = g.grid.xy_to_rc(end)
@@ -282,10 +286,10 @@ class Reach:
         labels = np.unique(np.concatenate([[0], there, up[up >= 0]]))
         xs, ys = self._label_xy(labels)
         bound = kept.cost[labels] + np.hypot(xs - end[0], ys - end[1])
-        best: tuple[list, float] | None = None
+        found: dict[bool, tuple[float, list]] = {}  # the cheapest of each search's paths
+        least = self.allowance * _BENDS_SAVE + _SLACK
         for j in np.argsort(bound, kind="stable"):
-            if bound[j] > min(best[1] if best else math.inf,
-                              self.allowance * _BENDS_SAVE + _SLACK):
+            if bound[j] > least:
                 break
             chain = [int(labels[j])]
             while kept.prev[chain[-1]] >= 0:
@@ -297,22 +301,36 @@ class Reach:
             if len(points) == 1:
                 return points, 0.0
             cost = _price(g, points, pieces=False, checked=True)[0].cost
-            if best is None or cost < best[1]:
-                best = (points, cost)
-        if best is None:
+            tree = 0 <= kept.lattice <= labels[j]
+            if tree not in found or cost < found[tree][0]:
+                found[tree] = (cost, points)
+            least = min(least, cost)
+        if not found:
             return None
-        if len(best[0]) > 2:
-            points = _pull(g, best[0], best[1])
+        # Where the bends of a path dearer than the cheapest can be moved to may be
+        # cheaper still: the cheapest path of each search's is tried.
+        best = min((self._bends_moved(points, cost) for cost, points in found.values()),
+                   key=lambda b: b[1])
+        return best if best[1] <= self.allowance + _SLACK else None
+
+    def _bends_moved(self, points: list, cost: float) -> tuple[list, float]:
+        """``points`` (costing ``cost``, rear ranks and rounding included) without the
+        bends a straight move over them makes no dearer (`_pull`), and its bends
+        then moved as a unit without ranks would move them (round obstacles'
+        corners, along terrain edges; on quantised ground, where its rounding
+        costs least) if that is cheaper with the ranks too; and its price."""
+        g = self.grid
+        best = (points, cost)
+        if len(points) > 2:
+            points = _pull(g, points, cost)
             best = (points, _price(g, points, pieces=False, checked=True)[0].cost)
         if len(best[0]) > 2 or (len(best[0]) == 2 and _bendable(g, *best)):
-            # Its bends moved as a unit without ranks would move them (round obstacles'
-            # corners, along terrain edges), kept if that is cheaper with the ranks too.
             for moved in ([_refined(g, best[0], 1)[0]]
-                          + ([_rounded_bends(g, best[0])] if g.quantum.any() else [])):
+                          + (_rounded_tries(g, best[0]) if g.quantum.any() else [])):
                 cost = _price(g, moved, pieces=False, checked=True)[0].cost
                 if cost < best[1]:
                     best = (moved, cost)
-        return best if best[1] <= self.allowance + _SLACK else None
+        return best
 
     def _label_xy(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where labels of a reach with rear ranks stand: the start for label 0, else
@@ -658,10 +676,12 @@ def _either(g: CostGrid, source: int, start: tuple, target: int, goal: tuple
     """The path an any-angle route without rear ranks is straightened from, priced
     (with its rows), None if there is none: the cheaper of the any-angle search's
     (`_theta`) and the lattice route's with the bends a straight move makes no
-    dearer dropped.  Both bend at cell centres, and each finds ways the other
-    misses (the lattice's through a grid corner, say, where Theta*'s passes a
-    cell's centre and pays for the ground beside it); straightening moves bends
-    only locally, so it starts from the cheaper."""
+    dearer dropped (unless that is dearer with ground priced per started
+    quantum).  Both bend at cell centres, and each finds ways the other misses
+    (the lattice's through a grid corner, say, where Theta*'s passes a cell's
+    centre and pays for the ground beside it, or square across a strip of
+    quantised ground); straightening moves bends only locally, so it starts
+    from the cheaper."""
     points = _theta(g, source, start, target, goal)
     if points is None:
         return None
@@ -672,7 +692,9 @@ def _either(g: CostGrid, source: int, start: tuple, target: int, goal: tuple
     lattice = _join(g, start, goal, _polyline(g, cells))
     if len(lattice[0]) > 2:
         pulled = _refined(g, lattice[0], 0)[0]
-        lattice = (pulled, *_price(g, pulled, pieces=False, checked=True))
+        pulled = (pulled, *_price(g, pulled, pieces=False, checked=True))
+        if pulled[1].cost <= lattice[1].cost:  # a strip crossed square may start fewer quanta
+            lattice = pulled
     return lattice if lattice[1].cost < best[1].cost else best
 
 
@@ -699,7 +721,7 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     path in one call; with rear ranks (or ground priced per started quantum)
     `_pull` drops the bends it can, pricing the whole path each time, and then
     the bends are moved as a point's would be (on quantised ground, where its
-    rounding costs least, `_rounded_bends`).  A straightened path is kept only
+    rounding costs least, `_rounded_tries`).  A straightened path is kept only
     if its price is no higher.
     """
     if len(points) < 2 or priced.cost == math.inf or (
@@ -711,7 +733,7 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     if not g.quantum.any():  # with rear ranks, bends moved as a point's are a candidate
         tries.append(_refined(g, tries[-1] if tries else points)[0])
     else:  # where the rounding costs least
-        tries.append(_rounded_bends(g, tries[-1] if tries else points))
+        tries += _rounded_tries(g, tries[-1] if tries else points)
     best = (points, priced, rows)
     for straight in map(_unbent, tries):
         if straight != points:
@@ -721,97 +743,9 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     return best
 
 
-def _unbent(points: list) -> list:
-    """``points`` without the bends that do not bend (a point on the straight line
-    between its neighbours, such as the middle `_refined` gives a straight move
-    that stays where it was)."""
-    out = [points[0]]
-    for p, q in itertools.pairwise(points[1:]):
-        (ax, ay), (bx, by), (cx, cy) = out[-1], p, q
-        ux, uy, vx, vy = bx - ax, by - ay, cx - bx, cy - by
-        if not (abs(ux * vy - uy * vx) <= 1e-12 * math.hypot(ux, uy) * math.hypot(vx, vy)
-                and ux * vx + uy * vy > 0.0):
-            out.append(p)
-    out.append(points[-1])
-    return out
-
-
-# Most times `_kernels.refine` moves a route's bends (it stops once none moves).
-_SWEEPS = 8
-
-
-def _bendable(g: CostGrid, points: list, cost: float) -> bool:
-    """Whether a bend may make the straight move ``points`` (two, costing ``cost``)
-    cheaper: it costs more than its length at the grid's least multiplier (it
-    crosses dearer ground, which a bend may cut short, as on leaving woods)."""
-    return cost > g.least * math.dist(*points) * (1.0 + 1e-12)
-
-
-def _refined(g: CostGrid, points: list, sweeps: int = _SWEEPS) -> tuple[list, float]:
-    """``points`` bent at the outer corners of impassable cells near them where that is
-    cheaper, then straightened by `_kernels.refine` (`_kernels.straighten`, with
-    ``sweeps`` sweeps), and its price (a unit without rear ranks).  A straight move
-    (two points) takes two: `_kernels.refine` bends it only on its second, halving
-    its moves (a point at its middle is given here so that `_kernels.straighten`
-    refines it at all)."""
-    if len(points) == 2:
-        (x0, y0), (x1, y1) = points
-        points = [points[0], (0.5 * (x0 + x1), 0.5 * (y0 + y1)), points[1]]
-        sweeps = max(sweeps, 2)
-    a = g.kernel_args
-    r, c = g.stand(points[0])
-    xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))
-    xs, ys, cost = _kernels.straighten(xs, ys, len(points), r * a.cols + c, a.base, a.steep,
-                                       a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
-                                       a.cols, g.cell, sweeps)
-    straight = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
-    straight[0], straight[-1] = points[0], points[-1]
-    return straight, float(cost)
-
-
-def _rounded_bends(g: CostGrid, points: list) -> list:
-    """``points`` with its bends moved where its price with each stretch of ground
-    priced per started quantum rounded up is least (`_kernels.settle_rounded`: a
-    stretch may as well run on to the end of its last started quantum); a
-    straight move is given a bend at its middle to move.  For a unit with rear
-    ranks the trail is not priced: a candidate to price whole."""
-    if len(points) == 2:
-        (x0, y0), (x1, y1) = points
-        points = [points[0], (0.5 * (x0 + x1), 0.5 * (y0 + y1)), points[1]]
-    a = g.kernel_args
-    r, c = g.stand(points[0])
-    xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))
-    _kernels.settle_rounded(xs, ys, len(points), r * a.cols + c, a.base, a.steep, a.slope_of,
-                            a.slopes, a.enter, a.narrow, g.clearance, g.cell_quantum, a.cols,
-                            g.cell, _SWEEPS)
-    moved = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
-    moved[0], moved[-1] = points[0], points[-1]
-    return moved
-
-
 # `Reach.cost_at` moves the bends of the path to a point if it costs up to this many
 # times the allowance before (that saves at most a few percent).
 _BENDS_SAVE = 1.05
-
-
-def _pull(g: CostGrid, points: list, cost: float) -> list:
-    """``points`` without the bends a straight move over them makes no dearer, the
-    farthest first, each try priced whole (rear ranks: a move's price depends on the
-    path before it)."""
-    out = [points[0]]
-    i = 0
-    while i < len(points) - 1:
-        j = len(points) - 1
-        while j > i + 1:
-            trial = [*out, *points[j:]]
-            priced = _price(g, trial, pieces=False, checked=True)[0].cost
-            if priced <= cost * (1.0 + 1e-12):
-                cost = priced
-                break
-            j -= 1
-        out.append(points[j])
-        i = j
-    return out
 
 
 def _find(grid: CostGrid, source: int, target: int, bounds: tuple = _NO_LANDMARKS

@@ -1,0 +1,139 @@
+"""Moving a path's bends to where they cost least: the straightening `route` and
+`Reach.cost_at` give the paths their searches find, which bend at cell centres.
+
+Private to `engine.search`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from ..terrain.costgrid import CostGrid
+from . import _kernels
+from .pricing import _price
+
+
+def _unbent(points: list) -> list:
+    """``points`` without the bends that do not bend (a point on the straight line
+    between its neighbours, such as the middle `_refined` gives a straight move
+    that stays where it was)."""
+    out = [points[0]]
+    for p, q in itertools.pairwise(points[1:]):
+        (ax, ay), (bx, by), (cx, cy) = out[-1], p, q
+        ux, uy, vx, vy = bx - ax, by - ay, cx - bx, cy - by
+        if not (abs(ux * vy - uy * vx) <= 1e-12 * math.hypot(ux, uy) * math.hypot(vx, vy)
+                and ux * vx + uy * vy > 0.0):
+            out.append(p)
+    out.append(points[-1])
+    return out
+
+
+# Most times `_kernels.refine` moves a route's bends (it stops once none moves).
+_SWEEPS = 8
+
+
+def _bendable(g: CostGrid, points: list, cost: float) -> bool:
+    """Whether a bend may make the straight move ``points`` (two, costing ``cost``)
+    cheaper: it costs more than its length at the grid's least multiplier (it
+    crosses dearer ground, which a bend may cut short, as on leaving woods)."""
+    return cost > g.least * math.dist(*points) * (1.0 + 1e-12)
+
+
+def _refined(g: CostGrid, points: list, sweeps: int = _SWEEPS) -> tuple[list, float]:
+    """``points`` bent at the outer corners of impassable cells near them where that is
+    cheaper, then straightened by `_kernels.refine` (`_kernels.straighten`, with
+    ``sweeps`` sweeps), and its price (a unit without rear ranks).  A straight move
+    (two points) takes two: `_kernels.refine` bends it only on its second, halving
+    its moves (a point at its middle is given here so that `_kernels.straighten`
+    refines it at all)."""
+    if len(points) == 2:
+        (x0, y0), (x1, y1) = points
+        points = [points[0], (0.5 * (x0 + x1), 0.5 * (y0 + y1)), points[1]]
+        sweeps = max(sweeps, 2)
+    a = g.kernel_args
+    r, c = g.stand(points[0])
+    xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))
+    xs, ys, cost = _kernels.straighten(xs, ys, len(points), r * a.cols + c, a.base, a.steep,
+                                       a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
+                                       a.cols, g.cell, sweeps)
+    straight = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+    straight[0], straight[-1] = points[0], points[-1]
+    return straight, float(cost)
+
+
+def _rounded_bends(g: CostGrid, points: list) -> list:
+    """``points`` with its bends moved where its price with each stretch of ground
+    priced per started quantum rounded up is least (`_kernels.settle_rounded`: a
+    stretch may as well run on to the end of its last started quantum); a
+    straight move is given a bend at its middle to move.  For a unit with rear
+    ranks the trail is not priced: a candidate to price whole."""
+    if len(points) == 2:
+        (x0, y0), (x1, y1) = points
+        points = [points[0], (0.5 * (x0 + x1), 0.5 * (y0 + y1)), points[1]]
+    a = g.kernel_args
+    r, c = g.stand(points[0])
+    xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))
+    _kernels.settle_rounded(xs, ys, len(points), r * a.cols + c, a.base, a.steep, a.slope_of,
+                            a.slopes, a.enter, a.narrow, g.clearance, g.cell_quantum, a.cols,
+                            g.cell, _SWEEPS)
+    moved = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+    moved[0], moved[-1] = points[0], points[-1]
+    return moved
+
+
+def _rounded_tries(g: CostGrid, points: list) -> list[list]:
+    """Paths through ``points`` with their bends moved where the rounding of ground
+    priced per started quantum costs least (`_rounded_bends`): as they are, and
+    where it pays for part of a quantum it does not use, with a bend wherever
+    the path enters or leaves a ground, and each such stretch also set square to
+    the grid (either end moved level with the other, across or along).  Such
+    ground is cells, its edges the grid's,
+    and a strip of it is crossed cheapest in whole quanta, often square: on the
+    charge example, from (3, 4) to (8, 3) over 2" of light woods, straight on a
+    slant 9.05 (2.07" of woods, two started quanta), square across 6.18.  Moving
+    bends a little at a time never finds that: the price drops a quantum only
+    where the crossing is exactly square."""
+    legs = _price(g, points, pieces=False, checked=True)[0].legs
+    tries = [_rounded_bends(g, points)]
+    # Where a stretch of quantised ground ends paying part of a quantum it did not use.
+    paid = {leg.start for leg in legs if leg.kind == "quantum" and leg.cost > 0.0}
+    if not paid:
+        return tries
+    edges = [points[0]]
+    for p in [q for leg in legs for q in (leg.start, leg.end)] + [points[-1]]:
+        if p != edges[-1]:
+            edges.append(p)
+    shapes = [edges]
+    for i in range(len(edges) - 1):
+        (ax, ay), (bx, by) = edges[i], edges[i + 1]
+        if edges[i + 1] not in paid or min(abs(ax - bx), abs(ay - by)) < 1e-9 * g.cell:
+            continue
+        for k, level in ((i + 1, (bx, ay)), (i + 1, (ax, by)), (i, (ax, by)), (i, (bx, ay))):
+            if 0 < k < len(edges) - 1:
+                shapes.append([*edges[:k], level, *edges[k + 1:]])
+    # Only the cheapest of those as it stands has its bends moved: that takes the time.
+    price = [_price(g, shape, pieces=False, checked=True)[0].cost for shape in shapes]
+    return [*tries, _rounded_bends(g, shapes[int(np.argmin(price))])]
+
+
+def _pull(g: CostGrid, points: list, cost: float) -> list:
+    """``points`` without the bends a straight move over them makes no dearer, the
+    farthest first, each try priced whole (rear ranks: a move's price depends on the
+    path before it)."""
+    out = [points[0]]
+    i = 0
+    while i < len(points) - 1:
+        j = len(points) - 1
+        while j > i + 1:
+            trial = [*out, *points[j:]]
+            priced = _price(g, trial, pieces=False, checked=True)[0].cost
+            if priced <= cost * (1.0 + 1e-12):
+                cost = priced
+                break
+            j -= 1
+        out.append(points[j])
+        i = j
+    return out
