@@ -41,7 +41,10 @@ def _round(v: float) -> float | None:
 
 
 def _xy(points) -> list[list[float]]:
-    return [[round(x, 6), round(y, 6)] for x, y in points]
+    """Points as JSON, not rounded: a route's path sent back to be priced (`price_path`,
+    ``POST /v1/price``) must cost what the route does, and a point rounded across a
+    cell's edge may stand on other ground."""
+    return [[float(x), float(y)] for x, y in points]
 
 
 def strict(value: Any) -> Any:

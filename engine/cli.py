@@ -15,6 +15,7 @@ traceback). No traceback otherwise.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import math
 import os
@@ -69,13 +70,14 @@ class _Help(argparse.HelpFormatter):
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports a usage error in one line, exit status 2, and takes a
-    value that starts with a minus and a digit (``--at -0.5,60``) as a value, not
-    as an option: no option here looks like that."""
+    value that starts with a minus and a digit, or ``-inf`` or ``-nan``
+    (``--at -0.5,60``), as a value, not as an option: no option here looks like
+    that (and the value's own check names what is wrong with it)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, formatter_class=_Help, **kwargs)
         # argparse's own test takes only a lone negative number ("-5", "-.5") as a value.
-        self._negative_number_matcher = re.compile(r"^-\.?\d")
+        self._negative_number_matcher = re.compile(r"^-(\.?\d|inf|nan)", re.IGNORECASE)
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message}\n")
@@ -753,11 +755,16 @@ _COMMANDS = {
 }
 
 
+# Writing the answer failed for want of room: no space, over quota, a file too large.
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status.
 
     0 on success (``batch``: 1 when any of its jobs failed), 2 on a user error (an
-    `EngineError`, or memory running out: one line on stderr), 3 on anything else:
+    `EngineError`, memory running out, or no room to write the answer: one line on
+    stderr), 3 on anything else:
     one line naming it, and with ``--debug`` its traceback instead.
     """
     args = _parser().parse_args(argv)
@@ -768,6 +775,7 @@ def main(argv: list[str] | None = None) -> int:
         _coldstart.enable()
     try:
         status = _COMMANDS[args.command](args)
+        sys.stdout.flush()  # a full disk says so here, not at exit
     except EngineError as exc:
         print(f"engine: error: {exc}", file=sys.stderr)
         return 2
@@ -778,6 +786,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # the last line of defence: no traceback unless asked
+        if isinstance(exc, OSError) and exc.errno in _FULL:
+            # What is still buffered for stdout would fail again at exit, and say so.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            print(f"engine: error: cannot write the answer: {exc.strerror}", file=sys.stderr)
+            return 2
         if args.debug:
             raise
         what = " ".join(str(exc).split())[:200]

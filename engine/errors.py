@@ -9,11 +9,13 @@ class EngineError(Exception):
     """Base class of every error the engine raises on bad input or impossible requests.
 
     Messages are one line: any line breaks (from a user's names, or a
-    library's own error text) are folded into spaces.
+    library's own error text) are folded into spaces; spaces within a line are
+    kept (``'wood  elves'`` is not ``'wood elves'``).
     """
 
     def __init__(self, message: str):
-        super().__init__(" ".join(str(message).split()))
+        super().__init__(" ".join(line.strip() for line in str(message).splitlines()
+                                  if line.strip()))
 
 
 class MapError(EngineError):

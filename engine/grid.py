@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._args import point, whole
+from ._args import point, shown, whole
 from .errors import InputError
 
 __all__ = ["GridSpec", "neighbourhood", "segment_cells"]
@@ -72,7 +72,13 @@ class GridSpec:
         return (min(int(y / self.cell), rows - 1), min(int(x / self.cell), cols - 1))
 
     def rc_to_xy(self, rc: tuple[int, int]) -> tuple[float, float]:
-        """Centre of cell ``rc`` in table units."""
+        """Centre of cell ``rc`` in table units; `InputError` unless ``rc`` is the row
+        and column (whole numbers) of a cell of the grid."""
+        rows, cols = self.shape
+        if not (isinstance(rc, tuple | list | np.ndarray) and len(rc) == 2
+                and whole(rc[0]) and whole(rc[1]) and 0 <= rc[0] < rows and 0 <= rc[1] < cols):
+            raise InputError(f"cell {shown(rc)} is not a row and column of the {rows} x {cols} "
+                             "grid")
         r, c = rc
         return ((c + 0.5) * self.cell, (r + 0.5) * self.cell)
 

@@ -221,6 +221,7 @@ def test_duplicate_ids_are_refused_before_anything_runs(tmp_path, capsys):
     (["--movingai", "{tmp}", "--out", "{tmp}/o.jsonl"], "holds no X.map with its X.map.scen"),
     (["{tmp}/j.jsonl", "--out", "{tmp}/full.jsonl"],
      "already holds results: --resume continues it, or remove it"),
+    (["{tmp}/j.jsonl", "--out", "{tmp}"], "is a folder: give the results file's name"),
     (["{tmp}/j.jsonl", "--out", "{tmp}/garbled.jsonl", "--resume"],
      "garbled.jsonl: line 2 is not a result line of engine batch; not resuming over it"),
 ])
@@ -234,16 +235,55 @@ def test_bad_batches_are_refused_in_one_line(tmp_path, capsys, argv, words):
     assert err.count("\n") == 1 and err.startswith("engine: error: ") and words in err, err
 
 
-def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
+def test_an_unreachable_scheduler_is_one_line_and_writes_nothing(tmp_path, capsys,
+                                                                 monkeypatch):
+    """Refused for want of a scheduler, a batch leaves no results file (with the error
+    line of its bad job in it, the same batch run again would be refused)."""
     monkeypatch.setattr(batch_run, "CONNECT_SECONDS", 1)
     path = _write_jobs(tmp_path / "j.jsonl", [{"id": 1, "command": "reach", "map": "demo",
-                                                "race": "humans", "at": [30, 40]}])
+                                                "race": "humans", "at": [30, 40]},
+                                               {"id": 2, "command": "fly"}])
     address = f"tcp://127.0.0.1:{_free_port()}"
-    assert main(["batch", str(path), "--out", str(tmp_path / "o.jsonl"), "--scheduler",
-                 address]) == 2
+    out = tmp_path / "o.jsonl"
+    assert main(["batch", str(path), "--out", str(out), "--scheduler", address]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"engine: error: cannot reach the Dask scheduler at {address}: ")
     assert err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_a_listener_that_is_not_a_scheduler_is_named_so(tmp_path, capsys, monkeypatch):
+    """What answers with other bytes than Dask's (read as a message length of
+    exbibytes) is not a Dask scheduler, not a question out of memory."""
+    monkeypatch.setattr(batch_run, "CONNECT_SECONDS", 2)
+    path = _write_jobs(tmp_path / "j.jsonl", [{"id": 1, "command": "reach", "map": "demo",
+                                                "race": "humans", "at": [30, 40]}])
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        stop = threading.Event()
+
+        def answer() -> None:
+            server.settimeout(0.2)
+            while not stop.is_set():
+                try:
+                    conn, _ = server.accept()
+                except TimeoutError:
+                    continue
+                with conn:
+                    conn.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")  # an SSH server, say
+                    time.sleep(0.5)
+
+        talker = threading.Thread(target=answer, daemon=True)
+        talker.start()
+        address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+        try:
+            status = main(["batch", str(path), "--out", str(tmp_path / "o.jsonl"),
+                           "--scheduler", address])
+        finally:
+            stop.set()
+            talker.join(5)
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"engine: error: cannot reach the Dask scheduler at {address}: "), err
 
 
 def test_a_results_file_cut_short_is_resumed_from_its_last_whole_line(tmp_path):

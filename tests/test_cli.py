@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -114,6 +115,13 @@ def test_price_json(capsys):
      "point (-0.0001, 60) is off the table"),  # was "--at: expected one argument"
     (["reach", "{demo}", "--race", "humans", "--at", "180.0001,60"],
      "point (180.0001, 60) is off the table"),  # was "(180, 60)", which looks on it
+    (["reach", "{demo}", "--race", "humans", "--at", "-inf,60"],
+     "point '-inf,60' is not finite"),  # was "--at: expected at least one argument"
+    (["reach", "{demo}", "--race", "wood  elves", "--at", "15,60"],
+     "unknown race 'wood  elves'"),  # was 'wood elves', which it knows
+    (["manoeuvre", str(MAPS / "battlesystem" / "manoeuvres.geojson"), "--rules", "battlesystem",
+      "--race", "infantry", "--at", "1,1", "--kind", "frontage", "--figures", "1" + "0" * 30],
+     "figures from 1 to 1000000"),
     (["price", "{demo}", "--race", "humans", "--path", "10,10", "-3,4"],
      "point (-3, 4) is off the table"),
     (["manoeuvre", str(MAPS / "battlesystem" / "manoeuvres.geojson"), "--rules", "battlesystem",
@@ -140,6 +148,19 @@ def test_console_entry_point_exit_status():
                          text=True)
     assert run.returncode == 2
     assert run.stderr.startswith("engine: error:") and run.stderr.count("\n") == 1
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_an_answer_that_cannot_be_written_is_one_line():
+    """Out of room to write (a full disk: /dev/full) is the user's to fix, status 2,
+    not an internal error, and nothing more is said at exit."""
+    with open("/dev/full", "w") as full:
+        run = subprocess.run([sys.executable, "-m", "engine", "reach", "demo", "--race",
+                              "humans", "--at", "30,40"], cwd=ROOT, stdout=full,
+                             stderr=subprocess.PIPE, text=True)
+    err = [line for line in run.stderr.splitlines() if "compiling" not in line]
+    assert run.returncode == 2, run.stderr
+    assert err == ["engine: error: cannot write the answer: No space left on device"]
 
 
 def test_threat_text_json_and_picture(tmp_path, capsys):

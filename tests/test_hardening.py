@@ -5,6 +5,7 @@ of points, and the command line's output and last line of defence."""
 
 import json
 import math
+import re
 import sys
 import warnings
 
@@ -163,6 +164,50 @@ def test_numpy_and_list_coordinates_are_points(rules, xy):
     assert engine.reach(g, xy).cost_at((20, 3.25)) == engine.reach(g, tuple(map(float, xy))
                                                                    ).cost_at((20, 3.25))
     assert engine.price_path(g, [xy, (20, 3.25)]).cost > 0
+
+
+@pytest.mark.parametrize(("xy", "words"), [
+    ((6, True), "a point must be two numbers x,y, got (6, True)"),  # was read as (6, 1)
+    ((6, 3, 99), "a point must be two numbers"),  # the 99 was dropped
+    ((6, "3"), "a point must be two numbers"),
+    (None, "a point must be two numbers x,y, got None"),  # a TypeError
+    (np.array([[6, 3]]), "a point must be two numbers"),  # a TypeError
+    ((6, 10**400), "point (6, a 401-digit integer) is not finite"),  # an OverflowError
+    ((60, 3), "point (60, 3) is off the table"),
+])
+@pytest.mark.parametrize("any_angle", [True, False])
+def test_a_reach_asked_about_a_bad_point_says_what_is_wrong(rules, xy, words, any_angle):
+    g = engine.cost_grid(engine.load_map(GOBLINS), rules, rules.unit("goblins"))
+    r = engine.reach(g, (1, 1), any_angle=any_angle)
+    for ask in (r.cost_at, r.reachable):
+        with pytest.raises(engine.InputError, match=re.escape(words)):
+            ask(xy)
+
+
+def test_other_api_calls_refuse_bad_arguments_in_one_line(rules):
+    """Each was a bare TypeError, an OverflowError's message, or a silent answer."""
+    bf = engine.load_map(GOBLINS)
+    g = engine.cost_grid(bf, rules, rules.unit("goblins"))
+    rows, cols = bf.grid.shape
+    calls = [
+        (lambda: engine.charge_disorders(bf, rules, [(1, 1), None]),
+         "path point 1: a point must be two numbers x,y, got None"),
+        (lambda: g.within_turn(math.nan), "allowance must be a finite number >= 0, got nan"),
+        (lambda: g.within_turn(-1), "allowance must be a finite number >= 0, got -1"),  # all shut
+        (lambda: g.within_turn(None), "allowance must be a finite number >= 0, got None"),
+        (lambda: bf.grid.rc_to_xy((-1, 5)), f"cell (-1, 5) is not a row and column of the "
+                                             f"{rows} x {cols} grid"),  # off the table
+        (lambda: bf.grid.rc_to_xy((1.5, 2)), "cell (1.5, 2) is not a row and column"),
+        (lambda: bf.grid.rc_to_xy(None), "cell None is not a row and column"),
+        (lambda: engine.convert_map(GOBLINS, None), "target must be a file name, got None"),
+        (lambda: engine.reach_turns(g, (1, 1), 3, 1e308),
+         "3 turns of 1e+308 is more than a number can hold"),  # said "got inf"
+    ]
+    for call, words in calls:
+        with pytest.raises(engine.InputError, match="^" + re.escape(words)):
+            call()
+    assert bf.grid.rc_to_xy((rows - 1, cols - 1)) == ((cols - 0.5) * bf.cell,
+                                                      (rows - 0.5) * bf.cell)
 
 
 @pytest.mark.parametrize("cell", [5e-324, 1e-310, 0.0, math.nan, 10**400],

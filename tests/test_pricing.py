@@ -233,6 +233,21 @@ def test_a_diagonal_through_one_impassable_cell_blocks_that_cell_alone():
         [(math.hypot(7, 7), math.inf, ["impassable: building"])]
 
 
+def test_a_path_thousands_of_times_across_the_table_is_refused_in_one_line():
+    """Every cell edge a priced path crosses costs about a kilobyte of legs: a path over
+    `MAX_CROSSED` of them is refused before it is walked (8,000 points across a
+    30 x 6 table, 511,936 edges at 0.5 cells, took gigabytes); a shorter one
+    is priced."""
+    rules = engine.load_rules("fantasy-warlord")
+    grid = engine.cost_grid(engine.load_map(battlefield([], 30, 6)), rules, rules.unit("humans"))
+    there_and_back = [(1.0, 1.0), (29.0, 5.0)] * 4000
+    with pytest.raises(engine.InputError, match=r"^the path crosses about 511,936 cell edges, "
+                                                r"more than the 500,000 one pricing takes"):
+        engine.price_path(grid, there_and_back)
+    assert engine.price_path(grid, there_and_back[:200]).cost == pytest.approx(
+        199 * math.dist((1, 1), (29, 5)))
+
+
 def test_a_move_too_short_to_show_in_cells_is_no_move():
     rules = engine.load_rules("fantasy-warlord")
     bf = engine.load_map(battlefield([], cell=2.0))

@@ -206,6 +206,16 @@ BAD = [
     ("ranks of 51 digits", "reach",
      {"map": "demo", "race": "humans", "at": [30, 40], "ranks": 10**50}, 422,
      f"got {10**50}"),
+    ("a path thousands of times across the table", "price",
+     {"map": battlefield([], 30, 6), "race": "humans", "path": [[1, 1], [29, 5]] * 4000}, 422,
+     "more than the 500,000 one pricing takes: price it in parts"),
+    ("an enemy not an object", "threat", {"map": "demo", "enemies": [5]}, 422,
+     "enemies[0]: must be a JSON object"),
+    ("a frontage change of 10^400 figures", "manoeuvre",
+     json.dumps({"map": battlefield([], 30, 10, units="in", cell=0.25), "rules": "battlesystem",
+                 "race": "infantry", "at": [15, 5], "kind": "frontage", "figures": 0}
+                ).replace('"figures": 0', '"figures": 1' + "0" * 400).encode(), 422,
+     "figures from 1 to 1000000, got a 401-digit integer"),
     ("an integer of 5000 digits", "reach",
      b'{"map": "demo", "race": "humans", "at": [1, 1], "move": ' + b"9" * 5000 + b"}", 400,
      "JSON"),
@@ -394,6 +404,22 @@ def test_64_concurrent_requests_answer_as_one_at_a_time(served):
         answers = asyncio.run(asyncio.wait_for(together(), 900))
         assert [a.status_code for a in answers] == [200] * 64
         assert [a.json() for a in answers] == [a.json() for a in alone]
+
+
+@pytest.mark.parametrize(("where", "race", "start", "goal"), [
+    ("crossings", "orcs", [31.93, 73.83], [12.02, 60.2]),
+    ("crossings", "orcs", [121.13, 114.39], [92.38, 85.46]),
+    ("demo", "dwarves", [36.15, 39.33], [65.37, 56.29]),
+    ("demo", "orcs", [174.6, 7.2], [36.8, 114.5]),
+])
+def test_a_routes_path_sent_back_costs_what_the_route_does(client, where, race, start, goal):
+    """A route's path bends a hair inside a cell beside a river or woods; its points
+    are sent in full, so that priced again they stand where the route did."""
+    rt = client.post("/v1/route", json={"map": where, "race": race, "from": start,
+                                        "to": goal}).json()
+    priced = client.post("/v1/price", json={"map": where, "race": race,
+                                            "path": rt["path"]}).json()
+    assert priced["cost"] == rt["cost"] and rt["cost"] is not None
 
 
 def test_the_drawing_fields_agree_with_the_answers(client):

@@ -19,6 +19,7 @@ rear ranks where the way costs nothing at once and no quantum (see
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -167,7 +168,8 @@ def reach_turns(
     ------
     InputError
         ``at`` off the table or on impassable ground; a negative or
-        fractional horizon; an allowance <= 0.
+        fractional horizon; an allowance <= 0, or so large that ``horizon``
+        turns of it are more than a float holds.
 
     Examples
     --------
@@ -186,6 +188,8 @@ def reach_turns(
     if per_turn <= 0:
         raise InputError(f"allowance must be > 0 to count turns, got {per_turn:g}")
     source = _start_cell(grid, at, "start")
+    if not math.isfinite(per_turn * int(horizon)):
+        raise InputError(f"{int(horizon)} turns of {per_turn:g} is more than a number can hold")
     r = reach(grid, at, per_turn * int(horizon), any_angle=any_angle)
     out = np.full(grid.grid.shape, -1, dtype=np.int16)
     out.flat[r.cells] = np.maximum(np.ceil(r.cost / per_turn - _SLACK), 1).astype(np.int16)

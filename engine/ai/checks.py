@@ -33,6 +33,8 @@ __all__ = ["BuildingEntry", "ChargeCheck", "Manoeuvre", "can_charge", "enter_bui
 
 # Layer classes that make ground "special terrain" where a ruleset does not say.
 _SPECIAL = ("area", "water", "obstacle")
+# The most figures a change of frontage moves (a unit's ranks are bounded alike).
+_MAX_FIGURES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -192,10 +194,11 @@ def manoeuvre(grid: CostGrid, at, kind: str, figures: int | None = None) -> Mano
     base = costs[kind]
     what = kind
     if kind == "frontage":
-        if not whole(figures) or figures < 1:
-            raise InputError(f"a change of frontage needs figures >= 1, got {figures!r}")
+        if not whole(figures) or not 1 <= figures <= _MAX_FIGURES:
+            raise InputError(f"a change of frontage needs figures from 1 to {_MAX_FIGURES}, "
+                             f"got {shown(figures)}")
         per = int(costs.get("frontage_figures", 1))
-        groups = math.ceil(figures / per)
+        groups = -(-int(figures) // per)
         base *= groups
         what = f"frontage change of {figures} figures ({groups} x {costs[kind]:g} per {per})"
     elif figures is not None:

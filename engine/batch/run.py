@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Hashable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -196,6 +196,9 @@ def _connect(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     except (OSError, TimeoutError, ValueError) as exc:
         raise InputError(f"cannot reach the Dask scheduler at {scheduler}: "
                          f"{' '.join(str(exc).split())[:200]}") from None
+    except MemoryError:  # Dask read what answered as the length of a message, and a huge one
+        raise InputError(f"cannot reach the Dask scheduler at {scheduler}: what answers "
+                         "there is not a Dask scheduler") from None
     with client:
         try:
             client.wait_for_workers(1, timeout=WORKER_SECONDS)
@@ -302,6 +305,8 @@ def run_batch(jobs: str | os.PathLike | None, out: str | os.PathLike, *,
     started = time.perf_counter()
     out = Path(out)
     entries = movingai_jobs(movingai) if movingai is not None else read_jobs(jobs)
+    if out.is_dir():
+        raise InputError(f"{str(out)!r} is a folder: give the results file's name")
     if not resume and out.exists() and out.stat().st_size > 0:
         raise InputError(f"{str(out)!r} already holds results: --resume continues it, or "
                          "remove it")
@@ -311,6 +316,7 @@ def run_batch(jobs: str | os.PathLike | None, out: str | os.PathLike, *,
         if entry.key in before:
             summary.skipped += 1
             _tally(summary, before[entry.key], entry.command == "movingai")
+    fresh = not out.exists()
     try:
         sink = open(out, "a", encoding="utf-8")
     except OSError as exc:
@@ -322,17 +328,23 @@ def run_batch(jobs: str | os.PathLike | None, out: str | os.PathLike, *,
         summary.answered += 1
         _tally(summary, line, entry.command == "movingai")
 
+    todo = [e for e in entries if isinstance(e, Job) and e.key not in before]
     with sink:
-        for entry in entries:
-            if isinstance(entry, Line) and entry.key not in before:
-                write(entry, entry.result())
-        todo = [e for e in entries if isinstance(e, Job) and e.key not in before]
-        show = sys.stderr.isatty() if progress is None else progress
-        with tqdm(total=len(todo), unit="job", disable=not show, file=sys.stderr,
-                  dynamic_ncols=True, desc="engine batch") as bar:
-            if todo:
-                with _client(scheduler, workers) as client:
-                    summary.workers = sum(client.nthreads().values())
-                    _stream(client, todo, write, bar)
+        try:
+            # The cluster first: a batch refused for want of one writes nothing.
+            with _client(scheduler, workers) if todo else nullcontext() as client:
+                for entry in entries:
+                    if isinstance(entry, Line) and entry.key not in before:
+                        write(entry, entry.result())
+                show = sys.stderr.isatty() if progress is None else progress
+                with tqdm(total=len(todo), unit="job", disable=not show, file=sys.stderr,
+                          dynamic_ncols=True, desc="engine batch") as bar:
+                    if client is not None:
+                        summary.workers = sum(client.nthreads().values())
+                        _stream(client, todo, write, bar)
+        except InputError:
+            if fresh and sink.tell() == 0:
+                out.unlink(missing_ok=True)
+            raise
     summary.seconds = time.perf_counter() - started
     return summary

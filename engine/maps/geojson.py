@@ -24,7 +24,7 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, box, shape
 
-from .._args import did_you_mean, parse_int, real, tame
+from .._args import did_you_mean, parse_int, real, shown, tame
 from .._limits import BYTES_PER_CELL, is_file, memory_bytes, read_limited
 from ..errors import InputError, MapError
 from .battlefield import _DEFAULT_CELL, Battlefield, Feature, Points
@@ -196,6 +196,8 @@ def convert_map(source: str | Path | dict, target: str | Path) -> Battlefield:
     InputError
         Another suffix, or a file that cannot be written.
     """
+    if not isinstance(target, str | Path):
+        raise InputError(f"target must be a file name, got {shown(target)}")
     data, name, origins = map_document(source)
     bf = battlefield_of(data, name, origins)
     target = Path(target)

@@ -120,7 +120,8 @@ def price_path(grid: CostGrid, path) -> Pricing:
     Raises
     ------
     InputError
-        Fewer than two points, or a point off the table.
+        Fewer than two points, a point off the table, or a path that crosses
+        more than `MAX_CROSSED` cell edges (thousands of times across the table).
 
     Examples
     --------
@@ -153,8 +154,10 @@ def _price(grid: CostGrid, path, pieces: bool,
             grid.grid.xy_to_rc(points[i])
         except InputError as exc:
             raise InputError(f"path point {i}: {exc}") from None
-    # A move too short to show in cells (a subnormal one) is no move: it has no direction.
     cell = grid.grid.cell
+    if not checked:
+        _not_too_long(points, cell)
+    # A move too short to show in cells (a subnormal one) is no move: it has no direction.
     moves = [p for p, q in itertools.pairwise(points)
              if math.hypot((q[0] - p[0]) / cell, (q[1] - p[1]) / cell) > 0.0]
     if not moves:
@@ -188,6 +191,20 @@ def _runs(rows_f: np.ndarray, rows_i: np.ndarray) -> list:
     stops = np.append(starts[1:], len(rows_f))
     return list(zip(rows_f[starts].tolist(), rows_i[starts].tolist(), stops.tolist(),
                     rows_f[stops - 1, 2:4].tolist(), strict=True))
+
+
+# The most cell edges a path given to `price_path` may cross: each piece of its walk
+# becomes a leg's worth of Python objects (about a kilobyte a cell crossed), so a path
+# of thousands of points each across the table would take gigabytes and minutes.
+MAX_CROSSED = 500_000
+
+
+def _not_too_long(points: list, cell: float) -> None:
+    """`InputError` if the path ``points`` crosses more than `MAX_CROSSED` cell edges."""
+    crossed = sum(abs(q[0] - p[0]) + abs(q[1] - p[1]) for p, q in itertools.pairwise(points))
+    if crossed / cell > MAX_CROSSED:
+        raise InputError(f"the path crosses about {crossed / cell:,.0f} cell edges, more than "
+                         f"the {MAX_CROSSED:,} one pricing takes: price it in parts")
 
 
 def _points(path) -> list:

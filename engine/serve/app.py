@@ -158,7 +158,7 @@ def _one_line(exc: RequestValidationError | ValidationError,
         message = f"{where}: {first['msg'].removeprefix('Value error, ')}" if where else \
             first["msg"].removeprefix("Value error, ")
     if first["type"] == "model_attributes_type":
-        message = "the body must be a JSON object"
+        message = f"{where}: must be a JSON object" if where else "the body must be a JSON object"
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return 422, " ".join(f"{message}{more}".split())
 

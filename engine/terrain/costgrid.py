@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.ndimage import distance_transform_cdt
 
-from .._args import instance
+from .._args import finite, instance, shown
 from .._threads import on_threads, thread_count
 from ..errors import InputError
 from ..grid import _EPS, GridSpec, check_directions
@@ -157,7 +157,10 @@ class CostGrid:
     def within_turn(self, allowance: float) -> CostGrid:
         """This grid with the passable cells a turn of ``allowance`` cannot enter made
         impassable: those charging more than that at once on entry (an obstacle, a
-        formation change) or for their first started quantum; itself if none."""
+        formation change) or for their first started quantum; itself if none.
+        `InputError` unless ``allowance`` is a finite number >= 0."""
+        if not finite(allowance) or allowance < 0:
+            raise InputError(f"allowance must be a finite number >= 0, got {shown(allowance)}")
         with np.errstate(invalid="ignore"):  # inf x 0: no quantum on impassable ground
             first = self.quantum[self.combo] * self.base
         block = np.isfinite(self.base) & ((self.enter > allowance) | (self.narrow > allowance)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from shapely.geometry import Point
 
-from .._args import finite, flag, instance, listed, shown, whole
+from .._args import finite, flag, instance, listed, point, shown, whole
 from ..errors import InputError
 from ..grid import segment_cells
 from ..maps.battlefield import Battlefield
@@ -254,7 +254,12 @@ def charge_disorders(
     instance("battlefield", battlefield, Battlefield, "load_map")
     instance("rules", rules, Ruleset, "load_rules")
     close_order = flag("close_order", close_order)
-    points = [tuple(p) for p in listed("path", path)]
+    points = []
+    for i, p in enumerate(listed("path", path)):
+        try:
+            points.append(point(p))
+        except InputError as exc:
+            raise InputError(f"path point {i}: {exc}") from None
     if not points:
         raise InputError("a charge path needs at least one point")
     spec = battlefield.grid
