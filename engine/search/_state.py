@@ -463,9 +463,7 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
     cell, cost, step = cell[order].astype(np.int64), cost[order], step[order].astype(np.int64)
     # Parents by their place in this order (every parent is kept: it costs no more).
     ids, prev = node[order], prev[order]
-    by_id = np.argsort(ids)
-    place = by_id[np.minimum(np.searchsorted(ids[by_id], prev), ids.size - 1)]
-    parent = np.where(prev < 0, -1, place)
+    parent = _places(ids, prev)
     a = g.kernel_args
     out = np.empty(cell.size)
     _kernels.settle_quanta(
@@ -480,6 +478,14 @@ def _quantised(g: CostGrid, ws: _Workspace, source: int, budget: float):
     best = np.sort(by_cell[first])
     keep = out[best] <= budget + _SLACK
     return cell[best][keep], out[best][keep]
+
+
+def _places(ids: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Where each of ``wanted`` is in ``ids`` (distinct, and holding every one of
+    them that is not negative); -1 for a negative one."""
+    by_id = np.argsort(ids)
+    place = by_id[np.minimum(np.searchsorted(ids[by_id], wanted), ids.size - 1)]
+    return np.where(wanted < 0, -1, place)
 
 
 def _steps_taken(g: CostGrid, ws: _Workspace, source: int, budget: float, n: int):
@@ -510,9 +516,7 @@ def _with_lattice(g: CostGrid, start, budget: float, cells: np.ndarray, cost: np
     the lattice's steps cross such a strip square where they can.  Each path
     keeps its smooth cost, so both are priced by the same rounding.
     """
-    by_cell = np.argsort(cells)
-    place = by_cell[np.minimum(np.searchsorted(cells[by_cell], parent), cells.size - 1)]
-    prev = np.where(parent < 0, -1, place)
+    prev = _places(cells, parent)
     source = int(cells[0])
     ws = _workspace(g)
     n = ws.run(g, source, -1, budget + _SLACK, lowest=True)
@@ -527,9 +531,8 @@ def _with_lattice(g: CostGrid, start, budget: float, cells: np.ndarray, cost: np
     _kernels.point_cost(cx, cy, np.array([float(start[0])]), np.array([float(start[1])]),
                         np.array([source]), np.zeros(1), a.base, a.steep, a.slope_of,
                         a.slopes, a.enter, a.narrow, g.clearance, cols, g.cell, first)
-    by_cell = np.argsort(more)
-    place = by_cell[np.minimum(np.searchsorted(more[by_cell], up), more.size - 1)]
-    up = np.where(up < 0, -cells.size, place) + cells.size  # the centre's: label 0
+    up = _places(more, up)
+    up = np.where(up < 0, 0, up + cells.size)  # from the start's centre: label 0's
     return _KeptLabels(np.concatenate([cells, more]),
                        np.concatenate([cost, smooth + first[0]]),
                        np.concatenate([prev, up]), np.arange(cells.size), cells.size)
