@@ -12,7 +12,7 @@ import pytest
 import engine
 from engine.errors import NoRouteError
 
-from .conftest import MAPS, battlefield, cut, farther, feature, line
+from .conftest import MAPS, battlefield, cut, farther, feature, line, rect
 
 Y = 2.125  # a row of cell centres of the Battlesystem maps (0.25" cells)
 
@@ -118,6 +118,25 @@ def test_ground_whose_first_quantum_no_turn_can_pay_is_no_route(bs):
     with pytest.raises(NoRouteError, match=r"in turns of 2\.9: at \(2, 0\.5\) the way on costs "
                        r"more than a turn's allowance at once \(a started quantum of light woods"):
         engine.route(g, (0.5, 0.5), (23.5, 0.5), 2.9)
+
+
+def test_ranks_stood_afresh_each_turn_can_save_a_turn(rules):
+    """Humans two ranks deep (2 cm) on the edge of a wood, their ranks in it, 3 cm a
+    turn: the route pays x2 until the ranks clear the wood, 2 cm along (4, then
+    23.30 in the open: 27.30, over 9 turns of 3).  Its first turn gets 1.5 cm (x2);
+    the second stands its ranks straight behind the unit, out of the wood, so
+    the rest costs 23.80 and the route takes 1 + 8 turns, not 10."""
+    bf = engine.load_map(battlefield([feature("woods", rect(23, 0, 26, 13))], 40, 30))
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=2))
+    rt = engine.route(g, (24.5, 13), (1, 4), 3)
+    assert rt.cost == pytest.approx(27.2968583, abs=1e-6)
+    assert (rt.legs[0].length, rt.legs[0].cost) == pytest.approx((2, 4))
+    first = cut(rt.path, rt.path[0], rt.stops[0])
+    assert sum(map(math.dist, first, first[1:])) == pytest.approx(1.5)
+    rest = engine.price_path(g, cut(rt.path, rt.stops[0], rt.path[-1])).cost
+    assert rest == pytest.approx(rt.cost - 3.5)
+    assert rt.turns == 1 + math.ceil(rest / 3) == 9
+    assert max(_turn_costs(g, rt)) <= 3 * (1 + 1e-9)
 
 
 @pytest.mark.parametrize(("name", "unit"), [("demo", {"depth": 0}), ("demo", {"ranks": 2}),
