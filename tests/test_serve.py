@@ -150,6 +150,14 @@ BAD = [
     ("a number for a map", "reach", {"map": 3, "race": "humans", "at": [30, 40]}, 422, "map"),
     ("an unknown key", "reach",
      {"map": "demo", "race": "humans", "at": [30, 40], "rank": 2}, 422, "rank"),
+    ("probes for a grid", "fields/reach",
+     {"map": "demo", "race": "humans", "at": [30, 40], "probes": [[-5, 1]]}, 422, "probes"),
+    ("probes for a threat grid", "fields/threat",
+     {"map": "demo", "enemies": [{"race": "orcs", "at": [1, 1]}], "probes": []}, 422, "probes"),
+    ("starts for a flow grid", "fields/flow",
+     {"map": "demo", "race": "humans", "goals": [[1, 1]], "from": [[1e9, 1]]}, 422, "from"),
+    ("a target for a sight grid", "fields/visible",
+     {"map": "demo", "from": [30, 40], "to": [1e9, 1]}, 422, "to"),
     ("a missing key", "route", {"map": "demo", "race": "humans", "from": [30, 40]}, 422,
      "to is missing"),
     ("ranks and depth", "reach",
@@ -440,7 +448,7 @@ def test_the_drawing_fields_agree_with_the_answers(client):
                            for k in ground["kinds"]])
     assert np.array_equal(multiplier[index], g.base)
 
-    at = {"at": [30, 40], "probes": []}
+    at = {"at": [30, 40]}
     field = client.post("/v1/fields/reach", json={**unit, **at}).json()
     answer = client.post("/v1/reach", json={**unit, **at}).json()
     assert len(field["cells"]) == answer["cells"] and field["allowance"] == answer["allowance"]

@@ -46,13 +46,17 @@ from .cache import GridCache
 from .library import Library, TooLarge
 from .models import (
     ChargeQuery,
+    FlowFieldQuery,
     FlowQuery,
     ManoeuvreQuery,
     MapQuery,
     NetworkQuery,
     PriceQuery,
+    ReachFieldQuery,
     ReachQuery,
     RouteQuery,
+    SightQuery,
+    ThreatFieldQuery,
     ThreatQuery,
     UnitQuery,
     VisibleQuery,
@@ -251,11 +255,11 @@ def _questions(app: FastAPI, engine: _Engine) -> None:
             g, q.goals, q.starts, _limit(q))[1]))
 
 
-def _enemies(q: ThreatQuery, rules: Ruleset) -> list:
+def _enemies(q: ThreatFieldQuery, rules: Ruleset) -> list:
     return [(rules.unit(e.race), tuple(e.at)) for e in q.enemies]
 
 
-def _limit(q: FlowQuery) -> float:
+def _limit(q: FlowFieldQuery) -> float:
     return math.inf if q.limit is None else q.limit
 
 
@@ -282,25 +286,25 @@ def _fields(app: FastAPI, engine: _Engine) -> None:
 
     @app.post("/v1/fields/reach", summary="a reach cell by cell",
               description=_described(fields.reach_field_json))
-    async def post_reach_field(q: ReachQuery) -> JSONResponse:
+    async def post_reach_field(q: ReachFieldQuery) -> JSONResponse:
         return await engine.run(lambda: engine.on_unit(q, lambda g: fields.reach_field_json(
             g, reach(g, q.at, any_angle=not q.lattice))))
 
     @app.post("/v1/fields/threat", summary="a threat map cell by cell",
               description=_described(fields.threat_field_json))
-    async def post_threat_field(q: ThreatQuery) -> JSONResponse:
+    async def post_threat_field(q: ThreatFieldQuery) -> JSONResponse:
         return await engine.run(lambda: engine.on_map(q, lambda bf, rules: fields.threat_field_json(
             threat_answer(bf, rules, _enemies(q, rules), charge=q.charge)[0])))
 
     @app.post("/v1/fields/flow", summary="a flow field's first steps, sampled",
               description=_described(fields.flow_field_json))
-    async def post_flow_field(q: FlowQuery) -> JSONResponse:
+    async def post_flow_field(q: FlowFieldQuery) -> JSONResponse:
         return await engine.run(lambda: engine.on_unit(q, lambda g: fields.flow_field_json(
             flow_answer(g, q.goals, (), _limit(q))[0])))
 
-    @app.post("/v1/fields/visible", summary="a viewshed cell by cell (the target, if any, "
-              "is not used)", description=_described(fields.seen_json))
-    async def post_seen(q: VisibleQuery) -> JSONResponse:
+    @app.post("/v1/fields/visible", summary="a viewshed cell by cell",
+              description=_described(fields.seen_json))
+    async def post_seen(q: SightQuery) -> JSONResponse:
         return await engine.run(lambda: engine.on_map(q, lambda bf, rules: fields.seen_json(
             bf, q.observer, visible_answer(bf, rules, q.observer, flying=q.flying,
                                            height=q.height)[1])))

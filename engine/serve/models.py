@@ -9,8 +9,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
-    "ChargeQuery", "Enemy", "FlowQuery", "ManoeuvreQuery", "MapQuery", "NetworkQuery",
-    "PriceQuery", "ReachQuery", "RouteQuery", "ThreatQuery", "UnitQuery", "VisibleQuery",
+    "ChargeQuery", "Enemy", "FlowFieldQuery", "FlowQuery", "ManoeuvreQuery", "MapQuery",
+    "NetworkQuery", "PriceQuery", "ReachFieldQuery", "ReachQuery", "RouteQuery", "SightQuery",
+    "ThreatFieldQuery", "ThreatQuery", "UnitQuery", "VisibleQuery",
 ]
 
 # Bounds that keep one question small: points to report on, points of a path, enemies.
@@ -69,12 +70,17 @@ class UnitQuery(MapQuery):
                 "frontage": self.frontage, "march": self.march, "formation": self.formation}
 
 
-class ReachQuery(UnitQuery):
-    """``engine reach``: everywhere the unit can get to this turn."""
+class ReachFieldQuery(UnitQuery):
+    """A reach, cell by cell (``/v1/fields/reach``)."""
 
     at: Point = Field(description="the unit's position")
-    probes: Probes = Field([], description="points to report on")
     lattice: bool = Field(False, description="search the step lattice from cell centres")
+
+
+class ReachQuery(ReachFieldQuery):
+    """``engine reach``: everywhere the unit can get to this turn."""
+
+    probes: Probes = Field([], description="points to report on")
 
 
 class RouteQuery(UnitQuery):
@@ -117,13 +123,18 @@ class NetworkQuery(UnitQuery):
     tolerance: float | None = Field(None, ge=0, description="line ends this close join")
 
 
-class VisibleQuery(MapQuery):
-    """``engine visible``: what an observer sees, or whether it sees a target."""
+class SightQuery(MapQuery):
+    """A viewshed, cell by cell (``/v1/fields/visible``)."""
 
     observer: Point = Field(alias="from")
-    target: Point | None = Field(None, alias="to", description="without it, the viewshed")
     flying: bool = False
     height: float | None = Field(None, ge=0, description="sight height (default: the rules')")
+
+
+class VisibleQuery(SightQuery):
+    """``engine visible``: what an observer sees, or whether it sees a target."""
+
+    target: Point | None = Field(None, alias="to", description="without it, the viewshed")
 
 
 class Enemy(BaseModel):
@@ -135,18 +146,28 @@ class Enemy(BaseModel):
     at: Point
 
 
-class ThreatQuery(MapQuery):
-    """``engine threat``: how many enemies can reach each cell next turn."""
+class ThreatFieldQuery(MapQuery):
+    """A threat map, cell by cell (``/v1/fields/threat``)."""
 
     enemies: Annotated[list[Enemy], Field(min_length=1, max_length=MAX_ENEMIES)]
     charge: bool = Field(False, description="reach as a charge (move plus charge_bonus)")
-    probes: Probes = []
 
 
-class FlowQuery(UnitQuery):
-    """``engine flow``: a field leading every cell to the nearest goal."""
+class ThreatQuery(ThreatFieldQuery):
+    """``engine threat``: how many enemies can reach each cell next turn."""
+
+    probes: Probes = Field([], description="points to report on")
+
+
+class FlowFieldQuery(UnitQuery):
+    """A flow field's first steps, sampled (``/v1/fields/flow``)."""
 
     goals: Annotated[list[Point], Field(min_length=1, max_length=MAX_PROBES)]
-    starts: Probes = Field([], alias="from", description="points to follow the field from")
     limit: float | None = Field(None, ge=0, description="search costs up to this only "
                                 "(default: the whole battlefield)")
+
+
+class FlowQuery(FlowFieldQuery):
+    """``engine flow``: a field leading every cell to the nearest goal."""
+
+    starts: Probes = Field([], alias="from", description="points to follow the field from")
