@@ -21,7 +21,7 @@ from .._args import shown
 from .._limits import BYTES_PER_CELL
 from ..errors import InputError, MapError, RulesError
 from ..maps.battlefield import Battlefield
-from ..maps.geojson import MapTooLarge, battlefield_of, load_map, map_document, shipped_maps
+from ..maps.geojson import MapTooLarge, battlefield_of, map_document, shipped_maps
 from ..rules.load import load_rules, shipped_rulesets
 from ..rules.ruleset import Ruleset
 
@@ -105,7 +105,7 @@ class Library:
             try:
                 text = json.dumps(source, sort_keys=True, separators=(",", ":"))
             except (RecursionError, ValueError) as exc:
-                raise MapError(f"<memory>: cannot read the map: {exc}") from None
+                raise MapError(f"map: cannot read it: {exc}") from None
             return "inline", hashlib.sha256(text.encode()).hexdigest()
         path = self._path(source)
         if path is None:
@@ -128,7 +128,7 @@ class Library:
             half the machine's memory.
         """
         try:
-            bf = load_map(source) if isinstance(source, dict) else self._named(source)
+            bf = _inline(source) if isinstance(source, dict) else self._named(source)
         except MapTooLarge as exc:
             raise TooLarge(str(exc)) from None
         rows, cols = bf.grid.shape
@@ -164,3 +164,13 @@ class Library:
             raise MapError(f"unknown map {shown(name)}; this server has "
                            f"{', '.join(found)} (or send the GeoJSON itself)")
         return found[name]
+
+
+def _inline(source: dict[str, Any]) -> Battlefield:
+    """The battlefield of a map sent in a body, its messages naming it by the body's
+    key, ``map``."""
+    try:
+        doc = map_document(source)[0]
+    except MapError as exc:
+        raise MapError(f"map{str(exc).removeprefix('<memory>')}") from None
+    return battlefield_of(doc, "map")
