@@ -183,3 +183,32 @@ def test_a_ranked_route_beyond_a_turn_is_as_cheap_as_in_one_turn():
         tried += 1
         assert engine.route(g, p, q).cost == pytest.approx(engine.route(g, p, q, 300).cost,
                                                            rel=1e-9)
+
+
+def test_a_route_may_first_step_aside_to_face_its_ranks_along_a_slope():
+    """Humans two ranks deep (4 cm) a hair west of the steep wooded hill's crest
+    (it runs north and south along x = 21): going straight to (15.18, 6) stands
+    the ranks behind the unit, over the crest, where they climb it (x4 until
+    they clear it: 20.48).  A first step a hair long along the contour stands
+    them in the start's column, west of the crest, where they do not climb:
+    x2 all the way, one turn of 20.  So for random routes on the hill: none
+    costs more than a first step a little longer along either axis and then
+    straight to the goal."""
+    g = engine.cost_grid(engine.load_map("maps/examples/humans-hill.geojson"), FW,
+                         FW.unit("humans", ranks=2))
+    a, b = (20.95, 3.48), (15.18, 6.0)
+    assert engine.price_path(g, [a, b]).cost == pytest.approx(20.4835, abs=1e-4)
+    rt = engine.route(g, a, b)
+    (x0, y0), (x1, y1) = rt.path[:2]
+    assert x1 == x0 and 0 < abs(y1 - y0) < 1e-3
+    assert rt.cost == pytest.approx(2 * rt.length) and rt.turns == 1
+    assert engine.price_path(g, rt.path).cost == rt.cost
+    rng = np.random.default_rng(8)
+    w, h = g.grid.width, g.grid.height
+    for _ in range(15):
+        p, q = tuple(rng.uniform((0, 0), (w, h))), tuple(rng.uniform((0, 0), (w, h)))
+        cost = engine.route(g, p, q).cost
+        for ux, uy in ((1, 0), (0, 1), (-1, 0), (0, -1)):
+            aside = (p[0] + 0.01 * ux, p[1] + 0.01 * uy)
+            if 0 <= aside[0] <= w and 0 <= aside[1] <= h:
+                assert cost <= engine.price_path(g, [p, aside, q]).cost + 1e-9

@@ -121,21 +121,23 @@ def test_ground_whose_first_quantum_no_turn_can_pay_is_no_route(bs):
 
 
 def test_ranks_stood_afresh_each_turn_can_save_a_turn(rules):
-    """Humans two ranks deep (2 cm) on the edge of a wood, their ranks in it, 3 cm a
-    turn: the route pays x2 until the ranks clear the wood, 2 cm along (4, then
-    23.30 in the open: 27.30, over 9 turns of 3).  Its first turn gets 1.5 cm (x2);
-    the second stands its ranks straight behind the unit, out of the wood, so
-    the rest costs 23.80 and the route takes 1 + 8 turns, not 10."""
+    """Humans two ranks deep (2 cm) in a wood, 3 cm a turn, leave it by its edge and
+    go on along the edge: the route pays x2 to the edge (0.92) and until the
+    ranks, trailing through the wood, clear it 2 cm on (12.59 in all: 4.2 turns
+    of 3).  Its first turn ends 0.58 along the edge; the next stands its ranks
+    straight behind the unit, on the edge, out of the wood, so the rest costs
+    8.16, not 9.59, and the route takes 1 + 3 turns, not 5."""
     bf = engine.load_map(battlefield([feature("woods", rect(23, 0, 26, 13))], 40, 30))
     g = engine.cost_grid(bf, rules, rules.unit("humans", depth=2))
-    rt = engine.route(g, (24.5, 13), (1, 4), 3)
-    assert rt.cost == pytest.approx(27.2968583, abs=1e-6)
-    assert (rt.legs[0].length, rt.legs[0].cost) == pytest.approx((2, 4))
-    first = cut(rt.path, rt.path[0], rt.stops[0])
-    assert sum(map(math.dist, first, first[1:])) == pytest.approx(1.5)
+    rt = engine.route(g, (25.2, 6.8), (26, 16), 3)
+    assert rt.path[1][0] == 26 and rt.path[2] == (26, 16)
+    assert [(leg.multiplier, leg.length) for leg in rt.legs] == [
+        (2, pytest.approx(math.dist(rt.path[0], rt.path[1]))), (2, pytest.approx(2)),
+        (1, pytest.approx(16 - rt.path[1][1] - 2))]
+    assert rt.stops[0] == pytest.approx((26, rt.path[1][1] + (3 - rt.legs[0].cost) / 2))
     rest = engine.price_path(g, cut(rt.path, rt.stops[0], rt.path[-1])).cost
-    assert rest == pytest.approx(rt.cost - 3.5)
-    assert rt.turns == 1 + math.ceil(rest / 3) == 9
+    assert rest == pytest.approx(16 - rt.stops[0][1])  # all of it at x1
+    assert rt.turns == 1 + math.ceil(rest / 3) == 4 < math.ceil(rt.cost / 3)
     assert max(_turn_costs(g, rt)) <= 3 * (1 + 1e-9)
 
 

@@ -32,6 +32,7 @@ from .._threads import on_threads, thread_count
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import CostGrid
 from . import _kernels
+from ._kernels.ranked import _clean_stand
 from ._state import (
     _NO_LANDMARKS,
     _SLACK,
@@ -630,6 +631,8 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
     if any_angle and find is None:
         path, priced, rows = _by_reach(grid, source, start, goal, per_turn,
                                        (path, priced, rows))
+        if grid.depth > 0:
+            path, priced, rows = _faced(grid, (path, priced, rows))
     try:
         turns, stops = route_turns(grid, path, priced, rows, per_turn)
     except NoRouteError as stuck:  # a cost at once a turn cannot pay: round it, if a way is
@@ -669,6 +672,40 @@ def _by_reach(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: flo
         return found
     other = _straighten(g, best[0], *_price(g, best[0], pieces=False, checked=True))
     return other if other[1].cost < found[1].cost else found
+
+
+# A unit with rear ranks may first step this far (times the cell) in one of `_FACINGS`
+# directions, to stand its ranks behind it facing that way (`_faced`).
+_FACE_STEP = 1e-3
+_FACINGS = 32
+
+
+def _faced(g: CostGrid, found: tuple) -> tuple:
+    """``found`` (a route's path, pricing and rows), or, if cheaper, the path with a
+    first step a hair long (`_FACE_STEP`) in one of `_FACINGS` directions, its
+    bends then moved (`_straighten`).
+
+    A move stands the rear ranks straight behind the unit facing along its
+    first leg, so a first step sideways (along a slope's contour, say, or a
+    wood's edge) can keep them off ground that going straight would stand
+    them on; the searches stand them facing each first move only."""
+    path, priced = found[:2]
+    (x, y), step = path[0], _FACE_STEP * g.cell
+    a = g.kernel_args
+    if priced.cost == math.inf or _clean_stand(x, y, float(g.unit.depth), g.cell, a.cols,
+                                               a.base.size // a.cols, a.base, a.steep):
+        return found  # (no facing stands the ranks on ground heavier than the start's)
+    width, height = g.grid.shape[1] * g.cell, g.grid.shape[0] * g.cell
+    best = found
+    for k in range(_FACINGS):
+        turn = 2.0 * math.pi * k / _FACINGS
+        q = (x + step * math.cos(turn), y + step * math.sin(turn))
+        if 0.0 <= q[0] <= width and 0.0 <= q[1] <= height:
+            faced = [path[0], q, *path[1:]]
+            tried = _price(g, faced, pieces=False, checked=True)
+            if tried[0].cost < best[1].cost:
+                best = (faced, *tried)
+    return found if best is found else _straighten(g, *best)
 
 
 def _either(g: CostGrid, source: int, start: tuple, target: int, goal: tuple
