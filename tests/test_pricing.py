@@ -255,3 +255,15 @@ def test_a_move_too_short_to_show_in_cells_is_no_move():
     priced = engine.price_path(grid, [(0.0, 0.0), (5e-324, 0.0)])  # was a ZeroDivisionError
     assert (priced.cost, priced.legs) == (0.0, [])
     assert engine.price_path(grid, [(1.0, 1.0), (1.0, 1.0 + 5e-324), (7.0, 1.0)]).cost == 6.0
+
+
+@pytest.mark.parametrize(("woods", "paths"), [
+    (rect(-1, -1, 41, 5), [[(0, 5), (0, 15)], [(40, 5), (40, 15)], [(20, 5), (20, 15)]]),
+    (rect(-1, -1, 5, 31), [[(5, 0), (15, 0)], [(5, 30), (15, 30)], [(5, 10), (15, 10)]])])
+def test_ranks_along_the_tables_edge_stand_on_it(rules, woods, paths):
+    """Humans one rank deep (2 cm) leaving a wood along the table's edge pay for the
+    rank still in it (2 x 2 + 8) on the far edges as on the near ones and inside:
+    the front's cells there are the last column or row, and so are the ranks'."""
+    g = engine.cost_grid(engine.load_map(battlefield([feature("woods", woods)], 40, 30)),
+                         rules, rules.unit("humans", depth=2))
+    assert [engine.price_path(g, path).cost for path in paths] == [12, 12, 12]

@@ -121,7 +121,7 @@ def test_ground_whose_first_quantum_no_turn_can_pay_is_no_route(bs):
 
 
 def test_ranks_stood_afresh_each_turn_can_save_a_turn(rules):
-    """Humans two ranks deep (2 cm) in a wood, 3 cm a turn, leave it by its edge and
+    """Humans one rank deep (2 cm) in a wood, 3 cm a turn, leave it by its edge and
     go on along the edge: the route pays x2 to the edge (0.92) and until the
     ranks, trailing through the wood, clear it 2 cm on (12.59 in all: 4.2 turns
     of 3).  Its first turn ends 0.58 along the edge; the next stands its ranks

@@ -682,26 +682,31 @@ _FACINGS = 32
 
 def _faced(g: CostGrid, found: tuple) -> tuple:
     """``found`` (a route's path, pricing and rows), or, if cheaper, the path with a
-    first step a hair long (`_FACE_STEP`) in one of `_FACINGS` directions, its
-    bends then moved (`_straighten`).
+    first step a hair long (`_FACE_STEP`) in one of `_FACINGS` directions (kept on
+    the table), going on to its first bend or past it, its bends then moved
+    (`_straighten`).
 
     A move stands the rear ranks straight behind the unit facing along its
     first leg, so a first step sideways (along a slope's contour, say, or a
     wood's edge) can keep them off ground that going straight would stand
-    them on; the searches stand them facing each first move only."""
+    them on; the searches stand them facing each first move only, and may
+    bend a hair from the start for a facing that a step sets more cheaply."""
     path, priced = found[:2]
     (x, y), step = path[0], _FACE_STEP * g.cell
     a = g.kernel_args
     if priced.cost == math.inf or _clean_stand(x, y, float(g.unit.depth), g.cell, a.cols,
                                                a.base.size // a.cols, a.base, a.steep):
         return found  # (no facing stands the ranks on ground heavier than the start's)
-    width, height = g.grid.shape[1] * g.cell, g.grid.shape[0] * g.cell
     best = found
     for k in range(_FACINGS):
-        turn = 2.0 * math.pi * k / _FACINGS
-        q = (x + step * math.cos(turn), y + step * math.sin(turn))
-        if 0.0 <= q[0] <= width and 0.0 <= q[1] <= height:
-            faced = [path[0], q, *path[1:]]
+        turn = 2.0 * math.pi * k / _FACINGS  # (rounded: exactly along an axis, 4 of them)
+        ux, uy = round(math.cos(turn), 12), round(math.sin(turn), 12)
+        q = (min(max(x + step * ux, 0.0), g.grid.width),
+             min(max(y + step * uy, 0.0), g.grid.height))
+        if q == path[0]:  # (a step straight off the table, clamped back to the start)
+            continue
+        for on in (path[1:], path[2:])[:len(path) - 1]:  # on to the first bend, or past it
+            faced = [path[0], q, *on]
             tried = _price(g, faced, pieces=False, checked=True)
             if tried[0].cost < best[1].cost:
                 best = (faced, *tried)

@@ -243,6 +243,12 @@ class _Pricer:
         self.at = r * self.cols + c
         depth = self.g.unit.depth / self.cell
         for r, c, rem in trail_behind((p[0] / self.cell, p[1] / self.cell), u, depth):
+            # Ranks along the table's far edge stand in its last column or row, as the
+            # front does there; beyond the table they stand nowhere.
+            if r == self.rows and u[1] == 0:
+                r -= 1
+            if c == self.cols and u[0] == 0:
+                c -= 1
             if 0 <= r < self.rows and 0 <= c < self.cols:
                 i = r * self.cols + c
                 m = through(*self.flat, i, *u)
