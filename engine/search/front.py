@@ -575,9 +575,10 @@ def route(grid: CostGrid, start, goal, allowance: float | None = None, *,
         terrain edges and at obstacles' corners.  The path an any-angle
         `reach` prices the goal along is taken if cheaper: to a goal within a
         turn's allowance, the turn's reach; farther, with rear ranks, a
-        reach from the unit's point aimed at the goal (`_by_reach`).  False:
-        the lattice route between cell centres, joined to the exact start
-        and goal.
+        reach from the unit's point aimed at the goal (`_by_reach`).  With
+        rear ranks, a first step a hair long that faces them another way is
+        taken where that is cheaper (`_faced`).  False: the lattice route
+        between cell centres, joined to the exact start and goal.
 
     Returns
     -------
