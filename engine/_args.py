@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ import numpy as np
 from .errors import InputError
 
 __all__ = ["Huge", "did_you_mean", "finite", "flag", "instance", "listed", "parse_int", "point",
-           "real", "shown", "tame", "whole"]
+           "points", "real", "shown", "tame", "whole"]
 
 # Integers with more digits than this are read as `Huge`: a float holds at most 309.
 _MAX_DIGITS = 300
@@ -139,3 +139,19 @@ def point(xy: Any) -> tuple[float, float]:
     if not (finite(xy[0]) and finite(xy[1])):
         raise InputError(f"point ({tame(xy[0])}, {tame(xy[1])}) is not finite")
     return float(xy[0]), float(xy[1])
+
+
+def points(name: str, value: Any, on: Callable[[tuple[float, float]], Any] | None = None
+           ) -> list[tuple[float, float]]:
+    """``value``'s items as points (`point`), each passed to ``on`` (a check that raises
+    `InputError`, such as a grid's ``xy_to_rc`` for on the table) if given;
+    `InputError` naming the first that is not one: ``"<name> point <i>: ..."``."""
+    out = []
+    for i, xy in enumerate(listed(name, value)):
+        try:
+            out.append(point(xy))
+            if on is not None:
+                on(out[-1])
+        except InputError as exc:
+            raise InputError(f"{name} point {i}: {exc}") from None
+    return out

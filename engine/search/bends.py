@@ -42,26 +42,41 @@ def _bendable(g: CostGrid, points: list, cost: float) -> bool:
     return cost > g.least * math.dist(*points) * (1.0 + 1e-12)
 
 
+def _as_arrays(g: CostGrid, points: list) -> tuple[list, np.ndarray, np.ndarray, int]:
+    """``points`` as the bend-moving kernels take them: a straight move (two points)
+    given a bend at its middle to move, the x's and y's as arrays, and the cell
+    the unit stands in at the start (`CostGrid.stand`)."""
+    if len(points) == 2:
+        (x0, y0), (x1, y1) = points
+        points = [points[0], (0.5 * (x0 + x1), 0.5 * (y0 + y1)), points[1]]
+    r, c = g.stand(points[0])
+    xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))
+    return points, xs, ys, r * g.kernel_args.cols + c
+
+
+def _as_points(points: list, xs: np.ndarray, ys: np.ndarray) -> list:
+    """The points a bend-moving kernel left in ``xs``, ``ys``, the ends those of
+    ``points`` as they were (not a float's rounding away)."""
+    moved = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
+    moved[0], moved[-1] = points[0], points[-1]
+    return moved
+
+
 def _refined(g: CostGrid, points: list, sweeps: int = _SWEEPS) -> tuple[list, float]:
     """``points`` bent at the outer corners of impassable cells near them where that is
     cheaper, then straightened by `_kernels.refine` (`_kernels.straighten`, with
     ``sweeps`` sweeps), and its price (a unit without rear ranks).  A straight move
     (two points) takes two: `_kernels.refine` bends it only on its second, halving
-    its moves (a point at its middle is given here so that `_kernels.straighten`
+    its moves (it is given a point at its middle so that `_kernels.straighten`
     refines it at all)."""
     if len(points) == 2:
-        (x0, y0), (x1, y1) = points
-        points = [points[0], (0.5 * (x0 + x1), 0.5 * (y0 + y1)), points[1]]
         sweeps = max(sweeps, 2)
+    points, xs, ys, start = _as_arrays(g, points)
     a = g.kernel_args
-    r, c = g.stand(points[0])
-    xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))
-    xs, ys, cost = _kernels.straighten(xs, ys, len(points), r * a.cols + c, a.base, a.steep,
-                                       a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
-                                       a.cols, g.cell, sweeps)
-    straight = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
-    straight[0], straight[-1] = points[0], points[-1]
-    return straight, float(cost)
+    xs, ys, cost = _kernels.straighten(xs, ys, len(points), start, a.base, a.steep, a.slope_of,
+                                       a.slopes, a.enter, a.narrow, g.clearance, a.cols, g.cell,
+                                       sweeps)
+    return _as_points(points, xs, ys), float(cost)
 
 
 def _rounded_bends(g: CostGrid, points: list) -> list:
@@ -70,18 +85,12 @@ def _rounded_bends(g: CostGrid, points: list) -> list:
     stretch may as well run on to the end of its last started quantum); a
     straight move is given a bend at its middle to move.  For a unit with rear
     ranks the trail is not priced: a candidate to price whole."""
-    if len(points) == 2:
-        (x0, y0), (x1, y1) = points
-        points = [points[0], (0.5 * (x0 + x1), 0.5 * (y0 + y1)), points[1]]
+    points, xs, ys, start = _as_arrays(g, points)
     a = g.kernel_args
-    r, c = g.stand(points[0])
-    xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))
-    _kernels.settle_rounded(xs, ys, len(points), r * a.cols + c, a.base, a.steep, a.slope_of,
-                            a.slopes, a.enter, a.narrow, g.clearance, g.cell_quantum, a.cols,
-                            g.cell, _SWEEPS)
-    moved = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
-    moved[0], moved[-1] = points[0], points[-1]
-    return moved
+    _kernels.settle_rounded(xs, ys, len(points), start, a.base, a.steep, a.slope_of, a.slopes,
+                            a.enter, a.narrow, g.clearance, g.cell_quantum, a.cols, g.cell,
+                            _SWEEPS)
+    return _as_points(points, xs, ys)
 
 
 def _rounded_tries(g: CostGrid, points: list) -> list[list]:
@@ -90,12 +99,12 @@ def _rounded_tries(g: CostGrid, points: list) -> list[list]:
     where it pays for part of a quantum it does not use, with a bend wherever
     the path enters or leaves a ground, and each such stretch also set square to
     the grid (either end moved level with the other, across or along).  Such
-    ground is cells, its edges the grid's,
-    and a strip of it is crossed cheapest in whole quanta, often square: on the
-    charge example, from (3, 4) to (8, 3) over 2" of light woods, straight on a
-    slant 9.05 (2.07" of woods, two started quanta), square across 6.18.  Moving
-    bends a little at a time never finds that: the price drops a quantum only
-    where the crossing is exactly square."""
+    ground is cells, its edges the grid's, and a strip of it is crossed
+    cheapest in whole quanta, often square: on the charge example, from (3, 4)
+    to (8, 3) over 2" of light woods, straight on a slant 9.05 (2.07" of woods,
+    two started quanta), square across 6.18.  Moving bends a little at a time
+    never finds that: the price drops a quantum only where the crossing is
+    exactly square."""
     legs = _price(g, points, pieces=False, checked=True)[0].legs
     tries = [_rounded_bends(g, points)]
     # Where a stretch of quantised ground ends paying part of a quantum it did not use.

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._args import instance, listed, point
+from .._args import instance, listed, points
 from ..errors import InputError
 from ..terrain._kernels import TRAIL, through
 from ..terrain.costgrid import CostGrid
@@ -147,13 +147,7 @@ def _price(grid: CostGrid, path, pieces: bool,
     (`_kernels.walk_path`); without ``pieces``, ``Pricing.pieces`` is left empty
     (a route's legs and turns need only the rows).  ``checked``: ``path`` is a list
     of float points known to be on the table (a route's)."""
-    points = list(path) if checked else _points(path)
-    for i, p in enumerate([] if checked else points):
-        try:
-            points[i] = point(p)
-            grid.grid.xy_to_rc(points[i])
-        except InputError as exc:
-            raise InputError(f"path point {i}: {exc}") from None
+    points = list(path) if checked else _points(grid, path)
     cell = grid.grid.cell
     if not checked:
         _not_too_long(points, cell)
@@ -207,11 +201,12 @@ def _not_too_long(points: list, cell: float) -> None:
                          f"the {MAX_CROSSED:,} one pricing takes: price it in parts")
 
 
-def _points(path) -> list:
-    points = listed("path", path)
-    if len(points) < 2:
-        raise InputError(f"a path needs at least two points, got {len(points)}")
-    return points
+def _points(grid: CostGrid, path) -> list:
+    """The points of ``path``, two or more, each on ``grid``'s table; else `InputError`."""
+    path = listed("path", path)
+    if len(path) < 2:
+        raise InputError(f"a path needs at least two points, got {len(path)}")
+    return points("path", path, grid.grid.xy_to_rc)
 
 
 class _Pricer:

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 from shapely.geometry import Point
 
-from .._args import finite, flag, instance, listed, point, shown, whole
+from .._args import finite, flag, instance, shown, whole
+from .._args import points as path_points
 from ..errors import InputError
 from ..grid import segment_cells
 from ..maps.battlefield import Battlefield
@@ -254,15 +255,10 @@ def charge_disorders(
     instance("battlefield", battlefield, Battlefield, "load_map")
     instance("rules", rules, Ruleset, "load_rules")
     close_order = flag("close_order", close_order)
-    points = []
-    for i, p in enumerate(listed("path", path)):
-        try:
-            points.append(point(p))
-        except InputError as exc:
-            raise InputError(f"path point {i}: {exc}") from None
+    spec = battlefield.grid
+    points = path_points("path", path, spec.xy_to_rc)
     if not points:
         raise InputError("a charge path needs at least one point")
-    spec = battlefield.grid
     cells = [spec.xy_to_rc(p) for p in points]
     ordered = [cells[0]]
     for (a, b), end in zip(itertools.pairwise(points), cells[1:], strict=True):
