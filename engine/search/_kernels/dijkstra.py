@@ -1,4 +1,4 @@
-"""numba kernels: Dijkstra over a binary heap (`search`) and reaches priced per
+"""numba kernels: Dijkstra and A* over a grid (`search`) and reaches priced per
 started quantum (`settle_quanta`).
 
 Private; `engine.search` validates everything first.
@@ -49,7 +49,7 @@ def search(
     than its length (multipliers are >= 1), so every cell in the cheapest
     bucket is final and a bucket is emptied in any order (Dial's algorithm
     with buckets no wider than the lightest step).  It stops
-    once the cheapest bucket starts beyond ``budget``.  A* keeps a binary heap
+    once the cheapest bucket starts beyond ``budget``.  A* keeps a heap (4-ary)
     on cost plus the distance on open ground (octile with 8 steps, straight
     line otherwise: no step is cheaper than its length) and stops when
     ``goal`` settles.  With landmarks (``lm[b, l]``: landmark l's cost at cell b,

@@ -1,4 +1,4 @@
-"""numba kernels: queue primitives the searches share (a binary heap, stacks of
+"""numba kernels: queue primitives the searches share (a 4-ary heap, stacks of
 buckets and their sizes), tracing a path back and resetting touched cells.
 
 Sentinels: an impassable multiplier is ``inf``; an unreached cell has cost
@@ -13,6 +13,10 @@ ASTAR_SPLIT = 2  # A* buckets are half the shortest step wide: fewer cells expan
 POOL_SPLIT = 32  # the same with shared rows, whose buckets are lists in one pool
 # A* reopens an expanded cell only for a path cheaper by more than rounding.
 REOPEN = 1.0 - 1e-10
+# The heap is 4-ary (a node's children at 4 i + 1 .. 4 i + 4): half as deep as a binary
+# heap, so a push or a lowered key climbs half as far, and a pop goes down half as many
+# levels, comparing the four children of each, which lie side by side in memory.
+_ARITY_BITS = 2
 CLOSED = 64  # flag in parent (a step index, below 64): cell expanded (search_plain)
 STACK_ENTRIES = 2**22  # most entries a first stack of buckets gets (16 MiB)
 # Most entries a stack of buckets grows to (128 MiB); a search that needs more (a bucket
@@ -25,7 +29,7 @@ def _sift_up(i, hkey, hidx, pos):
     key = hkey[i]
     cell = hidx[i]
     while i > 0:
-        parent = (i - 1) >> 1
+        parent = (i - 1) >> _ARITY_BITS
         if hkey[parent] <= key:
             break
         hkey[i] = hkey[parent]
@@ -42,14 +46,17 @@ def _sift_down(i, n, hkey, hidx, pos):
     key = hkey[i]
     cell = hidx[i]
     while True:
-        child = 2 * i + 1
-        if child >= n:
+        first = (i << _ARITY_BITS) + 1
+        if first >= n:
             break
-        if child + 1 < n and hkey[child + 1] < hkey[child]:
-            child += 1
-        if hkey[child] >= key:
+        child = first  # the least of the (up to) four children, the first on a tie
+        least = hkey[first]
+        for c in range(first + 1, min(first + (1 << _ARITY_BITS), n)):
+            if hkey[c] < least:
+                child, least = c, hkey[c]
+        if least >= key:
             break
-        hkey[i] = hkey[child]
+        hkey[i] = least
         hidx[i] = hidx[child]
         pos[hidx[i]] = i
         i = child
