@@ -85,7 +85,9 @@ def _quanta() -> None:
                       "geometry": {"type": "Polygon",
                                    "coordinates": [[[1, 0], [2, 0], [2, 2], [1, 2], [1, 0]]]}}],
     })
-    reach(cost_grid(woods, bs, bs.unit("infantry", depth=0)), (0.1, 0.1), 3)
+    g = cost_grid(woods, bs, bs.unit("infantry", depth=0))
+    reach(g, (0.1, 0.1), 3)
+    route(g, (0.1, 0.1), (1.9, 1.9))  # its bends moved where the rounding costs least
 
 
 def _flow_rest() -> None:

@@ -2,9 +2,11 @@
 the cache folders' pruning, `engine warm-up`, and the help of every option."""
 
 import io
+import json
 import os
 import subprocess
 import sys
+import textwrap
 
 import numba
 import pytest
@@ -143,3 +145,70 @@ def test_configure_marks_its_folder_used_and_prunes_beside_it(tmp_path):
 def test_warm_up_command(capsys):
     code, out, _ = _run(["warm-up"], capsys)
     assert code == 0 and out.startswith("kernels ready in ")
+
+
+_WOODS = "maps/battlesystem/light-woods.geojson"
+# One command of each kind on the shipped maps and rulesets, each of its forms that
+# compiles kernels of its own (ranks or none, any-angle or the lattice, ground priced per
+# started quantum, line of sight drawn to a picture).
+_EVERY_KIND = [
+    ["reach", "demo", "--race", "humans", "--at", "30,40"],
+    ["reach", "demo", "--race", "humans", "--depth", "0", "--at", "30,40"],
+    ["reach", "demo", "--race", "humans", "--at", "30,40", "--lattice"],
+    ["route", "demo", "--race", "humans", "--from", "30,40", "--to", "150,60"],
+    ["route", "demo", "--race", "humans", "--depth", "0", "--from", "30,40", "--to", "150,60"],
+    ["route", "demo", "--race", "humans", "--from", "30,40", "--to", "150,60", "--lattice"],
+    ["route", "crossings", "--race", "humans", "--from", "5,5", "--to", "60,40"],
+    ["price", "demo", "--race", "humans", "--path", "10,10", "20,10", "20,20"],
+    ["visible", "demo", "--from", "30,40", "--png", "{tmp}/sight.png"],
+    ["visible", "demo", "--from", "30,40", "--to", "150,60"],
+    ["threat", "demo", "--enemy", "humans@30,40", "--enemy", "orcs@150,60"],
+    ["flow", "demo", "--race", "humans", "--goal", "90.25,75.25", "--from", "20,60"],
+    ["charge", "demo", "--race", "humans", "--from", "30,40", "--to", "40,50",
+     "--min-range", "2"],
+    ["network", "demo", "--race", "humans"],
+    ["route", _WOODS, "--rules", "battlesystem", "--race", "infantry",
+     "--from", "2,2", "--to", "8,2"],
+    ["reach", _WOODS, "--rules", "battlesystem", "--race", "infantry",
+     "--at", "2,2"],
+    ["manoeuvre", _WOODS, "--rules", "battlesystem", "--race",
+     "infantry", "--at", "2,2", "--kind", "face"],
+    ["demo", "--png", "{tmp}/demo.png"],
+]
+
+_COMPILED_BY = textwrap.dedent("""
+    import contextlib, io, json, sys
+    from numba.core import event
+    from engine.cli import main
+
+    compiled = {}
+
+    class Names(event.Listener):
+        def on_start(self, ev):
+            compiled.setdefault(" ".join(argv[:2]), []).append(
+                ev.data["dispatcher"].py_func.__qualname__)
+
+        def on_end(self, ev):
+            pass
+
+    event.register("numba:compile", Names())
+    for argv in json.loads(sys.argv[1]):
+        with contextlib.redirect_stdout(io.StringIO()):
+            if main([*argv, *(["--json"] if argv[0] != "demo" else [])]):
+                sys.exit(f"{argv} failed")
+    print(json.dumps(compiled))
+""")
+
+
+@pytest.mark.slow
+def test_after_warm_up_no_command_compiles_a_kernel(tmp_path):
+    """`engine warm-up` compiles every kernel the commands call: afterwards, in a fresh
+    process on the same cache folder, one command of each kind compiles none."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    subprocess.run([sys.executable, "-m", "engine", "warm-up"], cwd=ROOT, env=env,
+                   check=True, capture_output=True, timeout=900)
+    argv = [[a.format(tmp=tmp_path) for a in command] for command in _EVERY_KIND]
+    done = subprocess.run([sys.executable, "-c", _COMPILED_BY, json.dumps(argv)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == {}

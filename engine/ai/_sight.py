@@ -443,6 +443,8 @@ def free_cells(elev: np.ndarray, conceal: np.ndarray,
             for dc in (0, 1, 2):
                 core &= conceal[dr:rows - 2 + dr, dc:cols - 2 + dc] <= middle
         inner[1:-1, 1:-1] = core
-    stops = np.argwhere(blocks & ~inner).astype(np.int32)
+    # C-ordered whatever their number (argwhere's are Fortran-ordered past one row): one
+    # compiled `_horizons` for every map.
+    stops = np.ascontiguousarray(np.argwhere(blocks & ~inner), dtype=np.int32)
     reach = float(conceal[conceals].max()) if conceals.any() else 0.0
     return free, lip * (1 + 1e-9) + 1e-12, stops, inner, reach
