@@ -154,6 +154,14 @@ def _number(text: str) -> float:
     return v
 
 
+def _size(text: str) -> float:
+    """A size in MiB: a finite number > 0 (`_number`'s, 0 refused: nothing would fit)."""
+    v = _number(text)
+    if v == 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0 (MiB), got {text!r}")
+    return v
+
+
 def _count(text: str) -> int:
     try:
         v = int(text)
@@ -375,9 +383,9 @@ def _serve_parser(sub) -> None:
                    help="a folder of GeoJSON maps, asked for by name (forest.geojson: forest)")
     p.add_argument("--rules", metavar="FILE", nargs="+", action="extend", default=[],
                    help="rules files, asked for by name (village.toml: village)")
-    p.add_argument("--cache-mb", type=_number, default=512,
+    p.add_argument("--cache-mb", type=_size, default=512,
                    help="MiB the cached battlefields and cost grids may hold (default: 512)")
-    p.add_argument("--max-body-mb", type=_number, default=16,
+    p.add_argument("--max-body-mb", type=_size, default=16,
                    help="the largest request body taken, in MiB (default: 16)")
 
 

@@ -28,10 +28,13 @@ FW = engine.load_rules("fantasy-warlord")
 
 
 def _map(features, width=200, height=100, cell=0.5):
+    """A map of the polygons ``features`` (kind, ring); a hill is 3 high and steep."""
     return engine.load_map({
         "type": "FeatureCollection",
         "battlefield": {"width": width, "height": height, "units": "cm", "cell": cell},
-        "features": [{"type": "Feature", "id": f"f{i}", "properties": {"terrain": kind},
+        "features": [{"type": "Feature", "id": f"f{i}", "properties": {
+                          "terrain": kind, **({"elevation": 3, "steep": True} if kind == "hill"
+                                              else {})},
                       "geometry": {"type": "Polygon", "coordinates": [[*ring, ring[0]]]}}
                      for i, (kind, ring) in enumerate(features)],
     })

@@ -4,6 +4,7 @@ the problem."""
 
 import json
 
+import numpy as np
 import pytest
 
 import engine
@@ -211,6 +212,28 @@ def test_bad_hill_refused(props, problem):
     bad_feature(feature("hill", rect(2, 2, 8, 8), fid="knoll", **props), "(id 'knoll')", problem)
 
 
+@pytest.mark.parametrize("props", [{}, {"elevation": 0}, {"steep": True}, {"climb": 3}],
+                         ids=["none", "zero", "steep-only", "climb-only"])
+def test_a_hill_without_elevation_is_refused_by_check(rules, props):
+    """A hill of no height is flat ground: nothing climbs it, nothing hides behind it
+    (it was loaded so, without a word, "steep" and all)."""
+    bf = load_map(battlefield([GOOD, feature("hill", rect(2, 2, 8, 8), "knoll", **props)]))
+    with pytest.raises(MapError) as exc:
+        bf.check(rules)
+    assert one_line(exc).endswith("feature 1 (id 'knoll'): a hill needs an elevation > 0 "
+                                  "(properties.elevation, its crest's height above the ground "
+                                  "around); without one it would be flat ground")
+
+
+@pytest.mark.parametrize(("terrain", "width"), [("woods", -3), ("woods", "narrow"),
+                                                ("woods", 2), ("bridge", 2)])
+def test_a_width_on_an_area_is_refused(terrain, width):
+    """An area is the shape it is drawn (a passage drawn as a polygon is as wide as the
+    largest circle inside it): a width on one was loaded and ignored, whatever it was."""
+    bad_feature(feature(terrain, rect(2, 2, 8, 8), "patch", width=width), "(id 'patch')",
+                "width belongs to lines, not to a Polygon: an area is the shape it is drawn")
+
+
 # --- the battlefield header ------------------------------------------------------------
 
 HEAD = {"width": 40, "height": 20, "units": "cm", "cell": 0.5}
@@ -338,7 +361,54 @@ def test_absurd_grids_are_refused(head, words):
     {"type": "MultiLineString", "coordinates": [[[1, 1], [2, 1]], [[3, 3]]]},
 ], ids=["line", "multiline"])
 def test_one_point_line_is_refused_in_one_line(geometry):
-    bad_feature(feature("road", geometry, width=1), "malformed")
+    bad_feature(feature("road", geometry, width=1),
+                f"malformed {geometry['type']}: a line needs two points or more")
+
+
+_RING = [[1, 1], [3, 1], [3, 3], [1, 1]]
+
+
+@pytest.mark.parametrize(("geometry", "words"), [
+    ({"type": "MultiPolygon", "coordinates": [_RING]},
+     "malformed MultiPolygon: its coordinates must be a list of polygons, each a list of "
+     "rings of [x, y] points"),
+    ({"type": "Polygon", "coordinates": _RING},
+     "malformed Polygon: its coordinates must be a list of rings, each a list of [x, y] points"),
+    ({"type": "Polygon", "coordinates": [_RING, [1, 2]]}, "malformed Polygon: its coordinates"),
+    ({"type": "LineString", "coordinates": [_RING]},
+     "malformed LineString: its coordinates must be a list of [x, y] points"),
+    ({"type": "Polygon", "coordinates": [[[1, 1], [3, 1]]]},
+     "malformed Polygon: a ring needs three points or more"),
+    ({"type": "MultiPolygon", "coordinates": [[_RING], [[[1, 1], [3, 1]]]]},
+     "malformed MultiPolygon: a ring needs three points or more"),
+], ids=["multipolygon-of-rings", "polygon-of-points", "ragged", "line-of-rings", "short-ring",
+        "short-ring-in-multi"])
+def test_misnested_coordinates_are_refused_in_words(geometry, words):
+    """Coordinates nested one level off, or too few points, are refused saying what the
+    geometry's coordinates must be (they once gave a library's own words: "'int'
+    object is not iterable")."""
+    linear = "Line" in geometry["type"]
+    msg = bad_feature(feature("road", geometry, width=1) if linear else feature("woods", geometry),
+                      words)
+    assert "iterable" not in msg and "Exception" not in msg
+
+
+def test_numpy_coordinates_load_as_lists_do():
+    """A map built in Python may give its coordinates as numpy arrays (they raised a bare
+    ValueError)."""
+    ring = [[5, 0], [15, 0], [15, 8], [5, 8], [5, 0]]
+    as_lists = battlefield([feature("woods", {"type": "Polygon", "coordinates": [ring]}),
+                            feature("road", {"type": "LineString",
+                                             "coordinates": [[0, 5], [40, 5]]}, width=2)])
+    as_arrays = battlefield([
+        feature("woods", {"type": "Polygon", "coordinates": np.array([ring])}),
+        feature("road", {"type": "LineString", "coordinates": [np.array([0, 5]),
+                                                               np.array([40, 5])]}, width=2)])
+    a, b = load_map(as_lists), load_map(as_arrays)
+    assert [f.terrain for f in b.features] == ["woods", "road"]
+    assert all(fa.area.equals(fb.area) for fa, fb in zip(a.features, b.features, strict=True))
+    refused(battlefield([feature("road", {"type": "LineString", "coordinates": np.array([])},
+                                 width=2)]), "feature 0: empty LineString")
 
 
 def test_huge_coordinates_are_refused():

@@ -4,6 +4,7 @@ under load."""
 
 import asyncio
 import json
+import re
 import socket
 
 import httpx2
@@ -356,6 +357,29 @@ def test_serve_refuses_bad_options_in_one_line(capsys, tmp_path):
         assert main(["serve", "--port", str(taken.getsockname()[1])]) == 2
     err = capsys.readouterr().err
     assert err.startswith("engine: error: cannot listen on 127.0.0.1:") and err.count("\n") == 1
+
+
+
+@pytest.mark.parametrize("option", ["--cache-mb", "--max-body-mb"])
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_serve_refuses_a_size_of_nothing(capsys, option, value):
+    """A cache or body limit of 0 MiB started a server that refused every request."""
+    with pytest.raises(SystemExit) as exc:
+        main(["serve", option, value])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and option in err, err
+
+
+@pytest.mark.parametrize(("kwargs", "words"), [
+    ({"cache_mb": 0}, "cache_mb must be a finite number > 0 (MiB), got 0"),
+    ({"max_body_mb": float("inf")}, "max_body_mb must be a finite number > 0 (MiB), got inf"),
+    ({"max_body_mb": "16"}, "max_body_mb must be a finite number > 0 (MiB), got '16'"),
+    ({"lanes": 0}, "lanes must be a whole number >= 1, got 0"),
+    ({"lanes": 1.5}, "lanes must be a whole number >= 1, got 1.5"),
+])
+def test_create_app_refuses_sizes_it_cannot_serve_with(kwargs, words):
+    with pytest.raises(engine.InputError, match="^" + re.escape(words) + "$"):
+        create_app(**kwargs)
 
 
 # Against a real uvicorn process.

@@ -193,6 +193,10 @@ class Battlefield:
                 )
             if kind.role == "hill" and f.linear:
                 raise MapError(f"{self.source}: {f.label}: a hill must be a polygon")
+            if kind.role == "hill" and not f.elevation:
+                raise MapError(f"{self.source}: {f.label}: a {f.terrain} needs an elevation "
+                               "> 0 (properties.elevation, its crest's height above the ground "
+                               "around); without one it would be flat ground")
             if kind.role != "hill" and (f.elevation or f.steep or f.climb is not None):
                 raise MapError(f"{self.source}: {f.label}: elevation, steep and climb belong "
                                f"to hills, not to {f.terrain}")

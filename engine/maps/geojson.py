@@ -390,13 +390,16 @@ def _feature(index: int, raw: Any, table, cell: float, fail, origin: str | None)
             f"geometry type {str(gtype)!r:.60} is not a Polygon, MultiPolygon, LineString, "
             "MultiLineString or Point"
         )
-    coords = geom.get("coordinates")
+    coords = _listed(geom.get("coordinates"))
+    geom = {**geom, "coordinates": coords}
     if coords == []:
         raise bad(f"empty {gtype}")
     if not _finite_coords(coords):
         raise bad("has a missing, malformed or non-finite coordinate")
     if not _finite_coords(coords, _MAX_COORD):
         raise bad(f"has a coordinate beyond +-{_MAX_COORD:g} table units")
+    if (why := _misshapen(gtype, coords)) is not None:
+        raise bad(f"malformed {gtype}: {why}")
     try:
         g = shape(geom)
     except (ValueError, TypeError, AttributeError, IndexError, shapely.errors.ShapelyError) as exc:
@@ -435,6 +438,9 @@ def _shaped(index: int, fid, terrain: str, props: dict, gtype: str, g, table, ba
         if area.is_empty or area.area <= 0:
             raise bad(f"width {width!r} is too small to give the {gtype} any area")
     else:
+        if "width" in props:
+            raise bad(f"width belongs to lines, not to a {gtype}: an area is the shape "
+                      "it is drawn")
         if g.convex_hull.area <= 0:
             raise bad(f"{gtype} has no area (its points are in a line)")
         if not g.is_valid:
@@ -514,6 +520,46 @@ def _band(g, half: float):
         shapely.buffer(parts, half, cap_style="flat"),
         shapely.buffer(shapely.points(np.concatenate(joins)), half),
     ]))
+
+
+# How many levels of lists each geometry's coordinates have (a point's [x, y] the last),
+# and what they are, in words.
+_NESTING = {
+    "LineString": (2, "a list of [x, y] points"),
+    "MultiLineString": (3, "a list of lines, each a list of [x, y] points"),
+    "Polygon": (3, "a list of rings, each a list of [x, y] points"),
+    "MultiPolygon": (4, "a list of polygons, each a list of rings of [x, y] points"),
+}
+
+
+def _misshapen(gtype: str, coords: list) -> str | None:
+    """What is wrong with the nesting of a line's or an area's coordinates (finite
+    numbers, `_finite_coords`), in words, or None: each level a list, [x, y] points
+    at the bottom, a line of two points or more, a ring of three or more."""
+    levels, words = _NESTING[gtype]
+
+    def nested(c: Any, k: int) -> bool:
+        if k == 1:
+            return all(real(v) for v in c)
+        return all(isinstance(x, list | tuple) and nested(x, k - 1) for x in c)
+
+    if not nested(coords, levels):
+        return f"its coordinates must be {words}"
+    if gtype in _LINE_TYPES:
+        lines = [coords] if gtype == "LineString" else coords
+        return "a line needs two points or more" if any(len(x) < 2 for x in lines) else None
+    rings = coords if gtype == "Polygon" else [ring for poly in coords for ring in poly]
+    return "a ring needs three points or more" if any(len(x) < 3 for x in rings) else None
+
+
+def _listed(coords: Any, depth: int = 4) -> Any:
+    """``coords`` with numpy arrays in it (a map built in Python) made lists, as parsed
+    GeoJSON has them, at most ``depth`` levels down (a MultiPolygon's)."""
+    if isinstance(coords, np.ndarray):
+        return coords.tolist()
+    if isinstance(coords, list | tuple) and depth > 0:
+        return [_listed(c, depth - 1) for c in coords]
+    return coords
 
 
 def _finite_coords(coords: Any, limit: float = math.inf, depth: int = 4) -> bool:

@@ -21,7 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
-from .._args import shown
+from .._args import finite, shown, whole
 from .._version import __version__
 from ..answers import (
     charge_answer,
@@ -35,7 +35,7 @@ from ..answers import (
     threat_answer,
     visible_answer,
 )
-from ..errors import EngineError
+from ..errors import EngineError, InputError
 from ..maps.battlefield import Battlefield
 from ..rules.ruleset import Ruleset
 from ..search.front import reach
@@ -362,12 +362,12 @@ def create_app(maps: str | os.PathLike | None = None, rules: Sequence[str | os.P
     rules : sequence of paths
         Rules files, asked for by their file's name beside the shipped rulesets.
     cache_mb : float
-        MiB the cached battlefields and cost grids may hold; a map whose grids
-        alone would take more is refused (413).
+        MiB the cached battlefields and cost grids may hold (> 0); a map whose
+        grids alone would take more is refused (413).
     lanes : int, optional
         Questions computed at once (default: the cores, at most 4); the rest wait.
     max_body_mb : float
-        The largest request body taken (413 beyond).
+        The largest request body taken, MiB (> 0; 413 beyond).
 
     Returns
     -------
@@ -376,7 +376,8 @@ def create_app(maps: str | os.PathLike | None = None, rules: Sequence[str | os.P
     Raises
     ------
     InputError, RulesError
-        ``maps`` is not a folder, or a rules file is broken or its name is taken.
+        ``maps`` is not a folder, a rules file is broken or its name is taken, or
+        a size or ``lanes`` is not a number it can be.
 
     Examples
     --------
@@ -386,6 +387,11 @@ def create_app(maps: str | os.PathLike | None = None, rules: Sequence[str | os.P
     ...                                "from": [30, 40], "to": [60, 40]}).json()["turns"]
     2
     """
+    for name, mib in (("cache_mb", cache_mb), ("max_body_mb", max_body_mb)):
+        if not finite(mib) or mib <= 0:
+            raise InputError(f"{name} must be a finite number > 0 (MiB), got {shown(mib)}")
+    if lanes is not None and (not whole(lanes) or lanes < 1):
+        raise InputError(f"lanes must be a whole number >= 1, got {shown(lanes)}")
     budget = int(cache_mb * _MIB)
     library = Library(maps, rules, grid_bytes=budget)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
