@@ -10,7 +10,9 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import os
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -116,6 +118,13 @@ def instance(name: str, value: Any, cls: type, made_by: str) -> None:
     if not isinstance(value, cls):
         raise InputError(f"{name} must be a {cls.__name__} (from {made_by}), "
                          f"got {type(value).__name__}")
+
+
+def file_path(name: str, value: Any) -> Path:
+    """``value`` as a `Path`; `InputError` unless it is a str or a path-like object."""
+    if not isinstance(value, str | os.PathLike):
+        raise InputError(f"{name} must be a file's path, got {type(value).__name__}")
+    return Path(value)
 
 
 def listed(name: str, value: Any) -> list:

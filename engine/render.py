@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._args import flag, instance, listed, point, whole
 from .ai.threat import Threat
 from .errors import InputError
 from .search.flow import FlowField
@@ -77,6 +78,12 @@ def picture_path(path: str | os.PathLike) -> str:
     return path
 
 
+def _optional(name: str, value, cls: type, made_by: str) -> None:
+    """`instance`'s check where ``value`` is given (not None)."""
+    if value is not None:
+        instance(name, value, cls, made_by)
+
+
 def _save(fig, path: str) -> None:
     """Write ``fig`` cropped to what it draws, as ``bbox_inches="tight"`` would.
 
@@ -114,8 +121,11 @@ def _corners(cells: np.ndarray, cell: float) -> tuple[np.ndarray, np.ndarray, np
 def terrain_image(lay: Layers) -> tuple[np.ndarray, dict, list[tuple[str, str]]]:
     """The terrain as the pictures paint it: an RGB image of floats, one pixel a cell
     (``[row, col]``, y down), each kind's cells and colour, and the legend:
-    ``(kind, "#rrggbb")`` in painting order, for the kinds on the map."""
+    ``(kind, "#rrggbb")`` in painting order, for the kinds on the map.  `InputError`
+    unless ``lay`` is a `Layers`."""
     from matplotlib.colors import to_hex, to_rgb
+
+    instance("lay", lay, Layers, "engine.terrain.layers")
 
     image = np.empty((*lay.grid.shape, 3))
     image[:] = to_rgb(_GROUND)
@@ -195,9 +205,14 @@ def render_png(
     Raises
     ------
     InputError
-        The file's folder does not exist or the file cannot be written.
+        The file's folder does not exist or the file cannot be written; an
+        argument is not what it says.
     """
     path = picture_path(path)
+    instance("grid", grid, CostGrid, "cost_grid")
+    _optional("reach", reach, Reach, "reach")
+    _optional("route", route, Route, "route")
+    _optional("network", network, Network, "engine.terrain.describe")
 
     from matplotlib.colors import to_rgb
     from matplotlib.lines import Line2D
@@ -375,9 +390,21 @@ def render_viewshed_png(
     Raises
     ------
     InputError
-        The file's folder does not exist or the file cannot be written.
+        The file's folder does not exist or the file cannot be written; an
+        argument is not what it says.
     """
     path = picture_path(path)
+    instance("lay", lay, Layers, "engine.terrain.layers")
+    observer = point(observer)
+    if not isinstance(seen, np.ndarray) or seen.shape != lay.grid.shape:
+        raise InputError(f"seen must be an array of the grid's shape {lay.grid.shape}, got "
+                         + (f"shape {seen.shape}" if isinstance(seen, np.ndarray)
+                            else type(seen).__name__))
+    seen = seen.astype(bool, copy=False)
+    if target is not None:
+        if not isinstance(target, Sequence) or isinstance(target, str) or len(target) != 2:
+            raise InputError(f"target must be ((x, y), seen), got {target!r:.80}")
+        target = (point(target[0]), flag("target's seen", target[1]))
 
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -463,9 +490,14 @@ def render_ai_png(
     Raises
     ------
     InputError
-        The file's folder does not exist or the file cannot be written.
+        The file's folder does not exist or the file cannot be written; an
+        argument is not what it says.
     """
     path = picture_path(path)
+    instance("lay", lay, Layers, "engine.terrain.layers")
+    _optional("threat", threat, Threat, "threat_map")
+    _optional("flow", flow, FlowField, "flow_field")
+    units = [_unit_mark(i, u) for i, u in enumerate(listed("units", units))]
 
     if table_units is None and threat is not None:
         table_units = threat.battlefield.units
@@ -561,7 +593,11 @@ def flow_arrows(flow: FlowField, across: int = 45
     """A flow field's first steps toward its goals, sampled about ``across`` to the
     longer side: ``(x, y, ux, uy, spacing)``, the sampled cells' centres, the unit
     vectors of their steps (y down) and the samples' spacing in table units.
-    Cells that lead nowhere are left out."""
+    Cells that lead nowhere are left out.  `InputError` unless ``flow`` is a
+    `FlowField` and ``across`` a whole number >= 1."""
+    instance("flow", flow, FlowField, "flow_field")
+    if not whole(across) or across < 1:
+        raise InputError(f"across must be a whole number >= 1, got {across!r}")
     spec = flow.grid.grid
     rows, cols = spec.shape
     stride = max(1, round(max(rows, cols) / across))
@@ -571,6 +607,16 @@ def flow_arrows(flow: FlowField, across: int = 45
     st = flow.grid.steps
     return ((c[on] + 0.5) * spec.cell, (r[on] + 0.5) * spec.cell, st.ux[k[on]], st.uy[k[on]],
             stride * spec.cell)
+
+
+def _unit_mark(i: int, unit) -> tuple[tuple[float, float], int, str]:
+    """Unit ``i`` of `render_ai_png`'s ``units``, checked: ``((x, y), side, label)``."""
+    if not isinstance(unit, Sequence) or isinstance(unit, str) or len(unit) != 3:
+        raise InputError(f"units[{i}] must be ((x, y), side, label), got {unit!r:.80}")
+    xy, side, label = unit
+    if not whole(side) or side < 0:
+        raise InputError(f"units[{i}]: side must be a whole number >= 0, got {side!r}")
+    return point(xy), int(side), str(label)
 
 
 def _draw_units(ax, units, sides: Sequence[str] | None, handles: list) -> None:

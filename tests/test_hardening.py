@@ -15,7 +15,14 @@ import pytest
 import engine
 from engine import cli
 from engine.cli import main
-from engine.maps.movingai import load_grid_map, load_scenarios
+from engine.maps.movingai import load_grid_map, load_scenarios, map_for
+from engine.render import (
+    flow_arrows,
+    render_ai_png,
+    render_png,
+    render_viewshed_png,
+    terrain_image,
+)
 from engine.search.scenarios import run_scenarios
 
 from .conftest import MAPS, battlefield, feature, line, rect
@@ -235,6 +242,62 @@ def test_run_scenarios_limit_must_be_whole(tmp_path):
         with pytest.raises(engine.InputError, match="limit must be a whole number >= 0"):
             run_scenarios(grid_map, scenarios, limit)
     assert [run_scenarios(grid_map, scenarios, n).scenarios for n in (0, 1, None)] == [0, 1, 2]
+
+
+def test_moving_ai_calls_refuse_bad_arguments_in_one_line(tmp_path):
+    """Each was a TypeError from pathlib or an AttributeError."""
+    (tmp_path / "s.map").write_text("type octile\nheight 2\nwidth 3\nmap\n...\n...\n")
+    grid_map = load_grid_map(tmp_path / "s.map")
+    calls = [
+        (lambda: load_grid_map(None), "path must be a file's path, got NoneType"),
+        (lambda: load_grid_map(5), "path must be a file's path, got int"),
+        (lambda: load_scenarios(None), "path must be a file's path, got NoneType"),
+        (lambda: map_for(None, []), "scen must be a file's path, got NoneType"),
+        (lambda: map_for(tmp_path / "x.scen", [3]),
+         "scenarios[0] must be a Scenario (from load_scenarios), got int"),
+        (lambda: run_scenarios(grid_map, None), "scenarios must be a list, got NoneType"),
+        (lambda: run_scenarios(grid_map, "x"), "scenarios must be a list, got str"),
+        (lambda: run_scenarios(None, []),
+         "grid_map must be a GridMap (from load_grid_map), got NoneType"),
+        (lambda: run_scenarios(grid_map, [1]),
+         "scenarios[0] must be a Scenario (from load_scenarios), got int"),
+        (lambda: run_scenarios(grid_map, [], routers=3), "routers must be a dict or None, got int"),
+    ]
+    for call, words in calls:
+        with pytest.raises(engine.InputError, match="^" + re.escape(words) + "$"):
+            call()
+
+
+def test_pictures_refuse_bad_arguments_in_one_line(rules, tmp_path):
+    """Each was an AttributeError, a TypeError or a ValueError from deep in the drawing."""
+    g = engine.cost_grid(engine.load_map(GOBLINS), rules, rules.unit("goblins"))
+    lay, png = g.layers, tmp_path / "p.png"
+    blank = np.zeros(lay.grid.shape, dtype=bool)
+    calls = [
+        (lambda: terrain_image(None), "lay must be a Layers (from engine.terrain.layers), got "
+                                      "NoneType"),
+        (lambda: flow_arrows(None), "flow must be a FlowField (from flow_field), got NoneType"),
+        (lambda: render_png(png, None), "grid must be a CostGrid (from cost_grid), got NoneType"),
+        (lambda: render_png(png, g, reach=g), "reach must be a Reach (from reach), got CostGrid"),
+        (lambda: render_viewshed_png(png, lay, (1, 1), np.zeros((3, 3), dtype=bool)),
+         f"seen must be an array of the grid's shape {lay.grid.shape}, got shape (3, 3)"),
+        (lambda: render_viewshed_png(png, lay, (1, 1), blank, target=(1, 2)),
+         "a point must be two numbers x,y, got 1"),
+        (lambda: render_viewshed_png(png, lay, (1, 1), blank, target=((1, 2), "yes")),
+         "target's seen must be true or false, got 'yes'"),
+        (lambda: render_ai_png(png, lay, threat=3), "threat must be a Threat (from threat_map), "
+                                                    "got int"),
+        (lambda: render_ai_png(png, lay, units=[((1, 1), -1, "a")]),
+         "units[0]: side must be a whole number >= 0, got -1"),
+        (lambda: render_ai_png(png, lay, units=[((1, 1), 0)]),
+         "units[0] must be ((x, y), side, label), got ((1, 1), 0)"),
+    ]
+    for call, words in calls:
+        with pytest.raises(engine.InputError, match="^" + re.escape(words) + "$"):
+            call()
+    assert not png.exists()
+    render_ai_png(png, lay, units=[(np.array([1.0, 1.0]), np.int64(1), "a")])
+    assert png.exists()
 
 
 def test_json_output_is_strict_json(tmp_path, capsys):

@@ -457,6 +457,17 @@ def test_a_missing_tileset_file_is_refused(tmp_path, write):
     refused(tmp_path, doc, "tileset file 'gone.tsx' not found", write=write)
 
 
+
+def test_a_missing_template_file_is_refused(tmp_path):
+    """It was "file file 'missing.tj' not found"."""
+    doc = field()
+    doc["layers"].append(object_layer("features", [{"id": 50, "template": "missing.tj",
+                                                     "x": 0, "y": 0}]))
+    msg = refused(tmp_path, doc, "template file 'missing.tj' not found (looked for "
+                  f"{tmp_path / 'missing.tj'})")
+    assert "file file" not in msg
+
+
 @pytest.mark.parametrize("tile_size", [0, -2.0, "big", float("inf")])
 def test_tile_size_must_be_positive(tmp_path, tile_size):
     refused(tmp_path, field(props={"units": "cm", "tile_size": tile_size}),

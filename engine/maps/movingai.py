@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._args import file_path, instance, listed
 from .._limits import is_file, read_limited
 from ..errors import InputError
 
@@ -107,7 +108,7 @@ def load_grid_map(path: str | Path) -> GridMap:
     >>> m.cells.shape, m.classes((1, 1)), m.multipliers()[0].tolist()
     ((2, 3), 'W', [1.0, 1.0, inf])
     """
-    path = Path(path)
+    path = file_path("path", path)
     lines = _lines(path, "map")
     head = {}
     i = 0
@@ -143,7 +144,7 @@ def load_scenarios(path: str | Path) -> list[Scenario]:
     InputError
         A missing file or a malformed line (named).
     """
-    path = Path(path)
+    path = file_path("path", path)
     lines = _lines(path, "scenario")
     out = []
     for n, line in enumerate(lines, start=1):
@@ -172,9 +173,11 @@ def load_scenarios(path: str | Path) -> list[Scenario]:
 def map_for(scen: str | Path, scenarios: list[Scenario]) -> Path:
     """The ``.map`` a scenario file belongs to: ``X.map`` beside ``X.map.scen``, or the
     file its lines name, looked for beside it."""
-    scen = Path(scen)
+    scen = file_path("scen", scen)
     if scen.name.endswith(".scen") and is_file(scen.parent / scen.name[:-5]):
         return scen.parent / scen.name[:-5]
+    scenarios = listed("scenarios", scenarios)
     if scenarios:
+        instance("scenarios[0]", scenarios[0], Scenario, "load_scenarios")
         return scen.parent / Path(scenarios[0].map).name
     raise InputError(f"{scen}: no scenarios, so no map to look for (pass --map)")

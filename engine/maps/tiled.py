@@ -193,8 +193,10 @@ def _parse(path: Path, fail) -> tiled.TiledMap:
         return tiled.parse_map(path)
     except FileNotFoundError as exc:
         missing = Path(str(exc.filename))
-        what = "tileset" if missing.suffix.lower() in (".tsx", ".tsj", ".json") else "file"
-        raise fail(f"{what} file {missing.name!r} not found (looked for {missing})") from None
+        suffix = missing.suffix.lower()
+        what = ("tileset " if suffix in (".tsx", ".tsj", ".json")
+                else "template " if suffix in (".tx", ".tj") else "")
+        raise fail(f"{what}file {missing.name!r} not found (looked for {missing})") from None
     except MemoryError:
         raise
     except Exception as exc:  # pytiled-parser raises anything at all on a broken file

@@ -6,7 +6,7 @@ import math
 import time
 from dataclasses import dataclass
 
-from .._args import whole
+from .._args import instance, listed, whole
 from ..errors import InputError, NoRouteError
 from ..maps.movingai import GridMap, Scenario
 from .raw import GridRouter
@@ -43,8 +43,14 @@ def run_scenarios(
     built for ``grid_map``, by cell class; the ones this call builds are added, so
     that a caller solving the map's scenarios in several calls builds each once.
     """
+    instance("grid_map", grid_map, GridMap, "load_grid_map")
+    scenarios = listed("scenarios", scenarios)
+    for i, sc in enumerate(scenarios):
+        instance(f"scenarios[{i}]", sc, Scenario, "load_scenarios")
     if limit is not None and (not whole(limit) or limit < 0):
         raise InputError(f"limit must be a whole number >= 0 or None, got {limit!r}")
+    if routers is not None and not isinstance(routers, dict):
+        raise InputError(f"routers must be a dict or None, got {type(routers).__name__}")
     todo = scenarios if limit is None else scenarios[:int(limit)]
     routers = {} if routers is None else routers
     lengths, matched, worst = [], 0, 0.0
