@@ -313,8 +313,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="the observer")
     p.add_argument("--to", dest="target", action=_PointAction,
                    help="a target; without it, the whole viewshed")
-    p.add_argument("--flying", action="store_true", help="the observer flies at Flight Height")
-    p.add_argument("--height", type=_number, help="sight height (default: the rules')")
+    eyes = p.add_mutually_exclusive_group()
+    eyes.add_argument("--flying", action="store_true", help="the observer flies at Flight Height")
+    eyes.add_argument("--height", type=_number, help="sight height (default: the rules')")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--png", metavar="FILE", type=_picture, help="write a picture of the viewshed")
 

@@ -119,6 +119,12 @@ def test_a_yes_or_no_must_be_a_bool(rules, demo, call, name):
     (lambda bf, r, g: engine.cost_field(np.ma.masked_array(np.ones((3, 3)), mask=np.eye(3)),
                                         (0, 1)),
      "multipliers must be a plain array, not a masked one"),  # its mask was ignored
+    (lambda bf, r, g: engine.cost_field(np.ones((4, 4), dtype=bool), (0, 0)),
+     "multipliers must be real numbers, got an array of bool"),  # blamed the shape (4, 4)
+    (lambda bf, r, g: engine.cost_field(np.ones((4, 4), dtype=complex), (0, 0)),
+     "multipliers must be real numbers, got an array of complex128"),
+    (lambda bf, r, g: engine.cost_field(np.ones(4), (0, 0)),
+     "multipliers must be a non-empty 2-D numeric array, got shape (4,)"),
     (lambda bf, r, g: engine.grid_route(np.ones((5, 5)), (0, 0), (4, 4), bogus=1),
      "unknown option 'bogus' (the conventions are corner_cutting, lengths, pricing)"),
     (lambda bf, r, g: engine.can_charge(g, (30, 40), (30.0, 40.0), minimum_range=1),

@@ -506,6 +506,13 @@ def test_a_job_that_kills_its_workers_costs_only_its_own_answer(tmp_path, monkey
     assert all("result" in line for ident, line in lines.items() if ident != "deadly")
 
 
+def test_a_job_file_with_a_byte_order_mark_reads_its_first_line(tmp_path):
+    path = tmp_path / "jobs.jsonl"
+    path.write_text('{"id": 0, "command": "fly"}\n', "utf-8-sig")
+    assert [line.error.split(";")[0] for line in batch_jobs.read_jobs(path)] == [
+        "unknown command 'fly'"]  # was: not a JSON object
+
+
 def test_a_command_that_is_not_a_name_is_refused_in_one_line(tmp_path):
     """A list or object as the command (unhashable) gets its line's refusal, not a
     TypeError (found by the fuzz test above)."""

@@ -90,7 +90,10 @@ def test_load_by_name_or_path_agree(rules):
 def test_unit_depth_move_and_overrides(rules):
     assert rules.unit("humans").depth == 2.0
     assert rules.unit("humans", ranks=3).depth == 6.0
-    assert rules.unit("humans", ranks=3, depth=5).depth == 5.0
+    assert rules.unit("humans", depth=5).depth == 5.0
+    with pytest.raises(InputError, match=r"^give ranks or depth, not both \(got ranks 3 and "
+                                         r"depth 5\)$"):
+        rules.unit("humans", ranks=3, depth=5)  # depth won, where the CLI and HTTP refuse
     assert rules.unit("humans").move == 20.0
     assert rules.unit("humans", move=18).move == 18.0
 
@@ -277,6 +280,17 @@ def village(tmp_path):
     with map_path.open("w") as fh:
         json.dump(battlefield([feature("mud", rect(1, 0, 3, 4), "puddle")], 10, 4), fh)
     return str(rules_path), str(map_path)
+
+
+def test_files_saved_with_a_byte_order_mark_load(village):
+    """Editors on Windows may begin a UTF-8 file with a byte-order mark: the rules file
+    and the map load as they would without it (the map was "not valid JSON")."""
+    for path in village:
+        text = open(path, encoding="utf-8").read()
+        open(path, "w", encoding="utf-8-sig").write(text)
+    rules = load_rules(village[0])
+    assert rules.name == "Village Green"
+    assert [f.id for f in engine.load_map(village[1]).features] == ["puddle"]
 
 
 def test_own_rules_price_mud(village):

@@ -228,6 +228,8 @@ BAD = [
                  "race": "infantry", "at": [15, 5], "kind": "frontage", "figures": 0}
                 ).replace('"figures": 0', '"figures": 1' + "0" * 400).encode(), 422,
      "figures from 1 to 1000000, got a 401-digit integer"),
+    ("a path of one point", "price", {"map": "demo", "race": "humans", "path": [[1, 1]]}, 422,
+     "path: List should have at least 2 items"),
     ("an integer of 5000 digits", "reach",
      b'{"map": "demo", "race": "humans", "at": [1, 1], "move": ' + b"9" * 5000 + b"}", 400,
      "JSON"),

@@ -458,6 +458,16 @@ def test_a_missing_tileset_file_is_refused(tmp_path, write):
 
 
 
+def test_a_geojson_map_named_tmj_is_told_its_name(tmp_path):
+    """It was "KeyError: 'tilesets'"."""
+    path = tmp_path / "demo.tmj"
+    path.write_text((MAPS / "demo.geojson").read_text())
+    with pytest.raises(MapError) as exc:
+        load_map(path)
+    assert str(exc.value) == (f"{path}: not a Tiled map pytiled-parser can read: it has no "
+                              "'tilesets' (a GeoJSON map? name it .geojson)")
+
+
 def test_a_missing_template_file_is_refused(tmp_path):
     """It was "file file 'missing.tj' not found"."""
     doc = field()

@@ -13,6 +13,7 @@ from numba import njit
 import engine
 from engine.ai import _sight
 from engine.ai.visibility import viewshed, visible
+from engine.cli import main
 from engine.terrain import layers
 
 from .conftest import ROOT, battlefield, feature, rect
@@ -218,6 +219,21 @@ def test_viewshed_of_a_flyer_is_everything_not_concealing(rules):
     assert np.array_equal(seen, np.isinf(conceal))
 
 
+
+def test_a_sight_height_for_a_flyer_is_refused(rules, capsys):
+    """A flyer sees from its flight height: a height given it was ignored, 0 or 1e300."""
+    bf = bf_of(MIXED)
+    words = "a flyer sees from its flight height: give flying or a sight height, not both"
+    for call in (lambda: viewshed(bf, rules, (10.0, 6.0), flying=True, height=0.0),
+                 lambda: visible(bf, rules, (10.0, 6.0), (2.0, 2.0), flying=True, height=2.0)):
+        with pytest.raises(engine.InputError, match="^" + words + "$"):
+            call()
+    with pytest.raises(SystemExit) as exc:
+        main(["visible", "demo", "--from", "30,40", "--flying", "--height", "0"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and "not allowed with" in err, err
+
+
 def test_viewshed_on_a_fine_grid_matches_visible_at_sampled_cells(rules):
     """Long lines on a fine grid exercise the kernel's jumps over open ground."""
     bf = bf_of(MIXED, width=40, height=20, cell=0.1)
@@ -324,6 +340,7 @@ coords = st.one_of(st.floats(0, 1), st.integers(0, 4).map(lambda k: k / 4))
        flying=st.booleans())
 def test_viewshed_matches_the_reference_on_random_maps(rules, bf, fx, fy, height, flying):
     observer = (fx * 12, fy * 8)
+    height = None if flying else height  # a flyer sees from its flight height
     seen = viewshed(bf, rules, observer, height=height, flying=flying)
     _, conceal = conceal_grid(bf, rules)
     rows, cols = bf.grid.shape

@@ -118,7 +118,12 @@ def _free(battlefield: Battlefield, rules: Ruleset, grids: _SightGrids, height: 
     return cached
 
 
-def _height(rules: Ruleset, height: float | None) -> float:
+def _height(rules: Ruleset, height: float | None, flying: bool) -> float:
+    """The sight height: ``height``, else the rules'; `InputError` for a bad one, or one
+    given a flyer (it sees from its flight height, and the height would be ignored)."""
+    if flying and height is not None:
+        raise InputError("a flyer sees from its flight height: give flying or a sight "
+                         "height, not both")
     h = rules.sight_height if height is None else height
     if not finite(h) or h < 0:
         raise InputError(f"sight height must be a finite number >= 0, got {shown(h)}")
@@ -161,7 +166,8 @@ def visible(
     flying : bool
         The observer is a flyer at Flight Height.
     height : float, optional
-        Height of eyes and heads above the ground; default ``rules.sight_height``.
+        Height of eyes and heads above the ground; default ``rules.sight_height``
+        (not with ``flying``).
 
     Returns
     -------
@@ -191,7 +197,7 @@ def visible(
     instance("battlefield", battlefield, Battlefield, "load_map")
     instance("rules", rules, Ruleset, "load_rules")
     flying = flag("flying", flying)
-    h = _height(rules, height)
+    h = _height(rules, height, flying)
     grids = _grids(battlefield, rules)
     (ox, oy), (r0, c0) = _cell_of(battlefield, observer, "observer")
     (tx, ty), (r1, c1) = _cell_of(battlefield, target, "target")
@@ -254,7 +260,7 @@ def viewshed(
     flying : bool
         The observer is a flyer at Flight Height.
     height : float, optional
-        Default ``rules.sight_height``.
+        Default ``rules.sight_height`` (not with ``flying``).
 
     Returns
     -------
@@ -276,7 +282,7 @@ def viewshed(
     instance("battlefield", battlefield, Battlefield, "load_map")
     instance("rules", rules, Ruleset, "load_rules")
     flying = flag("flying", flying)
-    h = _height(rules, height)
+    h = _height(rules, height, flying)
     grids = _grids(battlefield, rules)
     (ox, oy), (r0, c0) = _cell_of(battlefield, observer, "observer")
     if flying:  # sees all but what conceals

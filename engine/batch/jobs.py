@@ -203,7 +203,7 @@ def read_jobs(path: str | os.PathLike) -> list[Job | Line]:
     folder = path.resolve().parent
     out: list[Job | Line] = []
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
             for n, text in enumerate(f, start=1):
                 if text.strip():
                     out.append(_read(n, text, folder))

@@ -152,7 +152,7 @@ def map_document(source: str | Path | dict) -> tuple[Any, str, list[str] | None]
     tiled = is_tiled(path)
     try:
         raw = read_limited(path)
-        data = None if tiled else json.loads(raw.decode("utf-8"), parse_int=parse_int)
+        data = None if tiled else json.loads(raw.decode("utf-8-sig"), parse_int=parse_int)
     except FileNotFoundError:
         raise MapError(f"no map file {name!r} (nor a shipped map of that name: "
                        f"{', '.join(shipped_maps())})") from None

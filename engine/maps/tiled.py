@@ -199,10 +199,21 @@ def _parse(path: Path, fail) -> tiled.TiledMap:
         raise fail(f"{what}file {missing.name!r} not found (looked for {missing})") from None
     except MemoryError:
         raise
+    except KeyError as exc:  # a JSON map without a key Tiled always writes
+        raise fail(f"not a Tiled map pytiled-parser can read: it has no {exc.args[0]!r}"
+                   + (" (a GeoJSON map? name it .geojson)" if _geojson(raw) else "")) from None
     except Exception as exc:  # pytiled-parser raises anything at all on a broken file
         text = " ".join(str(exc).split())[:160]
         raise fail(f"not a Tiled map pytiled-parser can read: {type(exc).__name__}"
                    + (f": {text}" if text else "")) from None
+
+
+def _geojson(raw: bytes) -> bool:
+    """Whether ``raw`` is a GeoJSON document (a map given a Tiled name)."""
+    try:
+        return json.loads(raw.decode("utf-8-sig")).get("type") == "FeatureCollection"
+    except (ValueError, AttributeError):
+        return False
 
 
 def _whole(value: Any, what: str, fail) -> int:

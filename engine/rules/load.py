@@ -81,7 +81,7 @@ def load_rules(name_or_path: str | Path) -> Ruleset:
             shipped = ", ".join(shipped_rulesets())
             raise RulesError(f"no rules file {name!r} (shipped rulesets: {shipped})")
         try:
-            text = read_limited(path).decode("utf-8")
+            text = read_limited(path).decode("utf-8-sig")
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise RulesError(f"cannot read rules file {name}: {exc}") from None
         source = str(path)

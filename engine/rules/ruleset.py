@@ -288,7 +288,8 @@ class Ruleset:
             depth: the race's ranks, else the ruleset's ``default_depth``
             where it has one (Battlesystem: 0, a point), else one rank.
         depth : float, optional
-            Footprint depth in table units; overrides ``ranks``.
+            Footprint depth in table units (instead of ``ranks``: give one, not
+            both).
         frontage : float, optional
             Width of the unit's front; defaults to the race's ``frontage``,
             else the ruleset's.
@@ -322,6 +323,9 @@ class Ruleset:
             move = spec["move"] * (self.march if march else 1.0)  # each at most 1e9
         if not (finite(move) and move >= 0):
             raise InputError(f"move must be a finite number >= 0, got {shown(move)}")
+        if depth is not None and ranks is not None:
+            raise InputError(f"give ranks or depth, not both (got ranks {shown(ranks)} and depth "
+                             f"{shown(depth)})")
         if depth is None and ranks is None and "ranks" not in spec:
             depth = self.default_depth
         if depth is None:

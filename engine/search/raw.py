@@ -196,9 +196,10 @@ def _check_multipliers(multipliers, cell) -> np.ndarray:
     except ValueError:  # ragged rows
         raise InputError("multipliers must be a non-empty 2-D numeric array, got ragged "
                          "rows") from None
-    if (m.ndim != 2 or m.size == 0 or not np.issubdtype(m.dtype, np.number)
-            or np.issubdtype(m.dtype, np.complexfloating)):
+    if m.ndim != 2 or m.size == 0:
         raise InputError(f"multipliers must be a non-empty 2-D numeric array, got shape {m.shape}")
+    if not np.issubdtype(m.dtype, np.number) or np.issubdtype(m.dtype, np.complexfloating):
+        raise InputError(f"multipliers must be real numbers, got an array of {m.dtype}")
     if m.size * _RAW_BYTES_PER_CELL > memory_bytes() // 2:
         raise InputError(f"a {m.shape[0]} x {m.shape[1]} grid is too large for memory (needs "
                          f"about {m.size * _RAW_BYTES_PER_CELL / 2**30:.3g} GiB)")

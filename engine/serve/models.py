@@ -94,7 +94,7 @@ class RouteQuery(UnitQuery):
 class PriceQuery(UnitQuery):
     """``engine price``: what a given path costs, leg by leg."""
 
-    path: Annotated[list[Point], Field(min_length=1, max_length=MAX_PATH)] = Field(
+    path: Annotated[list[Point], Field(min_length=2, max_length=MAX_PATH)] = Field(
         description="the path's points in order, from the unit's position")
 
 
