@@ -120,6 +120,23 @@ def instance(name: str, value: Any, cls: type, made_by: str) -> None:
                          f"got {type(value).__name__}")
 
 
+class DuplicateKey(ValueError):
+    """A JSON object names one key twice (`unique_keys`)."""
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object's pairs as a dict (``json.loads``'s ``object_pairs_hook``);
+    `DuplicateKey` if one key comes twice, where the last would silently win."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(f"key {key!r} appears twice in one object")
+            seen.add(key)
+    return out
+
+
 def file_path(name: str, value: Any) -> Path:
     """``value`` as a `Path`; `InputError` unless it is a str or a path-like object."""
     if not isinstance(value, str | os.PathLike):

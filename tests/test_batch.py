@@ -506,6 +506,13 @@ def test_a_job_that_kills_its_workers_costs_only_its_own_answer(tmp_path, monkey
     assert all("result" in line for ident, line in lines.items() if ident != "deadly")
 
 
+def test_a_job_line_naming_a_key_twice_is_refused(tmp_path):
+    path = tmp_path / "jobs.jsonl"
+    path.write_text('{"id": 0, "command": "reach", "command": "route"}\n', "utf-8")
+    assert [line.error for line in batch_jobs.read_jobs(path)] == [
+        "line 1: key 'command' appears twice in one object"]  # the last one won
+
+
 def test_a_job_file_with_a_byte_order_mark_reads_its_first_line(tmp_path):
     path = tmp_path / "jobs.jsonl"
     path.write_text('{"id": 0, "command": "fly"}\n', "utf-8-sig")

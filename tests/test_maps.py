@@ -320,6 +320,15 @@ def test_coordinates_nested_too_deep_refused(tmp_path, depth, words):
     refused(path, words)
 
 
+def test_a_key_given_twice_in_one_object_is_refused(tmp_path):
+    """JSON lets the last of two equal keys win: a feature drawn as woods, then given
+    "terrain": "road" further down, was loaded as a road without a word."""
+    path = tmp_path / "twice.geojson"
+    text = json.dumps(battlefield([GOOD, feature("woods", rect(2, 2, 8, 8))]))
+    path.write_text(text.replace('"terrain": "woods"', '"terrain": "woods", "terrain": "road"'))
+    refused(path, str(path), "key 'terrain' appears twice in one object")
+
+
 def test_file_holding_a_json_array_refused(tmp_path):
     path = tmp_path / "list.geojson"
     path.write_text(json.dumps([GOOD]))

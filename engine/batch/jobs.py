@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .._args import parse_int, shown
+from .._args import DuplicateKey, parse_int, shown, unique_keys
 from .._limits import is_file
 from ..errors import EngineError, InputError
 from ..maps.movingai import load_scenarios
@@ -159,7 +159,9 @@ def _job(ident: str | int, doc: dict, n: int, folder: Path) -> Job:
 def _read(n: int, text: str, folder: Path) -> Job | Line:
     """Line ``n`` of a job file, as a job or as the reason it is not one."""
     try:
-        doc = json.loads(text, parse_int=parse_int)
+        doc = json.loads(text, parse_int=parse_int, object_pairs_hook=unique_keys)
+    except DuplicateKey as exc:
+        return Line(None, n, f"line {n}: {exc}")
     except (ValueError, RecursionError) as exc:
         return Line(None, n, f"line {n} is not JSON: {' '.join(str(exc).split())[:200]}")
     if not isinstance(doc, dict):
