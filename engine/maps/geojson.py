@@ -393,11 +393,15 @@ def _feature(index: int, raw: Any, table, cell: float, fail, origin: str | None)
             f"geometry type {str(gtype)!r:.60} is not a Polygon, MultiPolygon, LineString, "
             "MultiLineString or Point"
         )
-    coords = _listed(geom.get("coordinates"))
-    geom = {**geom, "coordinates": coords}
-    if coords == []:
+    coords = geom.get("coordinates")
+    plain = _finite_coords(coords)
+    if not plain:  # numpy arrays (a map built in Python) are read as lists
+        coords = _listed(coords)
+        geom = {**geom, "coordinates": coords}
+        plain = _finite_coords(coords)
+    if isinstance(coords, list) and not coords:
         raise bad(f"empty {gtype}")
-    if not _finite_coords(coords):
+    if not plain:
         raise bad("has a missing, malformed or non-finite coordinate")
     if not _finite_coords(coords, _MAX_COORD):
         raise bad(f"has a coordinate beyond +-{_MAX_COORD:g} table units")
@@ -536,14 +540,16 @@ _NESTING = {
 
 
 def _misshapen(gtype: str, coords: list) -> str | None:
-    """What is wrong with the nesting of a line's or an area's coordinates (finite
-    numbers, `_finite_coords`), in words, or None: each level a list, [x, y] points
-    at the bottom, a line of two points or more, a ring of three or more."""
+    """What is wrong with the nesting of a line's or an area's coordinates (lists of
+    finite numbers or of lists, `_finite_coords`), in words, or None: each level a
+    list, [x, y] points at the bottom, a line of two points or more, a ring of three
+    or more."""
     levels, words = _NESTING[gtype]
 
-    def nested(c: Any, k: int) -> bool:
-        if k == 1:
-            return all(real(v) for v in c)
+    def nested(c: Any, k: int) -> bool:  # each list holds numbers only, or lists only
+        if k == 2:  # a list of points
+            return all(isinstance(x, list | tuple) and not isinstance(x[0], list | tuple)
+                       for x in c)
         return all(isinstance(x, list | tuple) and nested(x, k - 1) for x in c)
 
     if not nested(coords, levels):
