@@ -132,7 +132,7 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise DuplicateKey(f"key {key!r} appears twice in one object")
+                raise DuplicateKey(f"key {shown(key)} appears twice in one object")
             seen.add(key)
     return out
 

@@ -155,10 +155,12 @@ def _number(text: str) -> float:
 
 
 def _size(text: str) -> float:
-    """A size in MiB: a finite number > 0 (`_number`'s, 0 refused: nothing would fit)."""
+    """A size in MiB: a finite number, a byte or more (`_number`'s; less, nothing would
+    fit)."""
     v = _number(text)
-    if v == 0:
-        raise argparse.ArgumentTypeError(f"expected a number > 0 (MiB), got {text!r}")
+    if v * 2**20 < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of MiB, a byte or more, got "
+                                         f"{text!r}")
     return v
 
 

@@ -78,6 +78,14 @@ def picture_path(path: str | os.PathLike) -> str:
     return path
 
 
+def _point(name: str, xy) -> tuple[float, float]:
+    """`point` for the argument ``name``, named in its `InputError`."""
+    try:
+        return point(xy)
+    except InputError as exc:
+        raise InputError(f"{name}: {exc}") from None
+
+
 def _optional(name: str, value, cls: type, made_by: str) -> None:
     """`instance`'s check where ``value`` is given (not None)."""
     if value is not None:
@@ -395,7 +403,7 @@ def render_viewshed_png(
     """
     path = picture_path(path)
     instance("lay", lay, Layers, "engine.terrain.layers")
-    observer = point(observer)
+    observer = _point("observer", observer)
     if not isinstance(seen, np.ndarray) or seen.shape != lay.grid.shape:
         raise InputError(f"seen must be an array of the grid's shape {lay.grid.shape}, got "
                          + (f"shape {seen.shape}" if isinstance(seen, np.ndarray)
@@ -404,7 +412,7 @@ def render_viewshed_png(
     if target is not None:
         if not isinstance(target, Sequence) or isinstance(target, str) or len(target) != 2:
             raise InputError(f"target must be ((x, y), seen), got {target!r:.80}")
-        target = (point(target[0]), flag("target's seen", target[1]))
+        target = (_point("target", target[0]), flag("target's seen", target[1]))
 
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -616,7 +624,7 @@ def _unit_mark(i: int, unit) -> tuple[tuple[float, float], int, str]:
     xy, side, label = unit
     if not whole(side) or side < 0:
         raise InputError(f"units[{i}]: side must be a whole number >= 0, got {side!r}")
-    return point(xy), int(side), str(label)
+    return _point(f"units[{i}]", xy), int(side), str(label)
 
 
 def _draw_units(ax, units, sides: Sequence[str] | None, handles: list) -> None:

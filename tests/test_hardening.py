@@ -282,7 +282,7 @@ def test_pictures_refuse_bad_arguments_in_one_line(rules, tmp_path):
         (lambda: render_viewshed_png(png, lay, (1, 1), np.zeros((3, 3), dtype=bool)),
          f"seen must be an array of the grid's shape {lay.grid.shape}, got shape (3, 3)"),
         (lambda: render_viewshed_png(png, lay, (1, 1), blank, target=(1, 2)),
-         "a point must be two numbers x,y, got 1"),
+         "target: a point must be two numbers x,y, got 1"),
         (lambda: render_viewshed_png(png, lay, (1, 1), blank, target=((1, 2), "yes")),
          "target's seen must be true or false, got 'yes'"),
         (lambda: render_ai_png(png, lay, threat=3), "threat must be a Threat (from threat_map), "
@@ -291,6 +291,10 @@ def test_pictures_refuse_bad_arguments_in_one_line(rules, tmp_path):
          "units[0]: side must be a whole number >= 0, got -1"),
         (lambda: render_ai_png(png, lay, units=[((1, 1), 0)]),
          "units[0] must be ((x, y), side, label), got ((1, 1), 0)"),
+        (lambda: render_ai_png(png, lay, units=[((1, "a"), 0, "x")]),
+         "units[0]: a point must be two numbers x,y, got (1, 'a')"),
+        (lambda: render_viewshed_png(png, lay, None, blank),
+         "observer: a point must be two numbers x,y, got None"),
     ]
     for call, words in calls:
         with pytest.raises(engine.InputError, match="^" + re.escape(words) + "$"):

@@ -4,6 +4,7 @@ is refused with a RulesError whose one-line message names the table and key."""
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -285,9 +286,8 @@ def village(tmp_path):
 def test_files_saved_with_a_byte_order_mark_load(village):
     """Editors on Windows may begin a UTF-8 file with a byte-order mark: the rules file
     and the map load as they would without it (the map was "not valid JSON")."""
-    for path in village:
-        text = open(path, encoding="utf-8").read()
-        open(path, "w", encoding="utf-8-sig").write(text)
+    for path in map(Path, village):
+        path.write_text(path.read_text("utf-8"), "utf-8-sig")
     rules = load_rules(village[0])
     assert rules.name == "Village Green"
     assert [f.id for f in engine.load_map(village[1]).features] == ["puddle"]

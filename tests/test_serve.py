@@ -361,11 +361,10 @@ def test_serve_refuses_bad_options_in_one_line(capsys, tmp_path):
     assert err.startswith("engine: error: cannot listen on 127.0.0.1:") and err.count("\n") == 1
 
 
-
 @pytest.mark.parametrize("option", ["--cache-mb", "--max-body-mb"])
-@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+@pytest.mark.parametrize("value", ["0", "1e-9", "-1", "nan"])
 def test_serve_refuses_a_size_of_nothing(capsys, option, value):
-    """A cache or body limit of 0 MiB started a server that refused every request."""
+    """A cache or body limit under a byte started a server that refused every request."""
     with pytest.raises(SystemExit) as exc:
         main(["serve", option, value])
     err = capsys.readouterr().err
@@ -373,9 +372,12 @@ def test_serve_refuses_a_size_of_nothing(capsys, option, value):
 
 
 @pytest.mark.parametrize(("kwargs", "words"), [
-    ({"cache_mb": 0}, "cache_mb must be a finite number > 0 (MiB), got 0"),
-    ({"max_body_mb": float("inf")}, "max_body_mb must be a finite number > 0 (MiB), got inf"),
-    ({"max_body_mb": "16"}, "max_body_mb must be a finite number > 0 (MiB), got '16'"),
+    ({"cache_mb": 0}, "cache_mb must be a finite number of MiB, a byte or more, got 0"),
+    ({"cache_mb": 1e-9}, "cache_mb must be a finite number of MiB, a byte or more, got 1e-09"),
+    ({"max_body_mb": float("inf")},
+     "max_body_mb must be a finite number of MiB, a byte or more, got inf"),
+    ({"max_body_mb": "16"}, "max_body_mb must be a finite number of MiB, a byte or more, got "
+                            "'16'"),
     ({"lanes": 0}, "lanes must be a whole number >= 1, got 0"),
     ({"lanes": 1.5}, "lanes must be a whole number >= 1, got 1.5"),
 ])

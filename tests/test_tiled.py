@@ -457,7 +457,6 @@ def test_a_missing_tileset_file_is_refused(tmp_path, write):
     refused(tmp_path, doc, "tileset file 'gone.tsx' not found", write=write)
 
 
-
 def test_a_geojson_map_named_tmj_is_told_its_name(tmp_path):
     """It was "KeyError: 'tilesets'"."""
     path = tmp_path / "demo.tmj"
@@ -607,6 +606,24 @@ def test_convert_round_trip_gives_equal_grids(tmp_path, source):
     for bf in (load_map(geo), load_map(tmj)):
         assert_same_ground(original, bf, rules, units)
         assert dict(bf.points) == dict(original.points)
+
+
+@pytest.mark.parametrize("numpy", [False, True], ids=["lists", "numpy"])
+def test_convert_keeps_every_corner_and_takes_numpy(tmp_path, numpy):
+    """An unclosed ring lost its last corner in a .tmj (a square became a triangle), and
+    a map built with numpy coordinates could not be written as GeoJSON."""
+    ring = [[1, 1], [8, 1], [8, 8], [1, 8]]  # GeoJSON's rings close, shapely's need not
+    doc = battlefield([
+        {"type": "Feature", "id": "copse", "properties": {"terrain": "woods"},
+         "geometry": {"type": "Polygon", "coordinates": np.array([ring]) if numpy else [ring]}},
+        {"type": "Feature", "properties": {"name": "Camp"},
+         "geometry": {"type": "Point", "coordinates": np.array([3.0, 4.5]) if numpy
+                      else [3.0, 4.5]}}])
+    for name in ("copse.tmj", "copse.geojson"):
+        engine.convert_map(doc, tmp_path / name)
+        bf = load_map(tmp_path / name)
+        assert bf.features[0].area.area == pytest.approx(49.0), name
+        assert dict(bf.points) == {"Camp": (3.0, 4.5)}
 
 
 def test_convert_refuses_what_it_cannot_write(tmp_path):

@@ -219,7 +219,6 @@ def test_viewshed_of_a_flyer_is_everything_not_concealing(rules):
     assert np.array_equal(seen, np.isinf(conceal))
 
 
-
 def test_a_sight_height_for_a_flyer_is_refused(rules, capsys):
     """A flyer sees from its flight height: a height given it was ignored, 0 or 1e300."""
     bf = bf_of(MIXED)

@@ -176,7 +176,7 @@ def visible(
     Raises
     ------
     InputError
-        A point off the table or a bad height.
+        A point off the table, a bad height, or a height given a flyer.
     MapError
         The map names terrain the rules do not define.
 
@@ -269,7 +269,7 @@ def viewshed(
     Raises
     ------
     InputError
-        The observer is off the table, or a bad height.
+        The observer is off the table, a bad height, or a height given a flyer.
 
     Examples
     --------

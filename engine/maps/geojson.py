@@ -210,9 +210,9 @@ def convert_map(source: str | Path | dict, target: str | Path) -> Battlefield:
     elif suffix in (".geojson", ".json"):
         rest = {k: v for k, v in data.items() if k not in ("type", "battlefield", "features")}
         text = "".join([
-            '{"type": "FeatureCollection",\n "battlefield": ', json.dumps(data["battlefield"]),
-            *(f",\n {json.dumps(k)}: {json.dumps(v)}" for k, v in rest.items()),
-            ',\n "features": [\n  ', ",\n  ".join(json.dumps(f) for f in data["features"]),
+            '{"type": "FeatureCollection",\n "battlefield": ', _json(data["battlefield"]),
+            *(f",\n {_json(k)}: {_json(v)}" for k, v in rest.items()),
+            ',\n "features": [\n  ', ",\n  ".join(_json(f) for f in data["features"]),
             "\n ]}\n"])
     else:
         raise InputError(f"cannot write a map as {target.name!r}: give a .geojson, .json or "
@@ -358,7 +358,7 @@ def _place(label: str, raw: dict, width: float, height: float,
         raise bad("a Point is a named place, not ground: terrain needs a Polygon or a "
                   "LineString")
     _unknown_property(props, ("name", "id"), bad)
-    coords = raw["geometry"].get("coordinates")
+    coords = _listed(raw["geometry"].get("coordinates"), 1)
     if not (_finite_coords(coords, _MAX_COORD, depth=1) and len(coords) == 2):
         raise bad("a Point needs one finite coordinate pair [x, y]")
     x, y = float(coords[0]), float(coords[1])
@@ -559,6 +559,19 @@ def _misshapen(gtype: str, coords: list) -> str | None:
         return "a line needs two points or more" if any(len(x) < 2 for x in lines) else None
     rings = coords if gtype == "Polygon" else [ring for poly in coords for ring in poly]
     return "a ring needs three points or more" if any(len(x) < 3 for x in rings) else None
+
+
+def _json(value: Any) -> str:
+    """``value`` as JSON text, numpy arrays and numbers in it (a map built in Python)
+    as lists and numbers."""
+    return json.dumps(value, default=_plain)
+
+
+def _plain(value: Any) -> Any:
+    """`json.dumps`'s ``default``: a numpy array or number as a list or number."""
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _listed(coords: Any, depth: int = 4) -> Any:

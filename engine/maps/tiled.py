@@ -200,7 +200,8 @@ def _parse(path: Path, fail) -> tiled.TiledMap:
     except MemoryError:
         raise
     except KeyError as exc:  # a JSON map without a key Tiled always writes
-        raise fail(f"not a Tiled map pytiled-parser can read: it has no {exc.args[0]!r}"
+        key = repr(exc.args[0]) if exc.args else "key it needs"
+        raise fail(f"not a Tiled map pytiled-parser can read: it has no {key}"
                    + (" (a GeoJSON map? name it .geojson)" if _geojson(raw) else "")) from None
     except Exception as exc:  # pytiled-parser raises anything at all on a broken file
         text = " ".join(str(exc).split())[:160]
@@ -476,7 +477,9 @@ def to_tiled(data: dict, battlefield: Battlefield) -> dict:
                 raise MapError(f"{bf.source}: {label}: a polygon with a hole cannot be drawn "
                                "in Tiled; draw it as polygons without holes")
             else:
-                objects.append({**base, "polygon": _pixels(part[0][:-1], px)})
+                ring = part[0]  # Tiled's polygons close themselves: no last point again
+                closed = len(ring) > 1 and list(ring[0]) == list(ring[-1])
+                objects.append({**base, "polygon": _pixels(ring[:-1] if closed else ring, px)})
     for n, obj in enumerate(objects, 1):
         obj["id"] = n
     return {

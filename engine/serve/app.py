@@ -388,8 +388,9 @@ def create_app(maps: str | os.PathLike | None = None, rules: Sequence[str | os.P
     2
     """
     for name, mib in (("cache_mb", cache_mb), ("max_body_mb", max_body_mb)):
-        if not finite(mib) or mib <= 0:
-            raise InputError(f"{name} must be a finite number > 0 (MiB), got {shown(mib)}")
+        if not finite(mib) or mib * _MIB < 1:  # not a byte: nothing would fit
+            raise InputError(f"{name} must be a finite number of MiB, a byte or more, got "
+                             f"{shown(mib)}")
     if lanes is not None and (not whole(lanes) or lanes < 1):
         raise InputError(f"lanes must be a whole number >= 1, got {shown(lanes)}")
     budget = int(cache_mb * _MIB)
