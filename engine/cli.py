@@ -305,21 +305,7 @@ def _parser() -> argparse.ArgumentParser:
     unit_args(p, race_required=False)
     p.add_argument("--tolerance", type=_number,
                    help="lines whose ends are this close join (default: one grid cell)")
-    p = sub.add_parser("visible", help="what an observer sees, or whether it sees a target")
-    p.add_argument("map", help=_MAP_HELP)
-    p.add_argument(
-        "--rules", default="fantasy-warlord",
-        help=f"a rules file, or a shipped ruleset ({', '.join(shipped_rulesets())})",
-    )
-    p.add_argument("--from", dest="observer", action=_PointAction, required=True,
-                   help="the observer")
-    p.add_argument("--to", dest="target", action=_PointAction,
-                   help="a target; without it, the whole viewshed")
-    eyes = p.add_mutually_exclusive_group()
-    eyes.add_argument("--flying", action="store_true", help="the observer flies at Flight Height")
-    eyes.add_argument("--height", type=_number, help="sight height (default: the rules')")
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--png", metavar="FILE", type=_picture, help="write a picture of the viewshed")
+    _visible_parser(sub)
 
     p = sub.add_parser("threat", help="how many enemies can reach each cell next turn")
     p.add_argument("map", help=_MAP_HELP)
@@ -373,6 +359,25 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show the traceback of an unexpected error")
     return parser
+
+
+def _visible_parser(sub) -> None:
+    """``engine visible``'s options."""
+    p = sub.add_parser("visible", help="what an observer sees, or whether it sees a target")
+    p.add_argument("map", help=_MAP_HELP)
+    p.add_argument(
+        "--rules", default="fantasy-warlord",
+        help=f"a rules file, or a shipped ruleset ({', '.join(shipped_rulesets())})",
+    )
+    p.add_argument("--from", dest="observer", action=_PointAction, required=True,
+                   help="the observer")
+    p.add_argument("--to", dest="target", action=_PointAction,
+                   help="a target; without it, the whole viewshed")
+    eyes = p.add_mutually_exclusive_group()
+    eyes.add_argument("--flying", action="store_true", help="the observer flies at Flight Height")
+    eyes.add_argument("--height", type=_number, help="sight height (default: the rules')")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--png", metavar="FILE", type=_picture, help="write a picture of the viewshed")
 
 
 def _serve_parser(sub) -> None:

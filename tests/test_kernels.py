@@ -557,7 +557,8 @@ def test_bad_allowances_are_refused(rules, allowance):
     (np.ones((3, 3)), (0.5, 1), "two whole numbers"),  # was silently cell (0, 1)
     (np.ones((3, 3)), (math.inf, 0), "two whole numbers"),  # was an OverflowError
     ([[1.0, 1.0], [1.0]], (0, 0), "ragged"),  # was numpy's ValueError
-    (np.array([[1 + 1j, 1.0]]), (0, 0), "numeric"),  # was a warning, imaginary part dropped
+    # was a warning, its imaginary part dropped
+    (np.array([[1 + 1j, 1.0]]), (0, 0), "real numbers, got an array of complex128"),
     (np.array([[1.0, 1e7]]), (0, 0), "too large"),  # was a MemoryError in the kernel
     (np.array([[1.0, 1e300]]), (0, 0), "too large"),  # was a numba TypingError
 ])
