@@ -19,8 +19,9 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["Huge", "did_you_mean", "finite", "flag", "instance", "listed", "parse_int", "point",
-           "points", "real", "shown", "tame", "whole"]
+__all__ = ["DuplicateKey", "Huge", "did_you_mean", "file_path", "finite", "flag", "instance",
+           "listed", "named_point", "parse_int", "point", "points", "real", "shown", "tame",
+           "unique_keys", "whole"]
 
 # Integers with more digits than this are read as `Huge`: a float holds at most 309.
 _MAX_DIGITS = 300
@@ -167,17 +168,21 @@ def point(xy: Any) -> tuple[float, float]:
     return float(xy[0]), float(xy[1])
 
 
+def named_point(name: str, xy: Any, on: Callable[[tuple[float, float]], Any] | None = None
+                ) -> tuple[float, float]:
+    """`point`, passed to ``on`` (a check that raises `InputError`, such as a grid's
+    ``xy_to_rc`` for on the table) if given; its `InputError` begins ``"<name>: "``."""
+    try:
+        xy = point(xy)
+        if on is not None:
+            on(xy)
+    except InputError as exc:
+        raise InputError(f"{name}: {exc}") from None
+    return xy
+
+
 def points(name: str, value: Any, on: Callable[[tuple[float, float]], Any] | None = None
            ) -> list[tuple[float, float]]:
-    """``value``'s items as points (`point`), each passed to ``on`` (a check that raises
-    `InputError`, such as a grid's ``xy_to_rc`` for on the table) if given;
-    `InputError` naming the first that is not one: ``"<name> point <i>: ..."``."""
-    out = []
-    for i, xy in enumerate(listed(name, value)):
-        try:
-            out.append(point(xy))
-            if on is not None:
-                on(out[-1])
-        except InputError as exc:
-            raise InputError(f"{name} point {i}: {exc}") from None
-    return out
+    """``value``'s items as points (`named_point`, checked by ``on``); `InputError`
+    naming the first that is not one: ``"<name> point <i>: ..."``."""
+    return [named_point(f"{name} point {i}", xy, on) for i, xy in enumerate(listed(name, value))]

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._args import flag, instance, listed, point, whole
+from ._args import flag, instance, listed, named_point, whole
 from .ai.threat import Threat
 from .errors import InputError
 from .search.flow import FlowField
@@ -76,14 +76,6 @@ def picture_path(path: str | os.PathLike) -> str:
     if not os.path.isdir(folder):
         raise InputError(f"cannot write {path!r}: folder {folder!r} does not exist")
     return path
-
-
-def _point(name: str, xy) -> tuple[float, float]:
-    """`point` for the argument ``name``, named in its `InputError`."""
-    try:
-        return point(xy)
-    except InputError as exc:
-        raise InputError(f"{name}: {exc}") from None
 
 
 def _optional(name: str, value, cls: type, made_by: str) -> None:
@@ -403,7 +395,7 @@ def render_viewshed_png(
     """
     path = picture_path(path)
     instance("lay", lay, Layers, "engine.terrain.layers")
-    observer = _point("observer", observer)
+    observer = named_point("observer", observer)
     if not isinstance(seen, np.ndarray) or seen.shape != lay.grid.shape:
         raise InputError(f"seen must be an array of the grid's shape {lay.grid.shape}, got "
                          + (f"shape {seen.shape}" if isinstance(seen, np.ndarray)
@@ -412,7 +404,7 @@ def render_viewshed_png(
     if target is not None:
         if not isinstance(target, Sequence) or isinstance(target, str) or len(target) != 2:
             raise InputError(f"target must be ((x, y), seen), got {target!r:.80}")
-        target = (_point("target", target[0]), flag("target's seen", target[1]))
+        target = (named_point("target", target[0]), flag("target's seen", target[1]))
 
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -624,7 +616,7 @@ def _unit_mark(i: int, unit) -> tuple[tuple[float, float], int, str]:
     xy, side, label = unit
     if not whole(side) or side < 0:
         raise InputError(f"units[{i}]: side must be a whole number >= 0, got {side!r}")
-    return _point(f"units[{i}]", xy), int(side), str(label)
+    return named_point(f"units[{i}]", xy), int(side), str(label)
 
 
 def _draw_units(ax, units, sides: Sequence[str] | None, handles: list) -> None:
