@@ -207,6 +207,13 @@ BAD = [
      {"map": battlefield([feature("woods", rect(1, 1, 2, 2), name="x" * 2**20)]),
       "race": "humans", "at": [1, 1]}, 413, "larger than the 1 MiB"),
     ("nested too deeply", "reach", b"[" * 100_000, 400, "nested too deeply"),
+    ("a key given twice", "reach",  # the last would win: at [50, 40]
+     b'{"map": "demo", "race": "humans", "at": [30, 40], "at": [50, 40]}', 400,
+     "the body: key 'at' appears twice in one object"),
+    ("a key given twice in an inline map", "reach",
+     b'{"map": {"type": "FeatureCollection", "features": [], "battlefield": {"width": 9, '
+     b'"height": 9, "width": 8}}, "race": "humans", "at": [1, 1]}', 400,
+     "key 'width' appears twice"),
     ("NaN", "reach", b'{"map": "demo", "race": "humans", "at": [NaN, 1]}', 422, "finite"),
     ("an empty body", "reach", b"", 400, "the body is empty"),
     ("keys by the server's own names", "route",

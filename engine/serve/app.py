@@ -7,6 +7,7 @@ waiting their turn; each works on its (map, ruleset) battlefield alone
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -17,11 +18,12 @@ import anyio
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
-from .._args import finite, shown, whole
+from .._args import DuplicateKey, finite, shown, unique_keys, whole
 from .._version import __version__
 from ..answers import (
     charge_answer,
@@ -133,6 +135,35 @@ class _BodyLimit:
         await self.app(scope, counted, send)
 
 
+class _BodyRefused(HTTPException):
+    """A body refused before pydantic reads it, in words of its own (400)."""
+
+
+class _UniqueKeysRequest(Request):
+    """A request whose JSON body may not name one key twice in one object, as a map
+    file may not: JSON would let the last one win without a word."""
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            try:
+                self._json = json.loads(await self.body(), object_pairs_hook=unique_keys)
+            except DuplicateKey as exc:
+                raise _BodyRefused(400, f"the body: {exc}") from None
+        return self._json
+
+
+class _UniqueKeysRoute(APIRoute):
+    """An endpoint that reads its body as `_UniqueKeysRequest`."""
+
+    def get_route_handler(self) -> Callable:
+        handler = super().get_route_handler()
+
+        async def unique(request: Request) -> Any:
+            return await handler(_UniqueKeysRequest(request.scope, request.receive))
+
+        return unique
+
+
 def _field_path(loc: tuple) -> str:
     """A validation error's place in the body: ``enemies[0].race``."""
     out = ""
@@ -180,6 +211,8 @@ def _handlers(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def http(request: Request, exc: HTTPException) -> JSONResponse:
+        if isinstance(exc, _BodyRefused):
+            return _error(exc.status_code, exc.detail)
         message = {404: f"no {request.url.path} here: see /docs for what this server answers",
                    405: f"{request.method} is not how {request.url.path} is asked: see /docs",
                    400: "cannot read the body as JSON (nested too deeply, a number of "
@@ -398,6 +431,7 @@ def create_app(maps: str | os.PathLike | None = None, rules: Sequence[str | os.P
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     engine = _Engine(library, GridCache(budget), lanes or min(4, cores or 1))
     app = FastAPI(title="engine", version=__version__, description=_DESCRIPTION)
+    app.router.route_class = _UniqueKeysRoute
     app.add_middleware(_BodyLimit, limit=int(max_body_mb * _MIB))
     app.state.engine = engine
     _handlers(app)
