@@ -8,20 +8,23 @@ never a bool where a number is asked for, and only a bool where a yes/no is:
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import numbers
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from .errors import InputError
 
 __all__ = ["DuplicateKey", "Huge", "did_you_mean", "file_path", "finite", "flag", "instance",
-           "listed", "named_point", "parse_int", "point", "points", "real", "shown", "tame",
-           "unique_keys", "whole"]
+           "listed", "named", "named_point", "non_negative", "parse_int", "point", "points",
+           "real", "shown", "strict_json", "tame", "unique_keys", "whole"]
+
+_T = TypeVar("_T")
 
 # Integers with more digits than this are read as `Huge`: a float holds at most 309.
 _MAX_DIGITS = 300
@@ -89,6 +92,14 @@ def finite(value: Any) -> bool:
     return real(value) and math.isfinite(tame(value))
 
 
+def non_negative(name: str, value: Any) -> float:
+    """``value`` as a float; `InputError` naming it as ``name`` unless it is a finite
+    number (`finite`) of at least 0."""
+    if not finite(value) or value < 0:
+        raise InputError(f"{name} must be a finite number >= 0, got {shown(value)}")
+    return float(value)
+
+
 def shown(value: Any) -> str:
     """``value`` as an error message shows it: its repr, an int too large for a float
     as "a 401-digit integer", and at most 60 characters of it."""
@@ -138,6 +149,13 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
+def strict_json(text: str | bytes) -> Any:
+    """A JSON document as a file of the engine's is read: an integer too long for a
+    float as `Huge` (`parse_int`), and `DuplicateKey` where an object names a key
+    twice (`unique_keys`); ``json.loads``'s own errors otherwise."""
+    return json.loads(text, parse_int=parse_int, object_pairs_hook=unique_keys)
+
+
 def file_path(name: str, value: Any) -> Path:
     """``value`` as a `Path`; `InputError` unless it is a str or a path-like object."""
     if not isinstance(value, str | os.PathLike):
@@ -168,16 +186,22 @@ def point(xy: Any) -> tuple[float, float]:
     return float(xy[0]), float(xy[1])
 
 
+def named(name: str, check: Callable[..., _T], *args: Any) -> _T:
+    """``check(*args)``, whose `InputError` begins ``"<name>: "``: an argument's
+    check, its error naming the argument as the caller knows it (``start 3``)."""
+    try:
+        return check(*args)
+    except InputError as exc:
+        raise InputError(f"{name}: {exc}") from None
+
+
 def named_point(name: str, xy: Any, on: Callable[[tuple[float, float]], Any] | None = None
                 ) -> tuple[float, float]:
     """`point`, passed to ``on`` (a check that raises `InputError`, such as a grid's
     ``xy_to_rc`` for on the table) if given; its `InputError` begins ``"<name>: "``."""
-    try:
-        xy = point(xy)
-        if on is not None:
-            on(xy)
-    except InputError as exc:
-        raise InputError(f"{name}: {exc}") from None
+    xy = named(name, point, xy)
+    if on is not None:
+        named(name, on, xy)
     return xy
 
 

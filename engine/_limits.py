@@ -18,13 +18,13 @@ from pathlib import Path
 from ._args import shown
 from .errors import InputError
 
-__all__ = ["BYTES_PER_CELL", "is_file", "max_file_bytes", "memory_bytes", "read_limited"]
+__all__ = ["BYTES_PER_CELL", "MIB", "is_file", "max_file_bytes", "memory_bytes", "read_limited"]
 
 # Bytes a cell may need across the grids of one cost model and a search
 # workspace (layers, a direction stack of 32 float64 multipliers, search state).
 BYTES_PER_CELL = 8 * 32 + 64
 
-_MIB = 2**20
+MIB = 2**20  # bytes in a MiB
 _DEFAULT_FILE_MB = 256
 
 
@@ -40,7 +40,7 @@ def _env_mb(name: str) -> int | None:
         mb = -1.0
     if not mb > 0 or mb > 2**40:
         raise InputError(f"{name} must be a number of MiB > 0, got {shown(text)}")
-    return int(mb * _MIB)
+    return int(mb * MIB)
 
 
 def _available() -> int | None:
@@ -91,7 +91,7 @@ def memory_bytes() -> int:
 def max_file_bytes() -> int:
     """The most bytes read from one input file: ``ENGINE_MAX_FILE_MB`` (default 256)."""
     forced = _env_mb("ENGINE_MAX_FILE_MB")
-    return _DEFAULT_FILE_MB * _MIB if forced is None else forced
+    return _DEFAULT_FILE_MB * MIB if forced is None else forced
 
 
 def is_file(path: str | os.PathLike) -> bool:
@@ -119,6 +119,6 @@ def read_limited(path: Path) -> bytes:
         size = os.fstat(f.fileno()).st_size
         data = b"" if size > limit else f.read(limit + 1)
     if size > limit or len(data) > limit:
-        raise ValueError(f"larger than the {limit / _MIB:g} MiB a file may be "
+        raise ValueError(f"larger than the {limit / MIB:g} MiB a file may be "
                          "(ENGINE_MAX_FILE_MB raises the limit)")
     return data

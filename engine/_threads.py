@@ -7,16 +7,23 @@ parallel kernel costs seconds more than a plain one; a kernel compiled with
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numba
 
-__all__ = ["on_threads", "thread_count"]
+__all__ = ["on_threads", "thread_count", "usable_cores"]
 
 _LOCK = threading.Lock()
 _POOL: list[ThreadPoolExecutor] = []
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system has one)."""
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    return len(cores) if cores else os.cpu_count() or 1
 
 
 def thread_count() -> int:

@@ -25,6 +25,7 @@ from importlib import resources
 
 from . import _coldstart
 from ._cache import announce_compiles
+from ._limits import MIB
 from ._version import __version__
 from .answers import (
     charge_answer,
@@ -158,7 +159,7 @@ def _size(text: str) -> float:
     """A size in MiB: a finite number, a byte or more (`_number`'s; less, nothing would
     fit)."""
     v = _number(text)
-    if v * 2**20 < 1:
+    if v * MIB < 1:
         raise argparse.ArgumentTypeError(f"expected a number of MiB, a byte or more, got "
                                          f"{text!r}")
     return v
@@ -285,7 +286,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--at", action=_PointAction, required=True, help="the unit's position")
     p.add_argument("--kind", choices=("reform", "face", "frontage"), required=True,
                    help="re-form, face about or change frontage (priced only by rules "
-                   "that price it: see `engine manoeuvre --help` on the rules file)")
+                   "with a [manoeuvres] table: of the shipped ones, battlesystem)")
     p.add_argument("--figures", type=_count, help="figures changing place (frontage)")
 
     p = sub.add_parser("charge", help="whether a unit can charge a target through the "
@@ -351,8 +352,8 @@ def _parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="run on the shipped battlefields and draw them")
     p.add_argument("--png", metavar="FILE", type=_picture, default="engine-demo.png",
-                   help="picture to write (default: engine-demo.png; the crossings map's "
-                   "network goes beside it as engine-demo-network.png)")
+                   help="picture to write (default: engine-demo.png); the crossings map's "
+                   "network goes beside it, its name ending -network (engine-demo-network.png)")
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an unexpected error")
     for p in sub.choices.values():  # also after the command: engine reach ... --debug
@@ -454,7 +455,7 @@ def _expect(command: str, kind: str) -> None:
 
 def _grid(args):
     rules = load_rules(args.rules)
-    race = args.race if args.race is not None else next(iter(rules.races))
+    race = args.race if args.race is not None else rules.default_race
     unit = rules.unit(race, move=args.move, ranks=args.ranks, depth=args.depth,
                       frontage=args.frontage, march=args.march, formation=args.formation)
     _expect(args.command, _searched(unit, getattr(args, "lattice", False)))
@@ -723,10 +724,10 @@ def _print_json(value) -> None:
 def _warm_up(args) -> None:
     """``engine warm-up``: every kernel compiled, one worker process per core."""
     from ._cache import cache_folder
+    from ._threads import usable_cores
     from .warmup import warm_up
 
-    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    warm_up(progress=True, processes=len(cores) if cores else os.cpu_count() or 1)
+    warm_up(progress=True, processes=usable_cores())
     print(f"kernels ready in {cache_folder()}")
 
 

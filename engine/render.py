@@ -16,7 +16,7 @@ from .search.flow import FlowField
 from .search.front import Reach, Route
 from .search.pricing import price_path
 from .terrain.costgrid import CostGrid
-from .terrain.raster import Layers
+from .terrain.raster import Layers, kind_cells
 from .terrain.roads import Network
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ def terrain_image(lay: Layers) -> tuple[np.ndarray, dict, list[tuple[str, str]]]
     covers, legend = {}, []
     for kind, colour in _colours(lay.kinds).items():
         if kind in lay.kinds:
-            cover = (lay.mask >> np.uint64(lay.kinds.index(kind)) & np.uint64(1)).astype(bool)
+            cover = kind_cells(lay.mask, lay.kinds.index(kind))
             if cover.any():
                 image[cover] = to_rgb(colour)
                 covers[kind] = cover, colour
@@ -217,7 +217,6 @@ def render_png(
     from matplotlib.colors import to_rgb
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
-    from matplotlib.transforms import offset_copy
 
     spec, lay, units = grid.grid, grid.layers, grid.battlefield.units
 
@@ -279,15 +278,8 @@ def render_png(
     if starts:
         key("start", marker="*", ms=12, mfc="white", mec="black")
 
-    box = float(np.clip(spec.height / spec.width, 1 / 6, 6))
-    ax.set(xlim=(0, spec.width), ylim=(spec.height, 0), aspect=box * spec.width / spec.height,
-           xlabel=f"x ({units})", ylabel=f"y ({units})")
-    ax.set_title(title if title is not None else _title(grid, reach, route))
-    below = offset_copy(ax.transAxes, fig=fig, y=-36, units="points")
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=below,
-              ncols=int(np.clip(0.5 * width, 1, min(len(handles), 6))), fontsize="small",
-              frameon=False)
-    _save(fig, path)
+    _finish(fig, ax, lay, width, title if title is not None else _title(grid, reach, route),
+            handles, path, units)
     return fig
 
 
@@ -666,15 +658,18 @@ def _canvas(lay: Layers, image: np.ndarray, handles: list):
 
 def _finish(fig, ax, lay: Layers, width: float, title: str, handles: list, path: str,
             units: str | None = None) -> None:
-    """Axes to the table (labelled in ``units``), the title, the legend below, and the
-    file written."""
+    """Axes to the table (labelled in ``units``), the title, the legend below the axis
+    labels, and the file written."""
+    from matplotlib.transforms import offset_copy
+
     spec = lay.grid
     box = float(np.clip(spec.height / spec.width, 1 / 6, 6))
     unit = f" ({units})" if units else ""
     ax.set(xlim=(0, spec.width), ylim=(spec.height, 0), aspect=box * spec.width / spec.height,
            xlabel="x" + unit, ylabel="y" + unit)
     ax.set_title(title)
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.08),
+    below = offset_copy(ax.transAxes, fig=fig, y=-36, units="points")
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0), bbox_transform=below,
               ncols=int(np.clip(0.5 * width, 1, min(len(handles), 6))), fontsize="small",
               frameon=False)
     _save(fig, path)

@@ -127,6 +127,11 @@ def warm_up(progress: bool = False, processes: int = 1) -> None:
         With more than one, that many worker processes compile the families side
         by side into numba's disk cache, and this process then loads them from
         it.  ``engine warm-up`` uses one per core.
+
+    Raises
+    ------
+    InputError
+        ``progress`` is not a bool, or ``processes`` not a whole number >= 1.
     """
     from tqdm import tqdm
 

@@ -1,15 +1,8 @@
-"""What an AI opponent builds on reach and route: armies, turns, threat, flow, choices.
+"""Many units at once: the reach of an army, and the turns a unit needs.
 
 - `reach_army`: the reach of many units, of any profiles, on one battlefield:
   one cost grid per profile, shared by its units, searched on every core.
 - `reach_turns`: for each cell, how many turns a unit needs to get there.
-- `threat_map`: how many (and which) enemies can reach each cell next turn,
-  and with what margin; optionally as a charge (``charge_bonus`` in the rules).
-- `flow_field`: cost to a goal from every cell and the step to take, for
-  travel toward it (uphill and entry costs priced in that direction), one
-  field serving every unit of a profile.
-- `choose_position`: the cells a unit can reach this turn, ranked by a
-  weighted score of progress, cover, concealment, threat and disorder.
 
 `reach_turns` counts a cell whose cheapest route costs ``c`` as
 ``ceil(c / allowance)`` turns: what `engine.route` counts for a unit without
@@ -24,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .._args import flag, instance, listed, point, whole
+from .._args import flag, instance, listed, named, named_point, whole
 from ..errors import InputError
 from ..maps.battlefield import Battlefield
 from ..rules.ruleset import Ruleset, Unit
@@ -40,12 +33,6 @@ from ..search.turns import MAX_TURNS
 from ..terrain.costgrid import CostGrid, cost_grid
 
 __all__ = ["reach_army", "reach_turns"]
-"""Weights of `choose_position`'s parts, each multiplying a part's value:
-``progress`` (table units gained toward the objective), ``cover`` (0 none, 1
-light, 2 medium, 3 heavy), ``concealment`` (share of the enemies that cannot
-see the cell), ``threat`` (enemies that can reach it next turn) and
-``disorder`` (1 where a charge disorders the unit).  Negative weights
-penalise."""
 
 
 def _units(units) -> list[tuple[Unit, tuple[float, float]]]:
@@ -57,10 +44,7 @@ def _units(units) -> list[tuple[Unit, tuple[float, float]]]:
             unit = None
         if not isinstance(unit, Unit):
             raise InputError(f"unit {i}: expected (Unit, (x, y)), got {item!r}")
-        try:
-            out.append((unit, point(xy)))
-        except InputError as exc:
-            raise InputError(f"unit {i}: {exc}") from None
+        out.append((unit, named_point(f"unit {i}", xy)))
     return out
 
 
@@ -118,10 +102,7 @@ def reach_army(
     grids = []
     for i, (unit, xy) in enumerate(pairs):
         g = cost_grid(battlefield, rules, unit, directions)
-        try:
-            _start_cell(g, xy, "position")
-        except InputError as exc:
-            raise InputError(f"unit {i}: {exc}") from None
+        named(f"unit {i}", _start_cell, g, xy, "position")
         grids.append(g)
         allowance = unit.move + (unit.charge_bonus if charge else 0.0)
         groups.setdefault((unit.key, allowance), []).append(i)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from shapely.geometry import Point
 
-from .._args import finite, flag, instance, point, shown, whole
+from .._args import flag, instance, non_negative, point, shown, whole
 from ..errors import InputError, NoRouteError, RulesError
 from ..maps.battlefield import Battlefield, Feature
 from ..rules.ruleset import Ruleset
@@ -28,6 +28,7 @@ from ..search.front import Route, route
 from ..search.pricing import price_path
 from ..terrain.costgrid import CostGrid
 from ..terrain.ground import combo_layers
+from ..terrain.raster import kinds_in
 
 __all__ = ["BuildingEntry", "ChargeCheck", "Manoeuvre", "can_charge", "enter_building", "manoeuvre"]
 
@@ -62,7 +63,8 @@ class BuildingEntry:
     reason: str
 
 
-def enter_building(battlefield: Battlefield, rules: Ruleset, at) -> BuildingEntry:
+def enter_building(battlefield: Battlefield, rules: Ruleset,
+                   at: tuple[float, float]) -> BuildingEntry:
     """Can a unit at ``at`` enter a building by a window or small door this turn?
 
     Parameters
@@ -137,7 +139,8 @@ class Manoeuvre:
     reason: str
 
 
-def manoeuvre(grid: CostGrid, at, kind: str, figures: int | None = None) -> Manoeuvre:
+def manoeuvre(grid: CostGrid, at: tuple[float, float], kind: str,
+              figures: int | None = None) -> Manoeuvre:
     """Price a manoeuvre at the rate of the ground the unit stands on.
 
     The ruleset's ``[manoeuvres]`` give the costs on clear ground: ``reform``
@@ -220,7 +223,7 @@ def _special(grid: CostGrid, r: int, c: int) -> list[str]:
     ground nobody may enter (deep water) keeps its own layers.
     """
     rules, lay = grid.rules, grid.layers
-    kinds = tuple(k for i, k in enumerate(lay.kinds) if int(lay.mask[r, c]) >> i & 1)
+    kinds = kinds_in(lay.kinds, lay.mask[r, c])
     walker = dataclasses.replace(grid.unit, flying=False, swimming=False)
     on = combo_layers(kinds, rules, walker)
     if on is None:
@@ -251,8 +254,9 @@ class ChargeCheck:
     route: Route | None
 
 
-def can_charge(grid: CostGrid, start, target, *, minimum_range: float,
-               bonus: float | None = None, climbed: bool = False) -> ChargeCheck:
+def can_charge(grid: CostGrid, start: tuple[float, float], target: tuple[float, float], *,
+               minimum_range: float, bonus: float | None = None,
+               climbed: bool = False) -> ChargeCheck:
     """Battlesystem's conditions for charging through special terrain.
 
     "A unit can charge through an area of special terrain, if it is able to
@@ -287,6 +291,13 @@ def can_charge(grid: CostGrid, start, target, *, minimum_range: float,
     -------
     ChargeCheck
 
+    Raises
+    ------
+    InputError
+        A point off the table, the target where the unit stands, the unit on
+        impassable ground, or a bonus or minimum range that is not a finite
+        number >= 0.
+
     Examples
     --------
     >>> from engine import load_map, load_rules, cost_grid
@@ -301,9 +312,8 @@ def can_charge(grid: CostGrid, start, target, *, minimum_range: float,
     climbed = flag("climbed", climbed)
     if bonus is None:
         bonus = grid.unit.charge_bonus
-    for name, v in (("bonus", bonus), ("minimum_range", minimum_range)):
-        if not (finite(v) and v >= 0):
-            raise InputError(f"{name} must be a finite number >= 0, got {shown(v)}")
+    non_negative("bonus", bonus)
+    non_negative("minimum_range", minimum_range)
     u = grid.battlefield.units
     if point(start) == point(target):
         raise InputError(f"the target ({target[0]:g}, {target[1]:g}) is where the unit "

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._args import finite, flag, instance, listed, point, shown, whole
+from .._args import finite, flag, instance, listed, non_negative, point, shown, whole
 from ..errors import InputError
 from ..maps.battlefield import Battlefield
 from ..rules.ruleset import COVERS, Ruleset
 from ..search.flow import FlowField
 from ..search.front import _start_cell, reach
 from ..terrain.costgrid import CostGrid
-from ..terrain.raster import layers
+from ..terrain.raster import kind_cells, layers
 from .threat import Threat
 
 __all__ = ["DEFAULT_WEIGHTS", "Option", "choose_position"]
@@ -29,6 +29,12 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "threat": -4.0,
     "disorder": -2.0,
 }
+"""Weights of `choose_position`'s parts, each multiplying a part's value:
+``progress`` (table units gained toward the objective), ``cover`` (0 none, 1
+light, 2 medium, 3 heavy), ``concealment`` (share of the enemies that cannot
+see the cell), ``threat`` (enemies that can reach it next turn) and
+``disorder`` (1 where a charge disorders the unit).  Negative weights
+penalise."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +82,7 @@ def _ground(battlefield: Battlefield, rules: Ruleset, close_order: bool):
     disorder_from = np.full(lay.grid.shape, -1, dtype=np.int16)
     for i, name in enumerate(lay.kinds):
         e = rules.terrain[name].effects
-        on = (lay.mask >> np.uint64(i) & np.uint64(1)).astype(bool)
+        on = kind_cells(lay.mask, i)
         if e.cover is not None:
             better = on & (COVERS.index(e.cover) + 1 > level)
             level[better] = COVERS.index(e.cover) + 1
@@ -177,8 +183,7 @@ def choose_position(
     spec = grid.grid
     if spacing is None:
         spacing = max(grid.unit.frontage, spec.cell)
-    if not finite(spacing) or spacing < 0:
-        raise InputError(f"spacing must be a finite number >= 0, got {shown(spacing)}")
+    non_negative("spacing", spacing)
     if flow is not None:
         instance("flow", flow, FlowField, "flow_field")
     if threat is not None:

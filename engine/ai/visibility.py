@@ -41,11 +41,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._args import finite, flag, instance, shown
+from .._args import flag, instance, named, non_negative
 from ..errors import InputError
 from ..maps.battlefield import Battlefield
 from ..rules.ruleset import Ruleset
-from ..terrain.raster import layers
+from ..terrain.raster import kind_cells, kinds_in, layers
 from . import _sight
 
 __all__ = ["Sight", "viewshed", "visible"]
@@ -101,7 +101,7 @@ def _grids(battlefield: Battlefield, rules: Ruleset) -> _SightGrids:
     for i, name in enumerate(lay.kinds):
         d = rules.terrain[name].effects.conceals
         if d is not None:
-            on = (lay.mask >> np.uint64(i) & np.uint64(1)).astype(bool)
+            on = kind_cells(lay.mask, i)
             conceal[on] = np.minimum(conceal[on], d)
     result = _SightGrids(lay.elevation, conceal, lay.kinds, lay.mask,
                          _sight.tiles(lay.elevation, conceal))
@@ -124,25 +124,18 @@ def _height(rules: Ruleset, height: float | None, flying: bool) -> float:
     if flying and height is not None:
         raise InputError("a flyer sees from its flight height: give flying or a sight "
                          "height, not both")
-    h = rules.sight_height if height is None else height
-    if not finite(h) or h < 0:
-        raise InputError(f"sight height must be a finite number >= 0, got {shown(h)}")
-    return float(h)
+    return non_negative("sight height", rules.sight_height if height is None else height)
 
 
 def _cell_of(battlefield: Battlefield, xy, who: str) -> tuple[tuple[float, float], tuple[int, int]]:
-    try:
-        rc = battlefield.grid.xy_to_rc(xy)
-    except InputError as exc:
-        raise InputError(f"{who}: {exc}") from None
+    rc = named(who, battlefield.grid.xy_to_rc, xy)
     return (float(xy[0]), float(xy[1])), rc
 
 
 def _concealer(rules: Ruleset, grids: _SightGrids, rc: tuple[int, int]) -> str:
     """The kind that sets a cell's concealment distance."""
-    bits = int(grids.mask[rc])
-    named = [k for i, k in enumerate(grids.kinds) if bits >> i & 1]
-    return min(named, key=lambda k: rules.terrain[k].effects.conceals or math.inf)
+    return min(kinds_in(grids.kinds, grids.mask[rc]),
+               key=lambda k: rules.terrain[k].effects.conceals or math.inf)
 
 
 def visible(

@@ -10,7 +10,6 @@ named by a relative path is looked for in the job file's folder.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections import defaultdict
@@ -22,7 +21,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .._args import DuplicateKey, parse_int, shown, unique_keys
+from .._args import DuplicateKey, shown, strict_json
 from .._limits import is_file
 from ..errors import EngineError, InputError
 from ..maps.movingai import load_scenarios
@@ -159,7 +158,7 @@ def _job(ident: str | int, doc: dict, n: int, folder: Path) -> Job:
 def _read(n: int, text: str, folder: Path) -> Job | Line:
     """Line ``n`` of a job file, as a job or as the reason it is not one."""
     try:
-        doc = json.loads(text, parse_int=parse_int, object_pairs_hook=unique_keys)
+        doc = strict_json(text)
     except DuplicateKey as exc:
         return Line(None, n, f"line {n}: {exc}")
     except (ValueError, RecursionError) as exc:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._threads import usable_cores
 from ..answers import strict
 from ..errors import InputError
 from .jobs import Job, Line, movingai_jobs, read_jobs, result_key, tasks
@@ -117,11 +118,6 @@ def _answered(out: Path) -> dict[Hashable, dict]:
     return found
 
 
-def _cores() -> int:
-    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    return len(cores) if cores else os.cpu_count() or 1
-
-
 @contextmanager
 def _deaf_to_interrupts() -> Iterator[None]:
     """Processes started in this block ignore Ctrl-C (SIGINT), which only this one
@@ -180,7 +176,7 @@ def _connect(scheduler: str | None, workers: int | None) -> Iterator[Any]:
     if scheduler is None:
         # One thread a worker, and numba's threads too (NUMBA_NUM_THREADS).
         with _deaf_to_interrupts():
-            cluster = LocalCluster(n_workers=workers or _cores(), threads_per_worker=1,
+            cluster = LocalCluster(n_workers=workers or usable_cores(), threads_per_worker=1,
                                    processes=True, host="127.0.0.1", dashboard_address=None,
                                    # no dashboard; its HTTP server on any free port
                                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},

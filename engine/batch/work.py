@@ -134,7 +134,7 @@ def _ask(job: Job, budget: int, refused: dict[Hashable, str]) -> dict:
     with _grids(budget).battlefield(key, load) as bf:
         if job.command in _ON_MAP:
             return _ON_MAP[job.command](q, bf, rules)
-        race = q.race if q.race is not None else next(iter(rules.races))
+        race = q.race if q.race is not None else rules.default_race
         unit = rules.unit(race, **q.unit_options())
         return _ON_GRID[job.command](q, cost_grid(bf, rules, unit))
 

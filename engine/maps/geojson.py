@@ -24,7 +24,7 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, box, shape
 
-from .._args import DuplicateKey, did_you_mean, parse_int, real, shown, tame, unique_keys
+from .._args import DuplicateKey, did_you_mean, real, shown, strict_json, tame
 from .._limits import BYTES_PER_CELL, is_file, memory_bytes, read_limited
 from ..errors import InputError, MapError
 from .battlefield import _DEFAULT_CELL, Battlefield, Feature, Points
@@ -152,8 +152,7 @@ def map_document(source: str | Path | dict) -> tuple[Any, str, list[str] | None]
     tiled = is_tiled(path)
     try:
         raw = read_limited(path)
-        data = None if tiled else json.loads(raw.decode("utf-8-sig"), parse_int=parse_int,
-                                             object_pairs_hook=unique_keys)
+        data = None if tiled else strict_json(raw.decode("utf-8-sig"))
     except DuplicateKey as exc:
         raise MapError(f"{name}: {exc}") from None
     except FileNotFoundError:

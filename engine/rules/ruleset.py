@@ -18,7 +18,7 @@ the shipped files in ``engine/rules/`` are commented throughout):
     a charging unit may move beyond its allowance; default 0).
 ``[manoeuvres]`` (optional)
     Costs on clear ground of ``reform``, ``face`` and ``frontage`` (per
-    ``frontage_figures`` figures), for `engine.checks.manoeuvre`.
+    ``frontage_figures`` figures), for `engine.ai.checks.manoeuvre`.
 ``[layers]``
     Each thing a profile sheet prices, with its class: ``"area"``,
     ``"obstacle"``, ``"slope"`` or ``"water"``.
@@ -58,7 +58,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._args import finite, flag, shown, whole
+from .._args import finite, flag, non_negative, shown, whole
 from ..errors import InputError, RulesError
 
 __all__ = [
@@ -91,7 +91,7 @@ _EFFECT_KEYS = ("conceals", "cover", "cover_contact", "cover_ranks", "disorders"
 
 @dataclass(frozen=True)
 class TerrainEffects:
-    """What a terrain kind does besides slowing movement (see `engine.effects`).
+    """What a terrain kind does besides slowing movement (see `engine.terrain.effects`).
 
     Attributes
     ----------
@@ -258,6 +258,11 @@ class Ruleset:
     sight_height: float = 0.0
     charge_bonus: float = 0.0
 
+    @property
+    def default_race(self) -> str:
+        """The race a question that names none is asked for: the first in the rules."""
+        return next(iter(self.races))
+
     def check_unit(self, unit: Unit) -> None:
         """`InputError` unless ``unit`` is one of this ruleset's (made by `unit`)."""
         if not isinstance(unit, Unit) or set(unit.multipliers) != set(self.layers):
@@ -321,8 +326,7 @@ class Ruleset:
         spec = self.races[race]
         if move is None:
             move = spec["move"] * (self.march if march else 1.0)  # each at most 1e9
-        if not (finite(move) and move >= 0):
-            raise InputError(f"move must be a finite number >= 0, got {shown(move)}")
+        non_negative("move", move)
         if depth is not None and ranks is not None:
             raise InputError(f"give ranks or depth, not both (got ranks {shown(ranks)} and depth "
                              f"{shown(depth)})")
@@ -335,8 +339,7 @@ class Ruleset:
                 raise InputError(f"ranks must be a whole number from 1 to {_MAX_RANKS}, "
                                  f"got {shown(ranks)}")
             depth = ranks * spec.get("rank_depth", self.rank_depth)
-        if not (finite(depth) and depth >= 0):
-            raise InputError(f"depth must be a finite number >= 0, got {shown(depth)}")
+        non_negative("depth", depth)
         figure_width = spec.get("figure_width", self.figure_width)
         if frontage is None:
             frontage = spec.get("frontage", self.frontage)

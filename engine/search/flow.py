@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._args import instance, listed, real, shown, tame
+from .._args import instance, listed, named, real, shown, tame
 from .._threads import on_threads, thread_count
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import CostGrid
@@ -136,12 +136,7 @@ def flow_field(
     limit = tame(limit)  # an int too large for a float is an infinite limit
     if not real(limit) or math.isnan(limit) or limit < 0:
         raise InputError(f"limit must be a number >= 0, got {shown(limit)}")
-    cells = []
-    for i, xy in enumerate(points):
-        try:
-            cells.append(_start_cell(grid, xy, "goal"))
-        except (InputError, TypeError, ValueError) as exc:
-            raise InputError(f"goal {i}: {exc}") from None
+    cells = [named(f"goal {i}", _start_cell, grid, xy, "goal") for i, xy in enumerate(points)]
     field = _costs_to(grid, np.array(cells, dtype=np.int64), float(limit))
     if field is None:
         raise InputError(f"the flow field's queue would outgrow {_kernels.STACK_LIMIT:,} "

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._args import finite, flag, instance, listed, point, shown
+from .._args import flag, instance, listed, named, non_negative, point
 from .._threads import on_threads, thread_count
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import CostGrid
@@ -63,10 +63,7 @@ def _start_cell(g: CostGrid, xy, what: str) -> int:
 
 
 def _allowance(g: CostGrid, allowance: float | None) -> float:
-    a = g.unit.move if allowance is None else allowance
-    if not finite(a) or a < 0:
-        raise InputError(f"allowance must be a finite number >= 0, got {shown(a)}")
-    return float(a)
+    return non_negative("allowance", g.unit.move if allowance is None else allowance)
 
 
 def _near_quanta(g: CostGrid, at: tuple, budget: float) -> bool:
@@ -147,7 +144,7 @@ class Reach:
         i = np.minimum(np.searchsorted(cells, flat), max(len(cells) - 1, 0))
         return np.where((len(cells) > 0) & (cells[i] == flat), i, -1)
 
-    def cost_at(self, xy) -> float:
+    def cost_at(self, xy: tuple[float, float]) -> float:
         """Cost to reach the point ``xy``; ``inf`` if it is out of reach.
 
         An any-angle reach prices a path to the point itself: the last straight
@@ -357,7 +354,7 @@ class Reach:
         xs[home], ys[home] = self.start
         return xs, ys
 
-    def reachable(self, xy) -> bool:
+    def reachable(self, xy: tuple[float, float]) -> bool:
         """True if the unit can get to ``xy`` this turn."""
         return self.cost_at(xy) < math.inf
 
@@ -368,7 +365,7 @@ class Reach:
         return out
 
 
-def reach(grid: CostGrid, at, allowance: float | None = None, *,
+def reach(grid: CostGrid, at: tuple[float, float], allowance: float | None = None, *,
           any_angle: bool = True) -> Reach:
     """Every cell within the allowance of ``at``, with its cost.
 
@@ -422,8 +419,8 @@ def reach(grid: CostGrid, at, allowance: float | None = None, *,
     return Reach(grid, xy, budget, idx, cost)
 
 
-def reach_many(grid: CostGrid, starts, allowance: float | None = None, *,
-               any_angle: bool = True) -> list[Reach]:
+def reach_many(grid: CostGrid, starts: Sequence[tuple[float, float]],
+               allowance: float | None = None, *, any_angle: bool = True) -> list[Reach]:
     """`reach` from many starting points in one call, on every core.
 
     Each thread keeps its own workspace (cached on the battlefield) and runs
@@ -462,12 +459,7 @@ def reach_many(grid: CostGrid, starts, allowance: float | None = None, *,
     instance("grid", grid, CostGrid, "cost_grid")
     budget = _allowance(grid, allowance)
     points = listed("starts", starts)
-    sources = []
-    for i, xy in enumerate(points):
-        try:
-            sources.append(_start_cell(grid, xy, "start"))
-        except InputError as exc:
-            raise InputError(f"start {i}: {exc}") from None
+    sources = [named(f"start {i}", _start_cell, grid, xy, "start") for i, xy in enumerate(points)]
     if not sources:
         return []
     if flag("any_angle", any_angle):
@@ -553,8 +545,8 @@ class Route:
     legs: list[Leg] = field(default_factory=list)
 
 
-def route(grid: CostGrid, start, goal, allowance: float | None = None, *,
-          any_angle: bool = True) -> Route:
+def route(grid: CostGrid, start: tuple[float, float], goal: tuple[float, float],
+          allowance: float | None = None, *, any_angle: bool = True) -> Route:
     """The cheapest route between two points (A*, any-angle or over the step lattice).
 
     Parameters

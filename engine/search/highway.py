@@ -70,12 +70,13 @@ the 4096² campaign map, between two points at the middles of blocks of roads,
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numba
 import numpy as np
 from scipy import ndimage
 
-from .._args import instance, listed, point, whole
+from .._args import instance, listed, named, point, whole
 from .._limits import memory_bytes
 from .._threads import on_threads
 from ..errors import InputError
@@ -150,16 +151,14 @@ class Highway:
     True
     """
 
-    def __init__(self, grid: CostGrid, landmarks: int = 8, places=()):
+    def __init__(self, grid: CostGrid, landmarks: int = 8,
+                 places: Sequence[tuple[float, float]] = ()) -> None:
         instance("grid", grid, CostGrid, "cost_grid")
         if not whole(landmarks) or landmarks < 1:
             raise InputError(f"landmarks must be a whole number >= 1, got {landmarks!r}")
         places = listed("places", places)
         for i, xy in enumerate(places):  # every place checked before any field is built
-            try:
-                _start_cell(grid, point(xy), "place")
-            except InputError as exc:
-                raise InputError(f"place {i}: {exc}") from None
+            named(f"place {i}", _start_cell, grid, xy, "place")
         self.grid = grid
         self.cells = _place(grid, landmarks)
         # Fields without the footprint: what the rear ranks add depends on the path,
@@ -198,7 +197,7 @@ class Highway:
             out = self._blocks.cells[:, 1]
             self.slack = max(self.slack, float(out[np.isfinite(out)].max()) * _F32_SLACK)
 
-    def add_place(self, xy) -> None:
+    def add_place(self, xy: tuple[float, float]) -> None:
         """Keep an exact field of costs to a point, as for ``places``.
 
         Parameters
@@ -237,7 +236,8 @@ class Highway:
         cols = self.grid.grid.shape[1]
         return [self.grid.grid.rc_to_xy(divmod(int(c), cols)) for c in self.cells]
 
-    def route(self, start, goal, allowance: float | None = None) -> Route:
+    def route(self, start: tuple[float, float], goal: tuple[float, float],
+              allowance: float | None = None) -> Route:
         """The cheapest route on the step lattice, exactly as ``engine.route(...,
         any_angle=False)`` finds it, guided by the landmarks.
 
@@ -254,7 +254,7 @@ class Highway:
 
     def _find(self, source: int, target: int) -> tuple[list[int] | None, int]:
         """The cells of the cheapest path between two cells (None: no route) and how
-        many the search touched (`search._route`'s ``find``): from both ends where
+        many the search touched (`search.front._route`'s ``find``): from both ends where
         the two may, neither end being a place (`_both`), else as `_plan` says."""
         if self._both_ways and source not in self._places and target not in self._places:
             return self._both(source, target)
@@ -330,7 +330,7 @@ class Highway:
             _NO_POS, _NO_BEAT), 2)  # a thread each
 
     def _plan(self, source: int, target: int) -> tuple[int, int, tuple | None]:
-        """Which way to search and with which fields (`search._route`): to a place with
+        """Which way to search and with which fields (`search.front._route`): to a place with
         its own field; from a place, backwards, where a step costs the same both ways;
         else to the goal with the landmarks'.  No fields (None) where a place's field
         shows the other end cannot reach it."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -97,7 +98,7 @@ class Pricing:
     pieces: list[Leg] = field(default_factory=list, repr=False)
 
 
-def price_path(grid: CostGrid, path) -> Pricing:
+def price_path(grid: CostGrid, path: Sequence[tuple[float, float]]) -> Pricing:
     """Price a polyline under the rules, leg by leg.
 
     The unit stands at the first point facing along the first leg, its ranks

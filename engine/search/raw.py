@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._args import finite, real, shown, tame
+from .._args import finite, non_negative, real, shown, tame
 from .._limits import memory_bytes
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import KernelArgs, kernel_args
@@ -29,7 +29,7 @@ _MIN_CELL = 1e-300
 
 # The most a raw grid's path may cost, with room to add the A*'s bound to it.
 _MAX_COST = 1e306
-# What `cost_field`, `grid_route` and `GridRouter` take as a convention (`terrain.steps`).
+# What `cost_field`, `grid_route` and `GridRouter` take as a convention (`terrain.lattice.steps`).
 _CONVENTIONS = {"pricing", "corner_cutting", "lengths"}
 
 
@@ -104,6 +104,18 @@ def grid_route(
 
     The same conventions as `cost_field`.  For many queries on one grid use
     `GridRouter`, which builds its workspace once.
+
+    Parameters
+    ----------
+    multipliers : ndarray, shape (rows, cols)
+        Each cell's multiplier (>= 1, ``inf`` for blocked).
+    start, goal : (row, col)
+    cell : float
+        Side of a cell in table units.
+    directions : int
+        Steps of the neighbourhood (see `engine.grid.neighbourhood`).
+    **convention
+        ``pricing``, ``corner_cutting`` and ``lengths``, as for `cost_field`.
 
     Returns
     -------
@@ -181,8 +193,7 @@ class GridRouter:
 
         Touches only those cells (and the next ring), like `reach`.
         """
-        if not (finite(allowance) and allowance >= 0):
-            raise InputError(f"allowance must be a finite number >= 0, got {shown(allowance)}")
+        non_negative("allowance", allowance)
         idx, cost = self._ws.within(self._raw, self._raw.index(source), allowance)
         return np.stack(self._raw.rc(idx), axis=1), cost
 

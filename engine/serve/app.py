@@ -24,6 +24,8 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 
 from .._args import DuplicateKey, finite, shown, unique_keys, whole
+from .._limits import MIB
+from .._threads import usable_cores
 from .._version import __version__
 from ..answers import (
     charge_answer,
@@ -66,7 +68,6 @@ from .models import (
 
 __all__ = ["create_app"]
 
-_MIB = 2**20
 _DESCRIPTION = """Where a unit can go this turn, the cheapest way there and why it costs what
 it costs, priced as the tabletop rules price movement; and the questions an AI
 opponent asks. Each answer is the JSON that `engine <command> --json` prints for
@@ -99,7 +100,7 @@ class _Engine:
     def on_unit(self, q: UnitQuery, ask: Callable[[CostGrid], dict]) -> dict:
         """``ask(grid)`` on the cost grid of the body's unit (cached)."""
         rules = self.library.rules(q.rules)
-        race = q.race if q.race is not None else next(iter(rules.races))
+        race = q.race if q.race is not None else rules.default_race
         unit = rules.unit(race, **q.unit_options())
         with self._battlefield(q) as bf:
             return ask(cost_grid(bf, rules, unit))
@@ -111,7 +112,7 @@ class _BodyLimit:
 
     def __init__(self, app, limit: int):
         self.app, self.limit = app, limit
-        self.message = (f"the body is larger than the {limit / _MIB:g} MiB this server takes "
+        self.message = (f"the body is larger than the {limit / MIB:g} MiB this server takes "
                         "(engine serve --max-body-mb)")
 
     async def __call__(self, scope, receive, send) -> None:
@@ -421,18 +422,17 @@ def create_app(maps: str | os.PathLike | None = None, rules: Sequence[str | os.P
     2
     """
     for name, mib in (("cache_mb", cache_mb), ("max_body_mb", max_body_mb)):
-        if not finite(mib) or mib * _MIB < 1:  # not a byte: nothing would fit
+        if not finite(mib) or mib * MIB < 1:  # not a byte: nothing would fit
             raise InputError(f"{name} must be a finite number of MiB, a byte or more, got "
                              f"{shown(mib)}")
     if lanes is not None and (not whole(lanes) or lanes < 1):
         raise InputError(f"lanes must be a whole number >= 1, got {shown(lanes)}")
-    budget = int(cache_mb * _MIB)
+    budget = int(cache_mb * MIB)
     library = Library(maps, rules, grid_bytes=budget)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    engine = _Engine(library, GridCache(budget), lanes or min(4, cores or 1))
+    engine = _Engine(library, GridCache(budget), lanes or min(4, usable_cores()))
     app = FastAPI(title="engine", version=__version__, description=_DESCRIPTION)
     app.router.route_class = _UniqueKeysRoute
-    app.add_middleware(_BodyLimit, limit=int(max_body_mb * _MIB))
+    app.add_middleware(_BodyLimit, limit=int(max_body_mb * MIB))
     app.state.engine = engine
     _handlers(app)
     _questions(app, engine)

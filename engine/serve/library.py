@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._args import shown
-from .._limits import BYTES_PER_CELL
+from .._limits import BYTES_PER_CELL, MIB
 from ..errors import InputError, MapError, RulesError
 from ..maps.battlefield import Battlefield
 from ..maps.geojson import MapTooLarge, battlefield_of, map_document, shipped_maps
@@ -136,8 +136,8 @@ class Library:
         if need > self.grid_bytes:
             raise TooLarge(
                 f"a {bf.width:g} x {bf.height:g} table at cell {bf.cell:g} is {rows * cols} "
-                f"cells, too large for this server's memory ({need / 2**20:.0f} MiB of the "
-                f"{self.grid_bytes / 2**20:.0f} MiB it allows); use a larger cell")
+                f"cells, too large for this server's memory ({need / MIB:.0f} MiB of the "
+                f"{self.grid_bytes / MIB:.0f} MiB it allows); use a larger cell")
         return bf
 
     def _named(self, source: str) -> Battlefield:

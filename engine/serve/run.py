@@ -72,14 +72,14 @@ def serve(host: str = "127.0.0.1", port: int = 8765, maps: str | os.PathLike | N
     """
     import uvicorn
 
+    from .._threads import usable_cores
     from ..warmup import warm_up
     from .app import create_app
 
     app = create_app(maps, rules, cache_mb=cache_mb, max_body_mb=max_body_mb)
     sock = listen(host, port)
     if warm:
-        cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-        warm_up(progress=True, processes=len(cores) if cores else os.cpu_count() or 1)
+        warm_up(progress=True, processes=usable_cores())
     shown_host, port = sock.getsockname()[:2]
     url = f"http://{f'[{shown_host}]' if ':' in shown_host else shown_host}:{port}"
     where = ("this machine only" if _local(host) else

@@ -23,6 +23,26 @@ _FOUR = np.array([[0, 1, 0], [1, 1, 1], [0, 1, 0]])
 def regions(grid: CostGrid) -> tuple[np.ndarray, int]:
     """Label the regions of a cost grid: ``(labels, count)``; 0 marks impassable cells.
 
+    Two passable cells are in one region if a chain of passable cells joins them
+    side to side (a move may not pass between two impassable cells that touch at
+    a corner).  The labels are cached with the battlefield.
+
+    Parameters
+    ----------
+    grid : CostGrid
+
+    Returns
+    -------
+    labels : ndarray of int32, shape ``grid.grid.shape``
+        Each cell's region, 1 to ``count``; 0 where the cell is impassable.
+    count : int
+        How many regions there are.
+
+    Raises
+    ------
+    InputError
+        ``grid`` is not a `CostGrid`.
+
     Examples
     --------
     >>> from engine import load_map, load_rules, cost_grid
@@ -43,13 +63,24 @@ def regions(grid: CostGrid) -> tuple[np.ndarray, int]:
     return labels, count
 
 
-def connected(grid: CostGrid, a, b) -> bool:
+def connected(grid: CostGrid, a: tuple[float, float], b: tuple[float, float]) -> bool:
     """True if some route joins table points ``a`` and ``b`` for this unit (any number of turns).
+
+    Parameters
+    ----------
+    grid : CostGrid
+    a, b : (x, y)
+        Table points; each stands in its cell as a unit does (`CostGrid.stand`).
+
+    Returns
+    -------
+    bool
+        Whether both cells are passable and in one of `regions`.
 
     Raises
     ------
     InputError
-        A point off the table.
+        ``grid`` is not a `CostGrid`, or a point is off the table.
 
     Examples
     --------

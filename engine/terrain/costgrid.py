@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.ndimage import distance_transform_cdt
 
-from .._args import finite, instance, shown
+from .._args import instance, non_negative
 from .._threads import on_threads, thread_count
 from ..errors import InputError
 from ..grid import _EPS, GridSpec, check_directions
@@ -37,7 +37,7 @@ from ..rules.ruleset import Ruleset, Unit
 from . import _kernels
 from .ground import combo_quantum, price_kinds
 from .lattice import Steps, _distinct_rows, bucket_count, steps, trail_behind
-from .raster import Layers, layers, narrowing, unit_mask
+from .raster import Layers, kind_cells, layers, narrowing, unit_mask
 
 __all__ = ["CostGrid", "cost_grid"]
 # Largest per-grid table of precomputed step costs (bigger grids price steps as they go),
@@ -124,7 +124,7 @@ class CostGrid:
         twin.__dict__.update((k, v) for k, v in vars(self).items() if k not in vars(twin))
         return twin
 
-    def stand(self, xy) -> tuple[int, int]:
+    def stand(self, xy: tuple[float, float]) -> tuple[int, int]:
         """The cell a unit at the table point ``xy`` stands in, as ``(row, column)``.
 
         That is the cell holding ``xy``, unless ``xy`` lies on the edge or
@@ -159,8 +159,7 @@ class CostGrid:
         impassable: those charging more than that at once on entry (an obstacle, a
         formation change) or for their first started quantum; itself if none.
         `InputError` unless ``allowance`` is a finite number >= 0."""
-        if not finite(allowance) or allowance < 0:
-            raise InputError(f"allowance must be a finite number >= 0, got {shown(allowance)}")
+        non_negative("allowance", allowance)
         with np.errstate(invalid="ignore"):  # inf x 0: no quantum on impassable ground
             first = self.quantum[self.combo] * self.base
         block = np.isfinite(self.base) & ((self.enter > allowance) | (self.narrow > allowance)
@@ -524,7 +523,7 @@ def cost_grid(
                                          (kind.steep_layers, lay.steep)):
                 if layer_names:
                     factor = math.prod(unit.multipliers[s] for s in layer_names)
-                    on = (covered >> np.uint64(i) & np.uint64(1)).astype(bool)
+                    on = kind_cells(covered, i)
                     steep[on] = np.maximum(steep[on], factor)
         steep = np.maximum(steep, lay.climb)
         if rules.combine == "worst":  # climbing costs the worse of the slope and the ground

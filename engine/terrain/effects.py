@@ -30,13 +30,13 @@ from dataclasses import dataclass
 
 from shapely.geometry import Point
 
-from .._args import finite, flag, instance, shown, whole
+from .._args import flag, instance, non_negative, whole
 from .._args import points as path_points
 from ..errors import InputError
 from ..grid import segment_cells
 from ..maps.battlefield import Battlefield
 from ..rules.ruleset import COVERS, Ruleset
-from .raster import layers
+from .raster import kinds_in, layers
 
 __all__ = ["Charge", "Effects", "charge_disorders", "terrain_effects"]
 
@@ -54,7 +54,7 @@ class Effects:
         Kinds covering the position's cell; a kind whose cover needs base
         contact (wall, hedge, fence) only where the position touches one.
     cover : str or None
-        The best cover the unit's rank gets here (`engine.rules.COVERS`).
+        The best cover the unit's rank gets here (`engine.rules.ruleset.COVERS`).
     cover_from : str or None
         The kind that gives it.
     conceals : float or None
@@ -105,8 +105,7 @@ class Charge:
 
 def _kinds(battlefield: Battlefield, rules: Ruleset, rc: tuple[int, int]) -> list[str]:
     lay = layers(battlefield, rules)
-    bits = int(lay.mask[rc])
-    return [k for i, k in enumerate(lay.kinds) if bits >> i & 1]
+    return list(kinds_in(lay.kinds, lay.mask[rc]))
 
 
 def _disorders(rules: Ruleset, kind: str, close_order: bool) -> bool:
@@ -166,8 +165,7 @@ def terrain_effects(
     stationary = flag("stationary", stationary)
     if not whole(rank) or rank < 1:
         raise InputError(f"rank must be a whole number >= 1, got {rank!r}")
-    if not finite(contact) or contact < 0:
-        raise InputError(f"contact must be a finite number >= 0, got {shown(contact)}")
+    non_negative("contact", contact)
     rc = battlefield.grid.xy_to_rc(at)
     x, y = float(at[0]), float(at[1])
     kinds = [k for k in _kinds(battlefield, rules, rc)

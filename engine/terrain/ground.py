@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ..rules.ruleset import Ruleset, TerrainKind, Unit
-from .raster import Layers
+from .raster import Layers, kinds_in
 
 __all__ = ["combo_layers", "combo_multiplier", "combo_quantum", "layers_multiplier", "price_kinds"]
 
@@ -19,7 +19,7 @@ def price_kinds(mask: np.ndarray, lay: Layers, rules: Ruleset, unit: Unit):
     """``(combos, combo, base)`` of a kind mask: the kind sets, each cell's index
     into them and each cell's multiplier."""
     combo_ids, inverse = np.unique(mask, return_inverse=True)
-    combos = [tuple(k for i, k in enumerate(lay.kinds) if int(b) >> i & 1) for b in combo_ids]
+    combos = [kinds_in(lay.kinds, b) for b in combo_ids]
     prices = np.array([combo_multiplier(c, rules, unit) for c in combos], dtype=np.float64)
     combo = inverse.reshape(mask.shape).astype(np.int32)
     return combos, combo, prices[combo]

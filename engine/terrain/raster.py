@@ -25,7 +25,7 @@ from ..grid import GridSpec
 from ..maps.battlefield import Battlefield, Feature
 from ..rules.ruleset import Ruleset, Unit
 
-__all__ = ["Layers", "layers"]
+__all__ = ["Layers", "kind_cells", "kinds_in", "layers"]
 
 _MAX_KINDS = 64
 
@@ -93,6 +93,19 @@ class Layers:
             if k in kinds:
                 out |= 1 << i
         return np.uint64(out)
+
+
+def kinds_in(kinds: tuple[str, ...], bits: Any) -> tuple[str, ...]:
+    """The kinds a mask's ``bits`` (one cell's `Layers.mask`) stand for, bit ``i`` for
+    ``kinds[i]``."""
+    b = int(bits)
+    return tuple(k for i, k in enumerate(kinds) if b >> i & 1)
+
+
+def kind_cells(mask: np.ndarray, i: int) -> np.ndarray:
+    """Which cells of a kind mask (`Layers.mask`, `hills`, `steep`) have kind ``i``'s bit
+    set, as bools."""
+    return (mask >> np.uint64(i) & np.uint64(1)).astype(bool)
 
 
 def layers(battlefield: Battlefield, rules: Ruleset) -> Layers:

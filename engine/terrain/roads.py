@@ -34,13 +34,12 @@ import shapely
 from shapely.geometry import LineString, Point
 from shapely.ops import substring
 
-from .._args import finite, instance, shown
-from ..errors import InputError
+from .._args import instance, non_negative
 from ..grid import GridSpec
 from ..maps.battlefield import Battlefield, Feature, _line_parts
 from ..rules.ruleset import Ruleset, Unit
 from .ground import combo_multiplier
-from .raster import _cover, ground_of, layers, unit_mask
+from .raster import _cover, ground_of, kinds_in, layers, unit_mask
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -93,8 +92,7 @@ def network(battlefield: Battlefield, rules: Ruleset, tolerance: float | None = 
     from scipy.spatial import cKDTree
 
     tol = battlefield.cell if tolerance is None else tolerance
-    if not (finite(tol) and tol >= 0):
-        raise InputError(f"tolerance must be a finite number >= 0, got {shown(tolerance)}")
+    non_negative("tolerance", tol)
     key = ("network", id(rules), float(tol))
     cached = battlefield._cache.get(key)
     if cached is not None:
@@ -329,7 +327,7 @@ def chokepoints(battlefield: Battlefield, rules: Ruleset, unit: Unit
         out = np.empty(bits.shape, dtype=bool)
         for b in np.unique(bits):
             if int(b) not in prices:
-                kinds = tuple(k for i, k in enumerate(lay.kinds) if int(b) >> i & 1)
+                kinds = kinds_in(lay.kinds, b)
                 prices[int(b)] = combo_multiplier(kinds, rules, unit)
             out[bits == b] = math.isfinite(prices[int(b)])
         return out
@@ -469,6 +467,27 @@ class Network:
 def describe(battlefield: Battlefield, rules: Ruleset, unit: Unit,
              tolerance: float | None = None) -> Network:
     """`network` and `chokepoints` together, for pictures and JSON.
+
+    Parameters
+    ----------
+    battlefield : Battlefield
+    rules : Ruleset
+    unit : Unit
+        The unit whose chokepoints are found (the graph is the same for all).
+    tolerance : float, optional
+        As for `network`: ends and crossings closer than this join; default one
+        grid cell.
+
+    Returns
+    -------
+    Network
+        The graph, the chokepoints and the regions; ``as_dict()`` for JSON.
+
+    Raises
+    ------
+    InputError
+        A battlefield, rules or unit of the wrong type or not of these rules, or
+        a negative tolerance.
 
     Examples
     --------

@@ -26,7 +26,7 @@ def search_plain(
     holds rows shared by cells (`CostGrid.outgoing_steps`): cell a's is
     ``table_row[a]``, and every cell that is not flat must have one.  A flat
     cell takes only the steps ``onward_*`` keep after the step that reached
-    it (`terrain.onward_steps`).  Without a table the grid has a border of
+    it (`terrain.lattice.onward_steps`).  Without a table the grid has a border of
     blocked cells at least as wide as the longest step, so no step leaves it
     and nothing is bounds-checked.  Pieces are priced branch-free: a corner
     piece (length 0) over a blocked cell gives NaN, which blocks like inf.

@@ -37,7 +37,7 @@ def search(
     may be empty) is the multiplier of a cell whose steps all cost it times
     their length, table or not, else 0; such a cell takes only the steps
     ``onward_*`` keep after the step that reached it
-    (`terrain.onward_steps`; the last row holds all).
+    (`terrain.lattice.onward_steps`; the last row holds all).
 
     ``enter`` and ``narrow`` (both empty for none) are flat costs per cell,
     paid as the step's front goes into a cell (`entry`): crossing a wall, a
@@ -292,7 +292,7 @@ def settle_quanta(
     costs, the source first) stands on cell ``cells[u]``, reached by step
     ``parent_step[u]`` from node ``parent[u]`` (-1 at the source).  The
     front's stretch of quantised ground (``quantum[cell]`` > 0) is followed
-    piece by piece, as `engine.pricing` does: when it ends, the rest of its
+    piece by piece, as `engine.search.pricing` does: when it ends, the rest of its
     last started quantum is charged at the front's multiplier there; ``out``
     gets each node's cost with that charge for every stretch ended on the
     way, plus the stretch it is still in.

@@ -13,7 +13,7 @@ from .astar import push_row
 AHEAD = 4  # pops between asking for what a queued cell's expansion reads and reading it
 # A queue entry is a cell and the step that reached it: ``cell << STEP_BITS | step``,
 # ``NO_STEP`` for none (a goal).  uint32 entries hold grids of up to PACKED_CELLS
-# cells; bigger grids need uint64 ones (`engine.ai.flow_field` picks).
+# cells; bigger grids need uint64 ones (`engine.search.flow.flow_field` picks).
 STEP_BITS = 6  # steps 0 to 47, the most directions there are
 NO_STEP = (1 << STEP_BITS) - 1
 PACKED_CELLS = 1 << (32 - STEP_BITS)
@@ -191,7 +191,7 @@ def reverse_search(
     A step into or out of a marked cell costs its length times that cell's
     multiplier ``flat_of[flat[cell]]`` (the step table's number: it lies
     inside the cell's box), and a flat cell offers only the steps
-    ``onward_*`` keep before its own (`terrain.onward_steps`).  Every step
+    ``onward_*`` keep before its own (`terrain.lattice.onward_steps`).  Every step
     into any other cell b is priced in ``in_cost``'s row ``in_row[b]``
     (`_kernels.step_table`'s incoming rows), or where that is -1 (the table
     would be too big) from the step's pieces, slopes and flat entry costs
@@ -404,7 +404,7 @@ def _offer_flat(b, b_step, db, fb, own, flats, nsteps, lo, hi, limit, per_width,
     """The offers of flat cell ``b`` (cost ``db``, multiplier ``fb``, reached by step
     ``b_step``).  Every step into a flat cell lies inside its box: on the grid,
     over one multiplier, at that times its length.  A loop of its own, over the
-    steps b's own step leaves worth taking before it (`terrain.onward_steps`: a
+    steps b's own step leaves worth taking before it (`terrain.lattice.onward_steps`: a
     pair kept one way round is kept the other).  Returns ``(sent, queued, room)``,
     room False if a bucket's row is full."""
     _, _, onward_start, onward, on_off, on_len = flats

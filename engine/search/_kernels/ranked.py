@@ -253,7 +253,7 @@ def _facing_clean(sight, r0, c0, w, source, sx, sy, depth, cell, cols, height, b
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def _offer(x, a, ax, ay, source, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, cols, height,
+def _offer(x, a, ax, ay, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, cols, height,
            base, steep, slope_of, slopes, enter, narrow, clear, alike, lv, rem, org, rec_len,
            rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from, grounds, kinds,
            ends):
@@ -509,7 +509,7 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                                                    kinds, ends)
                     if grounds > 0 and beat[b] <= (l_cost[z0] + line * cell) * _SHAVE * TIE:
                         continue
-                c, at, n = _offer(z0, c_at, c_x, c_y, source, vr, vc, l_lv, l_rem, l_n, l_at,
+                c, at, n = _offer(z0, c_at, c_x, c_y, vr, vc, l_lv, l_rem, l_n, l_at,
                                   depth, cell, cols, height, base, steep, slope_of, slopes,
                                   enter, narrow, clear, alike, lv_s, rem_s, org, rec_len,
                                   rec_lv, rec_org, clean, sight, r0, c0, w, piece_at, piece_from,

@@ -94,7 +94,7 @@ def walk_path(
     segs, cell, base, steep, slope_of, slopes, enter, narrow, quantum, combo, lv, rem, org,
     n, at, depth, cols, out_f, out_i,
 ):
-    """Price a polyline piece by piece: `engine.pricing`'s walk, in one call.
+    """Price a polyline piece by piece: `engine.search.pricing`'s walk, in one call.
 
     Row j of ``segs`` is a segment ``(px, py, qx, qy, length, ux, uy, cells)``:
     from p to q (table units; no move of zero length), ``length`` long, along
