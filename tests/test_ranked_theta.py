@@ -162,16 +162,16 @@ def test_an_aimed_search_keeps_the_cheapest_ways_on_to_its_aim(at, aim):
 def test_a_ranked_route_beyond_a_turn_is_as_cheap_as_in_one_turn():
     """Humans two ranks deep, starting by heavier ground: the step lattice, searched
     from the centre of the start's cell with the ranks behind that, finds a way
-    costing 54.59; from the unit's own point there is one of 51.43 (the reach's),
-    and stepping aside first to face its ranks, 51.28: the route takes that in
-    turns of 20 as in one turn of 200.  So for random routes: the allowance
-    changes the turns, not the cost."""
+    costing 54.59; from the unit's own point there is one of 51.43 (the reach's
+    cells'), and stepping aside first to face its ranks, 51.28: the route takes
+    that in turns of 20 as in one turn of 200, and the reach's `cost_at` too.  So
+    for random routes: the allowance changes the turns, not the cost."""
     g = engine.cost_grid(engine.load_map("maps/demo.geojson"), FW, FW.unit("humans", ranks=2))
     a, b = (134.1, 70.9), (97, 51.1)
     rt = engine.route(g, a, b)
     assert rt.cost == pytest.approx(51.2838, abs=1e-4) and rt.turns == 3
     assert rt.cost == pytest.approx(engine.route(g, a, b, 200).cost, rel=1e-9)
-    assert engine.reach(g, a, 200).cost_at(b) == pytest.approx(51.4306, abs=1e-4)
+    assert engine.reach(g, a, 200).cost_at(b) == pytest.approx(rt.cost, rel=1e-9)
     assert engine.price_path(g, rt.path).cost == rt.cost
     rng = np.random.default_rng(3)
     w, h = g.grid.width, g.grid.height
@@ -220,3 +220,28 @@ def test_a_route_may_first_step_aside_to_face_its_ranks_along_a_slope():
             aside = (p[0] + 0.01 * ux, p[1] + 0.01 * uy)
             if 0 <= aside[0] <= w and 0 <= aside[1] <= h:
                 assert cost <= engine.price_path(g, [p, aside, q]).cost + 1e-9
+
+
+def test_a_reach_point_cost_faces_the_ranks_as_a_route_does():
+    """Beside heavier ground, `Reach.cost_at` tries a first step a hair long in each of
+    32 directions to face the rear ranks, as `route` does: it is never dearer than
+    without, cheaper at some points (up to 3.9 here), and each cost is the price of
+    a path from the start."""
+    g = engine.cost_grid(engine.load_map("maps/demo.geojson"), FW, FW.unit("humans", ranks=2))
+    a = (134.1, 70.9)
+    rng = np.random.default_rng(1)
+    points = [tuple(a + rng.uniform(-15, 15, 2)) for _ in range(30)]
+    faced, square = engine.reach(g, a), engine.reach(g, a)
+    square.__dict__["_facings_matter"] = False  # the ranks facing each first move only
+    assert faced._facings_matter
+    cheaper = 0
+    for q in points:
+        one, other = faced.cost_at(q), square.cost_at(q)
+        assert one <= other + 1e-12
+        cheaper += one < other - 1e-6
+        if one < math.inf:
+            path, cost = faced._best_within(q)
+            assert engine.price_path(g, path).cost == pytest.approx(cost, rel=1e-12)
+            assert cost == one
+    assert cheaper >= 5
+

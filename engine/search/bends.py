@@ -13,7 +13,7 @@ import numpy as np
 
 from ..terrain.costgrid import CostGrid
 from . import _kernels
-from .pricing import _price
+from .pricing import _path_cost, _price
 
 
 def _unbent(points: list) -> list:
@@ -124,7 +124,7 @@ def _rounded_tries(g: CostGrid, points: list) -> list[list]:
             if 0 < k < len(edges) - 1:
                 shapes.append([*edges[:k], level, *edges[k + 1:]])
     # Only the cheapest of those as it stands has its bends moved: that takes the time.
-    price = [_price(g, shape, pieces=False, checked=True)[0].cost for shape in shapes]
+    price = [_path_cost(g, shape) for shape in shapes]
     return [*tries, _rounded_bends(g, shapes[int(np.argmin(price))])]
 
 
@@ -138,7 +138,7 @@ def _pull(g: CostGrid, points: list, cost: float) -> list:
         j = len(points) - 1
         while j > i + 1:
             trial = [*out, *points[j:]]
-            priced = _price(g, trial, pieces=False, checked=True)[0].cost
+            priced = _path_cost(g, trial)
             if priced <= cost * (1.0 + 1e-12):
                 cost = priced
                 break

@@ -46,7 +46,7 @@ from ._state import (
     _workspace,
 )
 from .bends import _bendable, _pull, _refined, _rounded_tries, _unbent
-from .pricing import Leg, Pricing, _price
+from .pricing import Leg, Pricing, _path_cost, _price
 from .turns import route_turns
 
 __all__ = ["Reach", "Route", "reach", "reach_many", "route"]
@@ -156,13 +156,15 @@ class Reach:
         the route's search for them; with rear ranks, the paths are priced
         whole, the bends a straight move makes no dearer are dropped, and they
         are moved as without ranks where that is cheaper (so too on ground
-        priced per started quantum, its rounding included).  Near the edge of the
-        reach (a path dearer than the allowance over `_BENDS_SAVE`) the paths
-        are those of a reach to `_BENDS_SAVE` times the allowance, searched
-        once: a path there can run by cells whose centres cost more than the
-        allowance along the search's paths, which bend at cell centres.  A
-        reach on the step lattice answers the cost of the cell ``xy`` stands in
-        (`CostGrid.stand`).
+        priced per started quantum, its rounding included), and where the ranks
+        standing at the start could stand on heavier ground, a first step a hair
+        long in each of 32 directions is tried to face them (`_faced`, as `route`
+        does).  Near the edge of the reach (a path dearer than the allowance over
+        `_BENDS_SAVE`) the paths are those of a reach to `_BENDS_SAVE` times the
+        allowance, searched once: a path there can run by cells whose centres
+        cost more than the allowance along the search's paths, which bend at cell
+        centres.  A reach on the step lattice answers the cost of the cell ``xy``
+        stands in (`CostGrid.stand`).
         """
         xy = point(xy)
         self.grid.grid.xy_to_rc(xy)  # on the table
@@ -298,7 +300,7 @@ class Reach:
                 points.append(end)
             if len(points) == 1:
                 return points, 0.0
-            cost = _price(g, points, pieces=False, checked=True)[0].cost
+            cost = _path_cost(g, points)
             tree = 0 <= kept.lattice <= labels[j]
             if tree not in found or cost < found[tree][0]:
                 found[tree] = (cost, points)
@@ -309,7 +311,19 @@ class Reach:
         # cheaper still: the cheapest path of each search's is tried.
         best = min((self._bends_moved(points, cost) for cost, points in found.values()),
                    key=lambda b: b[1])
+        if len(best[0]) > 1 and self._facings_matter:  # a first step may face the ranks
+            faced = _faced(g, (best[0], *_price(g, best[0], pieces=False, checked=True)))
+            if faced[1].cost < best[1]:
+                best = (faced[0], faced[1].cost)
         return best if best[1] <= self.allowance + _SLACK else None
+
+    @functools.cached_property
+    def _facings_matter(self) -> bool:
+        """Whether the rear ranks, standing at the start, may stand on ground heavier than
+        the start's, facing some way (`_faced` then tries a first step a hair long)."""
+        g, a = self.grid, self.grid.kernel_args
+        return not _clean_stand(self.start[0], self.start[1], float(g.unit.depth), g.cell,
+                                a.cols, a.base.size // a.cols, a.base, a.steep)
 
     def _bends_moved(self, points: list, cost: float) -> tuple[list, float]:
         """``points`` (costing ``cost``, rear ranks and rounding included) without the
@@ -321,11 +335,11 @@ class Reach:
         best = (points, cost)
         if len(points) > 2:
             points = _pull(g, points, cost)
-            best = (points, _price(g, points, pieces=False, checked=True)[0].cost)
+            best = (points, _path_cost(g, points))
         if len(best[0]) > 2 or (len(best[0]) == 2 and _bendable(g, *best)):
             for moved in ([_refined(g, best[0], 1)[0]]
                           + (_rounded_tries(g, best[0]) if g.quantum.any() else [])):
-                cost = _price(g, moved, pieces=False, checked=True)[0].cost
+                cost = _path_cost(g, moved)
                 if cost < best[1]:
                     best = (moved, cost)
         return best
@@ -674,10 +688,10 @@ _FACINGS = 32
 
 
 def _faced(g: CostGrid, found: tuple) -> tuple:
-    """``found`` (a route's path, pricing and rows), or, if cheaper, the path with a
-    first step a hair long (`_FACE_STEP`) in one of `_FACINGS` directions (kept on
-    the table), going on to its first bend or past it, its bends then moved
-    (`_straighten`).
+    """``found`` (a route's path, or `Reach.cost_at`'s, its pricing and rows), or, if
+    cheaper, the path with a first step a hair long (`_FACE_STEP`) in one of
+    `_FACINGS` directions (kept on the table), going on to its first bend or past
+    it, its bends then moved (`_straighten`).
 
     A move stands the rear ranks straight behind the unit facing along its
     first leg, so a first step sideways (along a slope's contour, say, or a
@@ -690,7 +704,7 @@ def _faced(g: CostGrid, found: tuple) -> tuple:
     if priced.cost == math.inf or _clean_stand(x, y, float(g.unit.depth), g.cell, a.cols,
                                                a.base.size // a.cols, a.base, a.steep):
         return found  # (no facing stands the ranks on ground heavier than the start's)
-    best = found
+    best, least = None, priced.cost
     for k in range(_FACINGS):
         turn = 2.0 * math.pi * k / _FACINGS  # (rounded: exactly along an axis, 4 of them)
         ux, uy = round(math.cos(turn), 12), round(math.sin(turn), 12)
@@ -700,10 +714,12 @@ def _faced(g: CostGrid, found: tuple) -> tuple:
             continue
         for on in (path[1:], path[2:])[:len(path) - 1]:  # on to the first bend, or past it
             faced = [path[0], q, *on]
-            tried = _price(g, faced, pieces=False, checked=True)
-            if tried[0].cost < best[1].cost:
-                best = (faced, *tried)
-    return found if best is found else _straighten(g, *best)
+            cost = _path_cost(g, faced)
+            if cost < least:
+                best, least = faced, cost
+    if best is None:
+        return found
+    return _straighten(g, best, *_price(g, best, pieces=False, checked=True))
 
 
 def _either(g: CostGrid, source: int, start: tuple, target: int, goal: tuple

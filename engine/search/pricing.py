@@ -149,16 +149,13 @@ def _price(grid: CostGrid, path, pieces: bool,
     (a route's legs and turns need only the rows).  ``checked``: ``path`` is a list
     of float points known to be on the table (a route's)."""
     points = list(path) if checked else _points(grid, path)
-    cell = grid.grid.cell
     if not checked:
-        _not_too_long(points, cell)
-    # A move too short to show in cells (a subnormal one) is no move: it has no direction.
-    moves = [p for p, q in itertools.pairwise(points)
-             if math.hypot((q[0] - p[0]) / cell, (q[1] - p[1]) / cell) > 0.0]
+        _not_too_long(points, grid.grid.cell)
+    moves = _moves(points, grid.grid.cell)
     if not moves:
         return Pricing(0.0, 0.0, [], []), np.empty((0, 7))
     pricer = _Pricer(grid)
-    rows_f, rows_i = pricer.walk([*moves, points[-1]])
+    rows_f, rows_i = pricer.walk(moves)
     lengths, costs = rows_f[:, 4].tolist(), rows_f[:, 5].tolist()
     listed = []
     if pieces:
@@ -166,6 +163,22 @@ def _price(grid: CostGrid, path, pieces: bool,
                   for row in zip(rows_f.tolist(), rows_i.tolist(), strict=True)]
     legs = pricer.legs(_runs(rows_f, rows_i), lengths, costs)
     return Pricing(math.fsum(costs), math.fsum(lengths), legs, listed), rows_f
+
+
+def _moves(points: list, cell: float) -> list:
+    """The points a walk takes: ``points`` without those starting a move too short to
+    show in cells (a subnormal one is no move: it has no direction); empty if there
+    is no move."""
+    moves = [p for p, q in itertools.pairwise(points)
+             if math.hypot((q[0] - p[0]) / cell, (q[1] - p[1]) / cell) > 0.0]
+    return [*moves, points[-1]] if moves else []
+
+
+def _path_cost(grid: CostGrid, points: list) -> float:
+    """`_price`'s cost alone of a path that is a list of float points on the table (a
+    route's), without its legs: to compare paths."""
+    moves = _moves(points, grid.grid.cell)
+    return math.fsum(_Pricer(grid).walk(moves)[0][:, 5].tolist()) if moves else 0.0
 
 
 def _runs(rows_f: np.ndarray, rows_i: np.ndarray) -> list:

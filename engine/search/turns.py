@@ -24,7 +24,7 @@ from ..errors import InputError, NoRouteError
 from ..grid import _EPS
 from ..terrain.costgrid import CostGrid
 from ._state import _SLACK
-from .pricing import Pricing, _price
+from .pricing import Pricing, _path_cost, _price
 
 __all__ = ["MAX_TURNS", "route_turns", "turns_for"]
 
@@ -146,7 +146,7 @@ class _Along:
 
 def _cost(grid: CostGrid, along: _Along, s: float, t: float) -> float:
     """The price of a move along ``along`` from ``s`` to ``t``, standing afresh at ``s``."""
-    return _price(grid, along.cut(s, t), pieces=False, checked=True)[0].cost
+    return _path_cost(grid, along.cut(s, t))
 
 
 def _turn_end(grid: CostGrid, along: _Along, s: float, per_turn: float,
