@@ -391,3 +391,20 @@ def test_a_subnormal_coordinate_is_read_as_0_without_warnings(rules):
         tiny = answers(1e-310)
     base, cost = answers(0)
     assert np.array_equal(tiny[0], base) and tiny[1] == cost
+
+
+@pytest.mark.parametrize("ask", [
+    lambda g, xy: engine.flow_field(g, [xy]),
+    lambda g, xy: engine.Highway(g, places=[xy]),
+    lambda g, xy: engine.reach_many(g, [xy]),
+    lambda g, xy: engine.route(g, xy, (30, 40)),
+])
+def test_a_fraction_on_impassable_ground_is_named(ask):
+    """A point of `Fraction`s (real numbers, taken as points) on impassable ground gets
+    the engine's one line, not a TypeError from formatting it."""
+    from fractions import Fraction
+
+    rules = engine.load_rules("fantasy-warlord")
+    g = engine.cost_grid(engine.load_map("demo"), rules, rules.unit("humans"))
+    with pytest.raises(engine.InputError, match=r"\(100\.25, 0\.25\) is on impassable ground"):
+        ask(g, (Fraction(401, 4), Fraction(1, 4)))

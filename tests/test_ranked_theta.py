@@ -232,7 +232,8 @@ def test_a_reach_point_cost_faces_the_ranks_as_a_route_does():
     rng = np.random.default_rng(1)
     points = [tuple(a + rng.uniform(-15, 15, 2)) for _ in range(30)]
     faced, square = engine.reach(g, a), engine.reach(g, a)
-    square.__dict__["_facings_matter"] = False  # the ranks facing each first move only
+    for reach in (square, square._wide):  # the ranks facing each first move only
+        reach.__dict__["_facings_matter"] = False
     assert faced._facings_matter
     cheaper = 0
     for q in points:

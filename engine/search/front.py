@@ -58,7 +58,8 @@ def _start_cell(g: CostGrid, xy, what: str) -> int:
     r, c = g.stand(xy)
     if g.base[r, c] == math.inf:
         kinds = ", ".join(g.combos[g.combo[r, c]]) or "ground"
-        raise InputError(f"{what} ({xy[0]:g}, {xy[1]:g}) is on impassable ground ({kinds})")
+        raise InputError(f"{what} ({float(xy[0]):g}, {float(xy[1]):g}) is on impassable "
+                         f"ground ({kinds})")
     return r * g.grid.shape[1] + c
 
 
