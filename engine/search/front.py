@@ -322,9 +322,7 @@ class Reach:
     def _facings_matter(self) -> bool:
         """Whether the rear ranks, standing at the start, may stand on ground heavier than
         the start's, facing some way (`_faced` then tries a first step a hair long)."""
-        g, a = self.grid, self.grid.kernel_args
-        return not _clean_stand(self.start[0], self.start[1], float(g.unit.depth), g.cell,
-                                a.cols, a.base.size // a.cols, a.base, a.steep)
+        return not _stands_clean(self.grid, *self.start)
 
     def _bends_moved(self, points: list, cost: float) -> tuple[list, float]:
         """``points`` (costing ``cost``, rear ranks and rounding included) without the
@@ -688,6 +686,15 @@ _FACE_STEP = 1e-3
 _FACINGS = 32
 
 
+def _stands_clean(g: CostGrid, x: float, y: float) -> bool:
+    """Whether the rear ranks of a unit at ``(x, y)``, facing any way, stand on no ground
+    heavier than where its front starts (`_kernels.ranked._clean_stand`): then no
+    facing changes what a move from there costs."""
+    a = g.kernel_args
+    return _clean_stand(x, y, float(g.unit.depth), g.cell, a.cols, a.base.size // a.cols,
+                        a.base, a.steep)
+
+
 def _faced(g: CostGrid, found: tuple) -> tuple:
     """``found`` (a route's path, or `Reach.cost_at`'s, its pricing and rows), or, if
     cheaper, the path with a first step a hair long (`_FACE_STEP`) in one of
@@ -701,9 +708,7 @@ def _faced(g: CostGrid, found: tuple) -> tuple:
     bend a hair from the start for a facing that a step sets more cheaply."""
     path, priced = found[:2]
     (x, y), step = path[0], _FACE_STEP * g.cell
-    a = g.kernel_args
-    if priced.cost == math.inf or _clean_stand(x, y, float(g.unit.depth), g.cell, a.cols,
-                                               a.base.size // a.cols, a.base, a.steep):
+    if priced.cost == math.inf or _stands_clean(g, x, y):
         return found  # (no facing stands the ranks on ground heavier than the start's)
     best, least = None, priced.cost
     for k in range(_FACINGS):
