@@ -50,16 +50,17 @@ KERNELS: dict[str, tuple[str, str, str]] = {
     "theta_search": (
         "engine.search._kernels.anyangle", "theta_search",
         "f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 i8 f8 f8 i8 f8 f8 f8 "
-        "i4[:] f8[:] f8[:] i4[:] u1[:] f8[:] i4[:] i4[:] i4[:] i8[:] i8[:]"),
+        "i4[:] f8[:] i8[:,:] i4[:] f8[:] f8[:] i4[:] u1[:] f8[:] i4[:] i4[:] i4[:] i8[:] "
+        "i8[:]"),
     "many_theta": (
         "engine.search._kernels.many", "many_theta",
         "i8 i8 f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 i8[:] f8[:,:] f8 i4[:] "
-        "f8[:] f8[:] i4[:] u1[:] f8[:] i4[:] i4[:] i4[:] i8[:] i8[:] i8[:] f8[:] i8[:] i8[:] "
-        "i8[:]"),
+        "f8[:] i8[:,:] i4[:] f8[:] f8[:] i4[:] u1[:] f8[:] i4[:] i4[:] i4[:] i8[:] i8[:] i8[:] "
+        "f8[:] i8[:] i8[:] i8[:]"),
     "many_trails": (
         "engine.search._kernels.many", "many_trails",
         "i8 i8 f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 f8 i8[:] f8[:,:] "
-        "f8[:,:] f8 b1 "
+        "f8[:,:] f8 b1 i8[:,:] i4[:] "
         "f8[:] i8[:] f8[:] i8[:] i8[:] i8[:] (f8[:] i4[:] i4[:] i1[:] i1[:] f8[:,:] f8[:,:] "
         "i4[:] i1[:] i4[:] i4[:,:] f8[:] i4[:]) i8[:] i8 i8[:] f8[:] i8[:] i8[:] i8[:] i8[:] "
         "i8[:] f8[:] i8[:] i8[:] i8[:]"),

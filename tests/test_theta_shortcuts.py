@@ -144,8 +144,9 @@ def test_least_move_is_no_more_than_the_walk():
 
 
 def _theta_field(g, at, budget, walk_all=False):
-    """Costs of `theta_search` within ``budget`` of ``at``; ``walk_all``: every move
-    walked (no ground alike, no boxes of it), none priced by a shortcut."""
+    """Costs of `theta_search` within ``budget`` of ``at``, without the lattice's
+    longer steps (`CostGrid.longer_steps`); ``walk_all``: every move walked (no
+    ground alike, no boxes of it), none priced by a shortcut."""
     a = g.kernel_args
     cols = g.base.shape[1]
     r, c = g.grid.xy_to_rc(at)
@@ -153,11 +154,13 @@ def _theta_field(g, at, budget, walk_all=False):
     alike = np.full_like(g.alike, np.nan) if walk_all else g.alike
     clear = np.zeros_like(g.clearance) if walk_all else g.clearance
     edges = (np.full(g.base.size, -1, dtype=np.int32), np.zeros(0)) if walk_all else g.edge_steps
+    longer = (np.zeros((0, 2), dtype=np.int64), np.full(g.base.size, -1, dtype=np.int32),
+              np.zeros(0))
     nt = _kernels.theta_search(
         a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, clear, alike,
         -1.0 if walk_all else g.least, cols, g.cell, r * cols + c, float(at[0]), float(at[1]),
-        -1, 0.0, 0.0, budget, *edges, ws.dist, ws.parent, ws.state, ws.hkey, ws.hidx, ws.pos,
-        ws.touched, ws.tried, ws.stamp)
+        -1, 0.0, 0.0, budget, *edges, *longer, ws.dist, ws.parent, ws.state, ws.hkey, ws.hidx,
+        ws.pos, ws.touched, ws.tried, ws.stamp)
     out = ws.dist[:-1].copy()
     _kernels.reset_nodes(ws.touched, nt, ws.dist, ws.parent, ws.state)
     return np.where(out <= budget, out, np.inf)
@@ -201,7 +204,9 @@ def test_a_step_walked_once_is_kept_at_its_walked_price():
 
 def test_a_grid_too_big_to_keep_its_steps_walks_them_all(monkeypatch):
     """Where the rows of kept steps would pass the table's limit, no cell has one
-    (`CostGrid.edge_steps`), nothing is kept, and a reach is the same."""
+    (`CostGrid.edge_steps`), and no longer step is kept (`CostGrid.longer_steps`:
+    the cells they are taken from stay marked), nothing is kept, and a reach is
+    the same."""
     unit = FW.unit("humans", depth=0)
     kept = engine.reach(engine.cost_grid(engine.load_map("demo"), FW, unit), (43.25, 46.25), 24)
     monkeypatch.setattr(engine.terrain.costgrid, "_TABLE_BYTES", 1000)
@@ -209,7 +214,46 @@ def test_a_grid_too_big_to_keep_its_steps_walks_them_all(monkeypatch):
     r = engine.reach(g, (43.25, 46.25), 24)
     row, cost = g.edge_steps
     assert (row == -1).all() and cost.size == 0
+    _, long_row, long_cost = g.longer_steps
+    assert (long_row >= 0).sum() > 1000 and long_cost.size == 0
     assert np.array_equal(r.cells, kept.cells) and np.array_equal(r.cost, kept.cost)
+
+
+def test_a_longer_step_walked_once_is_kept_at_its_walked_price():
+    """The lattice's longer steps the search takes near slopes and impassable ground
+    (`CostGrid.longer_steps`: the 24 of 32 directions beyond the neighbours, from
+    every cell within 4 cells of a steep or impassable one, found brute force
+    here) keep their walked prices: after reaches round the demo map's steep
+    hill and buildings, every price kept is `segment_cost`'s for that step, bit
+    for bit, and the reaches answer the same with the table filled."""
+    g = engine.cost_grid(engine.load_map("demo"), FW, FW.unit("humans", depth=0))
+    offsets, row, cost = g.longer_steps
+    assert len(offsets) == 24 and np.abs(offsets).max() == 4
+    rows, cols = g.base.shape
+    odd = np.pad((g.kernel_args.steep.reshape(rows, cols) != 1.0) | ~np.isfinite(g.base), 4)
+    near = np.zeros((rows, cols), dtype=bool)
+    for dr in range(-4, 5):
+        for dc in range(-4, 5):
+            near |= odd[4 + dr:rows + 4 + dr, 4 + dc:cols + 4 + dc]
+    assert np.array_equal(row >= 0, near.ravel())
+    starts = [(40.25, 30.75), (43.75, 40.75), (43.25, 46.25), (100.0, 60.0), (62.0, 95.5)]
+    cold = [engine.reach(g, xy, 24) for xy in starts]
+    kept = np.flatnonzero(cost > 0.0)
+    a = g.kernel_args
+    cells = np.flatnonzero(row >= 0)
+    for i in kept:
+        u, (dr, dc) = cells[i // 24], offsets[i % 24]
+        r, c = divmod(int(u), cols)
+        walked, _ = _kernels.anyangle.segment_cost(
+            (c + 0.5) * g.cell, (r + 0.5) * g.cell, (c + dc + 0.5) * g.cell,
+            (r + dr + 0.5) * g.cell, u, g.cell, cols, rows, a.base, a.steep, a.slope_of,
+            a.slopes, a.enter, a.narrow, g.clearance)
+        assert cost[i] == walked, (u, dr, dc)
+    assert kept.size > 1000 and np.isinf(cost[kept]).any()
+    for before, xy in zip(cold, starts, strict=True):
+        again = engine.reach(g, xy, 24)
+        assert np.array_equal(again.cells, before.cells)
+        assert np.array_equal(again.cost, before.cost)
 
 
 def test_shortcuts_against_walking_every_move():
@@ -291,7 +335,9 @@ def test_reach_tree_prices_what_it_claims_on_random_maps(seed):
 def test_presettle_queues_exactly_the_rim():
     """`_presettle` queues exactly the cells it settles that touch a passable cell it
     did not and that the start's multiplier times the distance keeps within the
-    budget (the rim, found brute force here), on the demo map and random maps."""
+    budget (the rim, found brute force here), on the demo map and random maps; near
+    a slope or impassable ground a cell a longer step of the lattice reaches
+    counts as touching (`CostGrid.longer_steps`)."""
     rng = np.random.default_rng(31)
     grids = [engine.cost_grid(engine.load_map("demo"), FW, FW.unit("humans", depth=0))]
     grids += [_random_map(rng) for _ in range(6)]
@@ -309,19 +355,22 @@ def test_presettle_queues_exactly_the_rim():
                 g.alike, cols, rows, source, at[0], at[1], g.cell, budget)
             ws = engine.search._state._Nodes.for_cells(g.base.size)
             ws.state[source], ws.dist[source] = 1, 0.0  # queued first, as `theta_search` does
+            longer, long_row, _ = g.longer_steps
             _, n = _kernels.anyangle._presettle(
                 sight, r0, c0, w, source, at[0], at[1], g.kernel_args.base, cols, g.cell,
                 g.least, budget, budget, ws.dist, ws.parent, ws.state, ws.hkey, ws.hidx, ws.pos,
-                ws.touched, 0, 0)
+                ws.touched, 0, 0, longer, long_row)
             state = ws.state[:-1].reshape(rows, cols)
             ys, xs = (np.indices((rows, cols)) + 0.5) * g.cell
             near = g.least * np.hypot(xs - at[0], ys - at[1]) <= budget
-            free = np.pad((state == 0) & np.isfinite(g.base) & near, 1)
-            beside = np.zeros_like(free)
-            for dr in (-1, 0, 1):
-                for dc in (-1, 0, 1):
-                    beside[1:-1, 1:-1] |= free[1 + dr:rows + 1 + dr, 1 + dc:cols + 1 + dc]
-            rim = (state > 0) & beside[1:-1, 1:-1]
+            free = np.pad((state == 0) & np.isfinite(g.base) & near, 4)
+            beside = np.zeros((rows, cols), dtype=bool)
+            steps = [(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1)]
+            takes = (long_row >= 0).reshape(rows, cols)
+            for k, (dr, dc) in enumerate(steps + longer.tolist()):
+                on = free[4 + dr:rows + 4 + dr, 4 + dc:cols + 4 + dc]
+                beside |= on if k < len(steps) else on & takes
+            rim = (state > 0) & beside
             rim.flat[source] = False
             queued_now = state == 1
             queued_now.flat[source] = False

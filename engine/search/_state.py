@@ -243,8 +243,9 @@ class _Nodes:
             a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow, g.clearance,
             g.alike, g.least, a.cols, g.cell,
             source, float(start[0]), float(start[1]), goal,
-            float(end[0]), float(end[1]), budget, *g.edge_steps, self.dist, self.parent,
-            self.state, self.hkey, self.hidx, self.pos, self.touched, self.tried, self.stamp,
+            float(end[0]), float(end[1]), budget, *g.edge_steps, *g.longer_steps, self.dist,
+            self.parent, self.state, self.hkey, self.hidx, self.pos, self.touched, self.tried,
+            self.stamp,
         )
 
     def path(self, g: CostGrid, nt: int) -> list[int]:
@@ -364,7 +365,8 @@ def _theta_runs(g: CostGrid, points: list, sources: list[int], budget: float,
             s, width = spaces[t], g.trail_width
             done = _kernels.many_trails(
                 t, threads, *grid, float(g.unit.depth), src, xy, aims, budget + _SLACK,
-                g.merging, s.dist, s.head, s.beat, s.touched, s.tried, s.stamp,
+                g.merging, *g.longer_steps[:2], s.dist, s.head, s.beat, s.touched, s.tried,
+                s.stamp,
                 tuple(s.pool(width)), s.at, width, np.empty(size, dtype=np.int64),
                 np.empty(size), np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64),
                 at[0], count[0], np.empty(2 * size, dtype=np.int64), np.empty(2 * size),
@@ -374,8 +376,8 @@ def _theta_runs(g: CostGrid, points: list, sources: list[int], budget: float,
         def work(t: int) -> None:
             s = spaces[t]
             out[t] = _kernels.many_theta(
-                t, threads, *grid, src, xy, budget + _SLACK, *g.edge_steps, s.dist,
-                s.parent, s.state, s.hkey, s.hidx, s.pos, s.touched, s.tried, s.stamp,
+                t, threads, *grid, src, xy, budget + _SLACK, *g.edge_steps, *g.longer_steps,
+                s.dist, s.parent, s.state, s.hkey, s.hidx, s.pos, s.touched, s.tried, s.stamp,
                 np.empty(size, dtype=np.int64), np.empty(size), np.empty(size, dtype=np.int64),
                 at[0], count[0])
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from scipy.ndimage import distance_transform_cdt
+from scipy.ndimage import distance_transform_cdt, maximum_filter
 
 from .._args import instance, non_negative
 from .._threads import on_threads, thread_count
@@ -238,6 +238,36 @@ class CostGrid:
             edge[:], count = False, 0
         row = np.where(edge, np.cumsum(edge) - 1, -1).astype(np.int32)
         return row, np.zeros(8 * count)
+
+    @functools.cached_property
+    def longer_steps(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The steps of the grid's lattice (`steps`) longer than to a neighbour, which
+        the any-angle search also takes from a cell near a slope or impassable
+        ground, and where it keeps their prices: ``(offsets, row, cost)``.
+
+        ``offsets[k]`` is step k's ``(drow, dcol)`` (int64, shape ``(K, 2)``).
+        ``row`` (flat, int32) is -1 but for the cells the steps are taken from:
+        those within the steps' reach (chessboard) of a cell with a steep
+        multiplier (a move's price there hangs on its direction) or of an
+        impassable one.  ``cost[row[a] * K + k]`` is the price of step k from
+        the centre of cell ``a``, 0 until a search walks it, filled as
+        `edge_steps`' are; empty (each such step walked as it comes) if the rows
+        would take more than ``_TABLE_BYTES``.
+        """
+        st = self.steps
+        reach = np.maximum(np.abs(st.dr), np.abs(st.dc))
+        longer = reach > 1
+        offsets = np.ascontiguousarray(np.stack([st.dr[longer], st.dc[longer]], axis=1),
+                                       dtype=np.int64)
+        near = np.zeros(self.base.shape, dtype=bool)
+        if longer.any():
+            near = maximum_filter((self.steep != 1.0) | ~np.isfinite(self.base),
+                                  size=2 * int(reach.max()) + 1)
+        near = near.ravel()
+        count = int(np.count_nonzero(near))
+        row = np.where(near, np.cumsum(near) - 1, -1).astype(np.int32)
+        k = len(offsets)
+        return offsets, row, np.zeros(k * count if 8 * k * count <= _TABLE_BYTES else 0)
 
     @functools.cached_property
     def cell_quantum(self) -> np.ndarray:

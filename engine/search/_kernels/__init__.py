@@ -8,10 +8,11 @@ cache does not notice an edit to a callee in another file, so the cache folder
 is keyed by the package's sources (`engine._cache`).
 
 - `ranked`: `theta_labels` (any-angle, a unit with rear ranks);
-- `anyangle`: `theta_search` (any-angle, a unit without rear ranks), `refine`
-  (a route's bends to their continuous optimum), `point_cost`;
+- `anyangle`: `theta_search` (any-angle, a unit without rear ranks),
+  `point_cost`;
 - `corners`: `straighten` (a path's bends at obstacles' outer corners, then
-  where they cost least);
+  where they cost least: `refine`, a route's bends to their continuous
+  optimum);
 - `heap`: queue primitives, path tracing, resets;
 - `trail`: the rear-rank trail and the walk that prices a path;
 - `bounds`: lower bounds of the cost to go (landmarks, blocks);

@@ -5,7 +5,9 @@ exact point, and an optional goal node (index ``ncell``) at the exact goal.
 Relaxing neighbour v of an expanded cell u tries two parents: u itself, and
 u's own parent p, if the straight segment from p to v is passable (Theta*);
 the cheaper wins, so a path over open ground is one straight segment from the
-start, and it bends only where terrain or an obstacle makes a bend pay.  Every
+start, and it bends only where terrain or an obstacle makes a bend pay.  Near a
+slope or impassable ground a cell also offers the cells the step lattice's
+longer steps reach the straight move there (`_longer_steps`).  Every
 candidate is priced by `segment_cost`, the pricing walk of `walk_path` for a
 unit without rear ranks: the multiplier of each cell the segment crosses
 (uphill-only slopes for its direction) times the length in it, plus the flat
@@ -20,8 +22,8 @@ rounding.  A candidate whose least price (its length, and its stretches in
 its ends' squares at their multipliers, `_least_move`) cannot beat the cost
 v has, or loses to the step, is not priced at all; one over ground alike to
 none (slopes, flat costs), or that `line_price` cannot tell, is walked.
-`refine` then moves a route's bends to the continuous optimum (a bend on a
-terrain edge, or at an obstacle's corner).
+`corners.refine` then moves a route's bends to the continuous optimum (a bend
+on a terrain edge, or at an obstacle's corner).
 
 Sentinels: unreached cost ``inf``; ``parent`` -1 for the start (and unreached);
 ``state`` 0 never queued, 1 queued, 2 settled.
@@ -380,42 +382,49 @@ def _may_reach(r, c, sx, sy, cell, lowest, budget):
 
 @njit(cache=True, inline="always")
 def _on_rim(v, sight, r0, c0, w, sx, sy, base, cols, height, cell, k0, lowest, budget, limit,
-            dist):
+            dist, longer, long_row):
     """Whether cell v, settled at once (`_presettle`, `_presettle_labels`) at the
     start's multiplier ``k0`` times its distance, is to be queued for expansion:
     not inside (its eight neighbours in sight, each within ``limit``: no farther
     than 1.5 cells more from the start, so all settled too), and beside a
     passable cell not yet touched (``dist`` at rest, ``inf``) that a path within
-    ``budget`` may reach (`_may_reach`)."""
+    ``budget`` may reach (`_may_reach`).  From a cell near a slope or impassable
+    ground (``long_row``, `CostGrid.longer_steps`) the search takes the lattice's
+    ``longer`` steps too: the cells they reach count as beside it, and it is
+    never inside."""
     r = v // cols
     c = v - r * cols
     rows = sight.shape[0] // w
     i = (r - r0) * w + c - c0
-    if (0 < r - r0 < rows - 1 and 0 < c - c0 < w - 1
+    far = longer.shape[0] if long_row[v] >= 0 else 0
+    if (far == 0 and 0 < r - r0 < rows - 1 and 0 < c - c0 < w - 1
             and dist[v] + 1.5 * k0 * cell <= limit
             and sight[i - w - 1] & sight[i - w] & sight[i - w + 1] & sight[i - 1]
             & sight[i + 1] & sight[i + w - 1] & sight[i + w] & sight[i + w + 1]):
         return False
-    rim = False
-    for dr in range(-1, 2):
-        for dc in range(-1, 2):
-            rr, cc = r + dr, c + dc
-            if 0 <= rr < height and 0 <= cc < cols:
-                u = rr * cols + cc
-                rim = rim or (dist[u] == np.inf and base[u] != np.inf
-                              and _may_reach(rr, cc, sx, sy, cell, lowest, budget))
-    return rim
+    for k in range(9 + far):
+        if k < 9:
+            rr, cc = r + k // 3 - 1, c + k % 3 - 1
+        else:
+            rr, cc = r + longer[k - 9, 0], c + longer[k - 9, 1]
+        if k != 4 and 0 <= rr < height and 0 <= cc < cols:
+            u = rr * cols + cc
+            if (dist[u] == np.inf and base[u] != np.inf
+                    and _may_reach(rr, cc, sx, sy, cell, lowest, budget)):
+                return True
+    return False
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, lowest, budget, limit, dist,
-               parent, state, hkey, hidx, pos, touched, nt, n):
+               parent, state, hkey, hidx, pos, touched, nt, n, longer, long_row):
     """Settle every cell of `_source_sight`'s window within ``limit`` (`_settle_limit`)
     at the start's multiplier times its distance from the start, parent the
     start: the least any path there can cost.  Of those, the cells beside a
     passable cell not yet touched are queued to be expanded as usual (a settled
     cell offers nothing to another), unless no such cell is within ``budget``
-    of the start at the ``lowest`` multiplier any path within it meets.
+    of the start at the ``lowest`` multiplier any path within it meets
+    (`_on_rim`, given the ``longer`` steps taken near slopes, ``long_row``).
     Returns the touched count and the heap's size."""
     height = base.shape[0] // cols
     k0 = base[source]
@@ -437,7 +446,7 @@ def _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, lowest, budge
     for j in range(first, nt):
         v = touched[j]
         if _on_rim(v, sight, r0, c0, w, sx, sy, base, cols, height, cell, k0, lowest, budget,
-                   limit, dist):
+                   limit, dist, longer, long_row):
             state[v] = 1
             hkey[n] = dist[v]
             hidx[n] = v
@@ -456,8 +465,9 @@ def _window_index(r, c, r0, c0, w, size):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols,
-                 cell, source, sx, sy, goal_cell, tx, ty, budget, edge_row, edge_cost,
-                 dist, parent, state, hkey, hidx, pos, touched, tried, stamp):
+                 cell, source, sx, sy, goal_cell, tx, ty, budget, edge_row, edge_cost, longer,
+                 long_row, long_cost, dist, parent, state, hkey, hidx, pos, touched, tried,
+                 stamp):
     """Theta* from the point ``(sx, sy)`` in cell ``source``: Dijkstra within
     ``budget`` (``goal_cell < 0``), or A* to the point ``(tx, ty)`` in cell
     ``goal_cell``, node ``ncell`` (the arrays hold ``ncell + 1`` nodes).
@@ -473,7 +483,10 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     are priced by `line_price`, the rest walked; see the module's text.  A step
     from a cell's centre to a neighbour's that must be walked is walked once
     for the grid: its price is kept in ``edge_cost`` at the cell's
-    ``edge_row`` (`CostGrid.edge_steps`, `_edge_step`).  The
+    ``edge_row`` (`CostGrid.edge_steps`, `_edge_step`).  From a cell near a
+    slope or impassable ground (``long_row`` not -1) the search takes the
+    lattice's ``longer`` steps too, their prices kept in ``long_cost``
+    (`CostGrid.longer_steps`, `_longer_steps`).  The
     A* bound is the straight-line distance (no multiplier is below 1).  A node
     is settled once and never reopened.  ``dist``, ``parent`` and ``state``
     must be at rest (``inf``, -1, 0); `reset_nodes` returns the ``touched``
@@ -489,8 +502,8 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                                      budget if goal_cell < 0 else 0.0)
     return _theta_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols,
                        cell, source, sx, sy, goal_cell, tx, ty, budget, edge_row, edge_cost,
-                       dist, parent, state, hkey, hidx, pos, touched, tried, stamp, sight, r0,
-                       c0, w)
+                       longer, long_row, long_cost, dist, parent, state, hkey, hidx, pos,
+                       touched, tried, stamp, sight, r0, c0, w)
 
 
 # `_theta_loop` and the helpers it calls that take arrays run without numba's reference
@@ -499,8 +512,9 @@ def theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
 # `ranked._labels_loop`, two thirds of a reach's time).
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _theta_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols,
-                cell, source, sx, sy, goal_cell, tx, ty, budget, edge_row, edge_cost, dist,
-                parent, state, hkey, hidx, pos, touched, tried, stamp, sight, r0, c0, w):
+                cell, source, sx, sy, goal_cell, tx, ty, budget, edge_row, edge_cost, longer,
+                long_row, long_cost, dist, parent, state, hkey, hidx, pos, touched, tried, stamp,
+                sight, r0, c0, w):
     """`theta_search`'s search, given `_source_sight`'s window (``sight``, ``r0``, ``c0``,
     ``w``)."""
     ncell = base.shape[0]
@@ -519,7 +533,8 @@ def _theta_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, leas
         limit, lowest = _settle_limit(sight, r0, c0, w, source, sx, sy, base, cols, cell, least,
                                      budget, 0.0)
         nt, n = _presettle(sight, r0, c0, w, source, sx, sy, base, cols, cell, lowest, budget,
-                           limit, dist, parent, state, hkey, hidx, pos, touched, nt, n)
+                           limit, dist, parent, state, hkey, hidx, pos, touched, nt, n, longer,
+                           long_row)
     while n > 0:
         key = hkey[0]
         u = _heap_pop(n, hkey, hidx, pos)
@@ -598,20 +613,76 @@ def _theta_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, leas
                                                       narrow, clear)[0]
             if cost > step * (1.0 + _TIE):  # on a tie, the parent farther back
                 cost, via = step, u
-            if cost >= dist[v]:
-                continue
-            if state[v] == 0:  # first offer: onto the end of the heap
-                state[v] = 1
-                touched[nt] = v
-                nt += 1
-                pos[v] = n
-                n += 1
-            dist[v], parent[v] = cost, via
-            i = pos[v]
-            hkey[i] = cost + _length(tx - vx, ty - vy) * (1.0 - _TIE) if astar else cost
-            hidx[i] = v
-            _sift_up(i, hkey, hidx, pos)
+            if cost < dist[v]:
+                nt, n = _queue(v, cost, via, vx, vy, astar, tx, ty, dist, parent, state, touched,
+                               nt, pos, n, hkey, hidx)
+        if long_row[u] >= 0:  # near a slope or an obstacle: the lattice's longer steps too
+            nt, n = _longer_steps(u, source, ux, uy, longer, long_row, long_cost, base, steep,
+                                  slope_of, slopes, enter, narrow, clear, cols, cell, astar, tx,
+                                  ty, dist, parent, state, touched, nt, pos, n, hkey, hidx)
     return nt
+
+
+@njit(cache=True, inline="always")
+def _queue(v, cost, via, vx, vy, astar, tx, ty, dist, parent, state, touched, nt, pos, n, hkey,
+           hidx):
+    """Give node v (at ``(vx, vy)``) the cost ``cost``, below its own, by way of node
+    ``via``: onto the end of the heap if it is not on it, then sifted up (A*: keyed
+    by the cost plus the distance to the goal).  Returns the touched count and the
+    heap's size."""
+    if state[v] == 0:  # first offer: onto the end of the heap
+        state[v] = 1
+        touched[nt] = v
+        nt += 1
+        pos[v] = n
+        n += 1
+    dist[v], parent[v] = cost, via
+    i = pos[v]
+    hkey[i] = cost + _length(tx - vx, ty - vy) * (1.0 - _TIE) if astar else cost
+    hidx[i] = v
+    _sift_up(i, hkey, hidx, pos)
+    return nt, n
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _longer_steps(u, source, ux, uy, longer, long_row, long_cost, base, steep, slope_of, slopes,
+                  enter, narrow, clear, cols, cell, astar, tx, ty, dist, parent, state, touched,
+                  nt, pos, n, hkey, hidx):
+    """Offer the cells the lattice's ``longer`` steps reach from node u (at ``(ux, uy)``)
+    the straight move from u, each priced as `segment_cost` walks it, a step from a
+    cell's centre once for the grid (kept in ``long_cost`` at u's ``long_row``,
+    `CostGrid.longer_steps`).
+
+    Theta* offers a cell the step from a neighbour and the straight move from
+    that neighbour's parent.  Up a slope a move's price hangs on its direction,
+    and round impassable ground the parents, cell centres, stand off its
+    corners, so the way a lattice step goes can be cheaper than both: the
+    steps, taken there, keep a cell from costing more than the lattice search
+    prices it.  Returns the touched count and the heap's size."""
+    height = base.shape[0] // cols
+    ur = u // cols
+    uc = u - ur * cols
+    for k in range(longer.shape[0]):
+        vr, vc = ur + longer[k, 0], uc + longer[k, 1]
+        if vr < 0 or vr >= height or vc < 0 or vc >= cols:
+            continue
+        v = vr * cols + vc
+        if state[v] == 2 or base[v] == np.inf:
+            continue
+        vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
+        if not dist[v] > dist[u] + _length(vx - ux, vy - uy):  # no move costs less than its length
+            continue
+        i = long_row[u] * longer.shape[0] + k if u != source and long_cost.shape[0] > 0 else -1
+        step = long_cost[i] if i >= 0 else 0.0
+        if step == 0.0:
+            step = segment_cost(ux, uy, vx, vy, u, cell, cols, height, base, steep, slope_of,
+                                slopes, enter, narrow, clear)[0]
+            if i >= 0:
+                long_cost[i] = step
+        if dist[u] + step < dist[v]:
+            nt, n = _queue(v, dist[u] + step, u, vx, vy, astar, tx, ty, dist, parent, state,
+                           touched, nt, pos, n, hkey, hidx)
+    return nt, n
 
 
 @njit(cache=True, nogil=True)
@@ -641,158 +712,6 @@ def point_cost(qx, qy, xs, ys, ats, costs, base, steep, slope_of, slopes, enter,
                             slope_of, slopes, enter, narrow, clear)
         out[j] = costs[j] + c
         best = min(best, out[j])
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, slope_of, slopes,
-             enter, narrow, clear):
-    """The price of the polyline's points ``lo .. hi``, the front starting in cell
-    ``at``; returns it and the cell the front ends in."""
-    total = 0.0
-    for k in range(lo, hi):
-        c, at = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], at, cell, cols, height,
-                             base, steep, slope_of, slopes, enter, narrow, clear)
-        total += c
-        if total == np.inf:
-            break
-    return total, at
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _fronts(xs, ys, lo, hi, cell, cols, height, base, steep, slope_of, slopes, enter,
-            narrow, clear, ats):
-    """``ats[k]`` for k in ``lo + 1 .. hi``: the cell the front is in on reaching point
-    k of the polyline, from ``ats[lo]``."""
-    for k in range(lo, hi):
-        _, ats[k + 1] = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], ats[k], cell, cols,
-                                     height, base, steep, slope_of, slopes, enter, narrow, clear)
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _pull(xs, ys, n, ats, cell, cols, height, base, steep, slope_of, slopes, enter,
-          narrow, clear):
-    """Drop the points a straight move over them makes no dearer (string pulling),
-    the farthest first; returns the new number of points."""
-    out = 1
-    i = 0
-    while i < n - 1:
-        j = n - 1
-        while j > i + 1:
-            along, _ = _stretch(xs, ys, i, j, ats[i], cell, cols, height, base, steep, slope_of,
-                                slopes, enter, narrow, clear)
-            direct, _ = segment_cost(xs[i], ys[i], xs[j], ys[j], ats[i], cell, cols, height,
-                                     base, steep, slope_of, slopes, enter, narrow, clear)
-            if direct <= along * (1.0 + _TIE):
-                break
-            j -= 1
-        xs[out], ys[out] = xs[j], ys[j]
-        out += 1
-        i = j
-    return out
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, slope_of, slopes, enter,
-                 narrow, clear):
-    """Move points ``k .. k + span - 1`` of the polyline together (one bend, or a
-    move between two bends slid sideways) where the stretch from point ``k - 1``
-    to point ``k + span + 1`` costs least: a compass search in 8 directions,
-    from half a cell down to a millionth of one.  Returns True if they moved."""
-    hi = min(k + span + 1, n - 1)
-    best, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep, slope_of,
-                       slopes, enter, narrow, clear)
-    width, tall = cols * cell, height * cell
-    h = 0.5 * cell
-    moved = False
-    while h > 1e-6 * cell:
-        found = False
-        for d in range(8):
-            ox = (1.0, -1.0, 0.0, 0.0, 1.0, 1.0, -1.0, -1.0)[d] * h
-            oy = (0.0, 0.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0)[d] * h
-            inside = True
-            for j in range(k, k + span):
-                inside = inside and 0.0 <= xs[j] + ox < width and 0.0 <= ys[j] + oy < tall
-            if not inside:
-                continue
-            for j in range(k, k + span):
-                xs[j] += ox
-                ys[j] += oy
-            c, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep,
-                            slope_of, slopes, enter, narrow, clear)
-            if c < best * (1.0 - _TIE):
-                best, found, moved = c, True, True
-                break
-            for j in range(k, k + span):
-                xs[j] -= ox
-                ys[j] -= oy
-        if not found:
-            h *= 0.5
-    return moved
-
-
-@njit(cache=True, _nrt=False)
-def _halve(xs, ys, n):
-    """Put a point halfway along every move of the polyline (``xs`` has room for
-    ``2 n - 1``); returns the new number of points."""
-    for k in range(n - 1, 0, -1):
-        xs[2 * k], ys[2 * k] = xs[k], ys[k]
-    for k in range(1, 2 * n - 1, 2):
-        xs[k], ys[k] = 0.5 * (xs[k - 1] + xs[k + 1]), 0.5 * (ys[k - 1] + ys[k + 1])
-    return 2 * n - 1
-
-
-@njit(cache=True, error_model="numpy")
-def refine(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear, cols,
-           cell, sweeps):
-    """Straighten a polyline of ``n`` points (the first and last fixed) by its price:
-    drop points a straight move makes no dearer (`_pull`), then move each bend,
-    and each pair of bends together, to where they cost least (`_settle_bend`),
-    up to ``sweeps`` times while any moves; after the first, with a point put
-    halfway along every move (a path round a many-sided obstacle may need more
-    bends than the search gave it), where ``xs`` has room.  The front starts in
-    cell ``at0``.  Returns the number of points left in ``xs``, ``ys``; the price
-    does not rise (the caller keeps the path it gave if it does, by rounding)."""
-    height = base.shape[0] // cols
-    ats = np.empty(xs.shape[0], dtype=np.int64)
-    grid = (base, steep, slope_of, slopes, enter, narrow, clear)
-    n = _pulled(xs, ys, n, at0, ats, cell, cols, height, grid)
-    # A bend is settled again only if a point its stretch runs through moved since.
-    moved_at = np.ones(xs.shape[0], dtype=np.int64)
-    settled_at = np.zeros((2, xs.shape[0]), dtype=np.int64)
-    clock = 1
-    for sweep in range(sweeps):
-        if sweep == 1 and 2 * n - 1 <= xs.shape[0]:  # a bend halfway along every move
-            n = _halve(xs, ys, n)
-            clock += 1
-            moved_at[:n] = clock
-        moved = False
-        fresh = 0  # ats[0 .. fresh] are current
-        for span in (1, 2):
-            for k in range(1, n - span):
-                hi = min(k + span + 1, n - 1)
-                if moved_at[k - 1:hi + 1].max() < settled_at[span - 1, k]:
-                    continue
-                if fresh < k - 1:
-                    _fronts(xs, ys, fresh, k - 1, cell, cols, height, *grid, ats)
-                    fresh = k - 1
-                clock += 1
-                settled_at[span - 1, k] = clock
-                if _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, *grid):
-                    moved = True
-                    moved_at[k:k + span] = clock
-                    fresh = min(fresh, k - 1)
-        if not moved and sweep > 0:
-            break
-    return _pulled(xs, ys, n, at0, ats, cell, cols, height, grid)
-
-
-@njit(cache=True, error_model="numpy", _nrt=False)
-def _pulled(xs, ys, n, at0, ats, cell, cols, height, grid):
-    """`_pull` after `_fronts`: the polyline's points a straight move makes no dearer
-    dropped; returns how many are left."""
-    ats[0] = at0
-    _fronts(xs, ys, 0, n - 1, cell, cols, height, *grid, ats)
-    return _pull(xs, ys, n, ats, cell, cols, height, *grid)
 
 
 @njit(cache=True, nogil=True, inline="always")

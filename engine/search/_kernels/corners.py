@@ -1,10 +1,11 @@
-"""numba kernels: bending a polyline at obstacles' corners (`round_corners`).
+"""numba kernels: bending a polyline at obstacles' corners (`round_corners`), and
+moving its bends to where they cost least (`refine`).
 
 A cheapest path round impassable cells bends only at their outer corners: a
 grid corner where exactly one of the four cells meeting is impassable.  Where
 an obstacle's side is a staircase of cells, the path follows its outer corners
 off the straight line by about a millionth of a cell, and moving one bend of a
-path at a time (`anyangle.refine`) cannot get there: every step of a bend
+path at a time (`refine`) cannot get there: every step of a bend
 along the side makes a move touch a cell's corner.  `round_corners` finds the
 cheapest path through the polyline's own points and the outer corners near
 it instead; `straighten` then moves its bends on terrain edges (`refine`).
@@ -15,7 +16,7 @@ Private; `engine.search` validates everything first.
 import numpy as np
 from numba import njit
 
-from .anyangle import _stretch, refine, segment_cost
+from .anyangle import _TIE, segment_cost
 
 # How far from a move of the polyline a corner may be to be tried, in cells.
 _NEAR = 1.5
@@ -162,3 +163,155 @@ def straighten(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, cle
     if other <= price:
         return rx[:k].copy(), ry[:k].copy(), other
     return bx, by, price
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _stretch(xs, ys, lo, hi, at, cell, cols, height, base, steep, slope_of, slopes,
+             enter, narrow, clear):
+    """The price of the polyline's points ``lo .. hi``, the front starting in cell
+    ``at``; returns it and the cell the front ends in."""
+    total = 0.0
+    for k in range(lo, hi):
+        c, at = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], at, cell, cols, height,
+                             base, steep, slope_of, slopes, enter, narrow, clear)
+        total += c
+        if total == np.inf:
+            break
+    return total, at
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _fronts(xs, ys, lo, hi, cell, cols, height, base, steep, slope_of, slopes, enter,
+            narrow, clear, ats):
+    """``ats[k]`` for k in ``lo + 1 .. hi``: the cell the front is in on reaching point
+    k of the polyline, from ``ats[lo]``."""
+    for k in range(lo, hi):
+        _, ats[k + 1] = segment_cost(xs[k], ys[k], xs[k + 1], ys[k + 1], ats[k], cell, cols,
+                                     height, base, steep, slope_of, slopes, enter, narrow, clear)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _pull(xs, ys, n, ats, cell, cols, height, base, steep, slope_of, slopes, enter,
+          narrow, clear):
+    """Drop the points a straight move over them makes no dearer (string pulling),
+    the farthest first; returns the new number of points."""
+    out = 1
+    i = 0
+    while i < n - 1:
+        j = n - 1
+        while j > i + 1:
+            along, _ = _stretch(xs, ys, i, j, ats[i], cell, cols, height, base, steep, slope_of,
+                                slopes, enter, narrow, clear)
+            direct, _ = segment_cost(xs[i], ys[i], xs[j], ys[j], ats[i], cell, cols, height,
+                                     base, steep, slope_of, slopes, enter, narrow, clear)
+            if direct <= along * (1.0 + _TIE):
+                break
+            j -= 1
+        xs[out], ys[out] = xs[j], ys[j]
+        out += 1
+        i = j
+    return out
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, slope_of, slopes, enter,
+                 narrow, clear):
+    """Move points ``k .. k + span - 1`` of the polyline together (one bend, or a
+    move between two bends slid sideways) where the stretch from point ``k - 1``
+    to point ``k + span + 1`` costs least: a compass search in 8 directions,
+    from half a cell down to a millionth of one.  Returns True if they moved."""
+    hi = min(k + span + 1, n - 1)
+    best, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep, slope_of,
+                       slopes, enter, narrow, clear)
+    width, tall = cols * cell, height * cell
+    h = 0.5 * cell
+    moved = False
+    while h > 1e-6 * cell:
+        found = False
+        for d in range(8):
+            ox = (1.0, -1.0, 0.0, 0.0, 1.0, 1.0, -1.0, -1.0)[d] * h
+            oy = (0.0, 0.0, 1.0, -1.0, 1.0, -1.0, 1.0, -1.0)[d] * h
+            inside = True
+            for j in range(k, k + span):
+                inside = inside and 0.0 <= xs[j] + ox < width and 0.0 <= ys[j] + oy < tall
+            if not inside:
+                continue
+            for j in range(k, k + span):
+                xs[j] += ox
+                ys[j] += oy
+            c, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep,
+                            slope_of, slopes, enter, narrow, clear)
+            if c < best * (1.0 - _TIE):
+                best, found, moved = c, True, True
+                break
+            for j in range(k, k + span):
+                xs[j] -= ox
+                ys[j] -= oy
+        if not found:
+            h *= 0.5
+    return moved
+
+
+@njit(cache=True, _nrt=False)
+def _halve(xs, ys, n):
+    """Put a point halfway along every move of the polyline (``xs`` has room for
+    ``2 n - 1``); returns the new number of points."""
+    for k in range(n - 1, 0, -1):
+        xs[2 * k], ys[2 * k] = xs[k], ys[k]
+    for k in range(1, 2 * n - 1, 2):
+        xs[k], ys[k] = 0.5 * (xs[k - 1] + xs[k + 1]), 0.5 * (ys[k - 1] + ys[k + 1])
+    return 2 * n - 1
+
+
+@njit(cache=True, error_model="numpy")
+def refine(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear, cols,
+           cell, sweeps):
+    """Straighten a polyline of ``n`` points (the first and last fixed) by its price:
+    drop points a straight move makes no dearer (`_pull`), then move each bend,
+    and each pair of bends together, to where they cost least (`_settle_bend`),
+    up to ``sweeps`` times while any moves; after the first, with a point put
+    halfway along every move (a path round a many-sided obstacle may need more
+    bends than the search gave it), where ``xs`` has room.  The front starts in
+    cell ``at0``.  Returns the number of points left in ``xs``, ``ys``; the price
+    does not rise (the caller keeps the path it gave if it does, by rounding)."""
+    height = base.shape[0] // cols
+    ats = np.empty(xs.shape[0], dtype=np.int64)
+    grid = (base, steep, slope_of, slopes, enter, narrow, clear)
+    n = _pulled(xs, ys, n, at0, ats, cell, cols, height, grid)
+    # A bend is settled again only if a point its stretch runs through moved since.
+    moved_at = np.ones(xs.shape[0], dtype=np.int64)
+    settled_at = np.zeros((2, xs.shape[0]), dtype=np.int64)
+    clock = 1
+    for sweep in range(sweeps):
+        if sweep == 1 and 2 * n - 1 <= xs.shape[0]:  # a bend halfway along every move
+            n = _halve(xs, ys, n)
+            clock += 1
+            moved_at[:n] = clock
+        moved = False
+        fresh = 0  # ats[0 .. fresh] are current
+        for span in (1, 2):
+            for k in range(1, n - span):
+                hi = min(k + span + 1, n - 1)
+                if moved_at[k - 1:hi + 1].max() < settled_at[span - 1, k]:
+                    continue
+                if fresh < k - 1:
+                    _fronts(xs, ys, fresh, k - 1, cell, cols, height, *grid, ats)
+                    fresh = k - 1
+                clock += 1
+                settled_at[span - 1, k] = clock
+                if _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, *grid):
+                    moved = True
+                    moved_at[k:k + span] = clock
+                    fresh = min(fresh, k - 1)
+        if not moved and sweep > 0:
+            break
+    return _pulled(xs, ys, n, at0, ats, cell, cols, height, grid)
+
+
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _pulled(xs, ys, n, at0, ats, cell, cols, height, grid):
+    """`_pull` after `_fronts`: the polyline's points a straight move makes no dearer
+    dropped; returns how many are left."""
+    ats[0] = at0
+    _fronts(xs, ys, 0, n - 1, cell, cols, height, *grid, ats)
+    return _pull(xs, ys, n, ats, cell, cols, height, *grid)

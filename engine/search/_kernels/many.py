@@ -194,8 +194,9 @@ def _room(a, keep, need):
 
 @njit(cache=True, nogil=True)
 def many_theta(t, threads, base, steep, slope_of, slopes, enter, narrow, clear, alike, least,
-               cols, cell, sources, points, budget, edge_row, edge_cost, dist, parent, state,
-               hkey, hidx, pos, touched, tried, stamp, cells, cost, parents, out_start, out_n):
+               cols, cell, sources, points, budget, edge_row, edge_cost, longer, long_row,
+               long_cost, dist, parent, state, hkey, hidx, pos, touched, tried, stamp, cells,
+               cost, parents, out_start, out_n):
     """`theta_search` within ``budget`` from the points ``points[u]`` (x, y) in cells
     ``sources[u]`` for thread ``t``'s share of them (every ``threads``-th from the
     t-th), on its workspace.  Each reach's cells, costs and parents (`collect`:
@@ -206,8 +207,8 @@ def many_theta(t, threads, base, steep, slope_of, slopes, enter, narrow, clear, 
     for u in range(t, sources.shape[0], threads):
         nt = theta_search(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols,
                           cell, sources[u], points[u, 0], points[u, 1], np.int64(-1), 0.0, 0.0,
-                          budget, edge_row, edge_cost, dist, parent, state, hkey, hidx, pos,
-                          touched, tried, stamp)
+                          budget, edge_row, edge_cost, longer, long_row, long_cost, dist,
+                          parent, state, hkey, hidx, pos, touched, tried, stamp)
         cells = _room(cells, at, at + nt)  # no more written than touched
         cost = _room(cost, at, at + nt)
         parents = _room(parents, at, at + nt)
@@ -220,9 +221,9 @@ def many_theta(t, threads, base, steep, slope_of, slopes, enter, narrow, clear, 
 
 @njit(cache=True, nogil=True)
 def many_trails(t, threads, base, steep, slope_of, slopes, enter, narrow, clear, alike, least,
-                cols, cell, depth, sources, points, aims, budget, merging, dist, head, beat,
-                touched, tried, stamp, pool, l_at, width, cells, cost, parents, best, out_start,
-                out_n, k_cell, k_cost, k_prev, kept_start, kept_n):
+                cols, cell, depth, sources, points, aims, budget, merging, longer, long_row, dist,
+                head, beat, touched, tried, stamp, pool, l_at, width, cells, cost, parents, best,
+                out_start, out_n, k_cell, k_cost, k_prev, kept_start, kept_n):
     """`many_theta` for a unit with rear ranks, each reach by `theta_labels` with the
     label ``pool`` (`label_pool`'s, ``width`` levels, and ``l_at``), grown as it
     runs out, reach u aimed at the point ``aims[u]`` (NaN: at none).  Each
@@ -242,9 +243,9 @@ def many_trails(t, threads, base, steep, slope_of, slopes, enter, narrow, clear,
             nt, used = theta_labels(
                 base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
                 depth, sources[u], points[u, 0], points[u, 1], aims[u, 0], aims[u, 1], budget,
-                merging, dist, head, beat, touched, tried, stamp, pool[0], pool[1], pool[2],
-                pool[3], pool[4], pool[5], pool[6], pool[7], pool[8], pool[9], pool[11],
-                pool[12], l_at)
+                merging, longer, long_row, dist, head, beat, touched, tried, stamp, pool[0],
+                pool[1], pool[2], pool[3], pool[4], pool[5], pool[6], pool[7], pool[8], pool[9],
+                pool[11], pool[12], l_at)
             if used < 0:  # the pool ran out: again, with room
                 reset_labels(touched, nt, dist, head, beat)
                 pool = label_pool(4 * pool[0].shape[0], width)

@@ -320,7 +320,7 @@ def _offer(x, a, ax, ay, vr, vc, l_lv, l_rem, l_n, l_at, depth, cell, cols, heig
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _presettle_labels(sight, r0, c0, w, source, sx, sy, gx, gy, base, cols, cell, depth, lowest,
                       budget, limit, dist, head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n,
-                      l_lv, l_rem, l_next, l_state, l_pos, hkey, hidx, l_at):
+                      l_lv, l_rem, l_next, l_state, l_pos, hkey, hidx, l_at, longer, long_row):
     """`anyangle._presettle` with labels: each cell of `_source_sight`'s window within
     ``limit`` (`anyangle._settle_limit`) gets one label, straight from the start
     at its multiplier times the distance, with that ground alone behind it,
@@ -355,7 +355,7 @@ def _presettle_labels(sight, r0, c0, w, source, sx, sy, gx, gy, base, cols, cell
     for j in range(1, nt):
         v = touched[j]
         if _on_rim(v, sight, r0, c0, w, sx, sy, base, cols, height, cell, k0, lowest, budget,
-                   limit, dist):
+                   limit, dist, longer, long_row):
             z = head[v]
             l_state[z] = OPEN
             hkey[queued], hidx[queued], l_pos[z] = dist[v], z, queued
@@ -376,9 +376,9 @@ def _label_xy(x, cell_of, sx, sy, cols, cell):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
-                 depth, source, sx, sy, gx, gy, budget, merging, dist, head, beat, touched,
-                 tried, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next,
-                 l_state, l_pos, hkey, hidx, l_at):
+                 depth, source, sx, sy, gx, gy, budget, merging, longer, long_row, dist, head,
+                 beat, touched, tried, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem,
+                 l_next, l_state, l_pos, hkey, hidx, l_at):
     """Theta* with the rear-rank trail from the point ``(sx, sy)`` in cell ``source``,
     within ``budget``, keeping at each cell every path (label) no other beats, as
     `labels.search_labels` does on the step lattice (`_drop_beaten`: a label is
@@ -387,7 +387,10 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     Expanding label x (at cell a, reached from label y) offers each neighbour b
     the straight move from y (Theta*; first, so that on a tie the parent farther
     back wins) and the step from x, each priced with its label's trail
-    (`_offer`); each is kept as a label at b unless one there beats it.  Labels
+    (`_offer`), and from a cell near a slope or impassable ground (``long_row``
+    not -1) the cells the lattice's ``longer`` steps reach the step from x
+    (`CostGrid.longer_steps`, as `anyangle._longer_steps`); each is kept as a
+    label at b unless one there beats it.  Labels
     are expanded in order of cost.  The cells the start sees over its own ground
     are settled at once (`_presettle_labels`) as far as no cheaper path can reach
     them (`anyangle._settle_limit`, given ``least``, `CostGrid.least`), but for
@@ -421,19 +424,20 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                       steep)
     return _labels_loop(
         base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell, depth,
-        source, sx, sy, gx, gy, budget, merging, dist, head, beat, touched, tried, stamp,
-        l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos, hkey, hidx,
-        l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org, piece_at, piece_from, kinds, ends,
-        heads, link, clean, sight, r0, c0, w)
+        source, sx, sy, gx, gy, budget, merging, longer, long_row, dist, head, beat, touched,
+        tried, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos,
+        hkey, hidx, l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org, piece_at, piece_from,
+        kinds, ends, heads, link, clean, sight, r0, c0, w)
 
 
 # Without numba's reference counting, as `anyangle._theta_loop`.
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
-                 depth, source, sx, sy, gx, gy, budget, merging, dist, head, beat, touched,
-                 tried, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next,
-                 l_state, l_pos, hkey, hidx, l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org,
-                 piece_at, piece_from, kinds, ends, heads, link, clean, sight, r0, c0, w):
+                 depth, source, sx, sy, gx, gy, budget, merging, longer, long_row, dist, head,
+                 beat, touched, tried, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem,
+                 l_next, l_state, l_pos, hkey, hidx, l_at, org, lv_s, rem_s, rec_len, rec_lv,
+                 rec_org, piece_at, piece_from, kinds, ends, heads, link, clean, sight, r0, c0,
+                 w):
     """`theta_labels`' search, given its scratch arrays (a trail, a record, the pieces
     of a standing footprint, `_enqueue`'s buckets), whether the start is clean
     (`_clean_stand`) and, if so, `_source_sight`'s window."""
@@ -462,7 +466,7 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
         nt, used, queued = _presettle_labels(
             sight, r0, c0, w, source, sx, sy, gx, gy, base, cols, cell, depth, lowest, budget,
             limit, dist, head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem,
-            l_next, l_state, l_pos, hkey, hidx, l_at)
+            l_next, l_state, l_pos, hkey, hidx, l_at, longer, long_row)
     while queued > 0:
         x = _heap_pop(queued, hkey, hidx, l_pos)
         queued -= 1
@@ -478,8 +482,12 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
         px, py = _label_xy(y, p, sx, sy, cols, cell) if y >= 0 else (0.0, 0.0)
         ar = a // cols
         ac = a - ar * cols
-        for j in range(9):
-            vr, vc = ar + j // 3 - 1, ac + j % 3 - 1
+        far = longer.shape[0] if long_row[a] >= 0 else 0  # near a slope or an obstacle
+        for j in range(9 + far):
+            if j < 9:
+                vr, vc = ar + j // 3 - 1, ac + j % 3 - 1
+            else:
+                vr, vc = ar + longer[j - 9, 0], ac + longer[j - 9, 1]
             if j == 4 or vr < 0 or vr >= height or vc < 0 or vc >= cols:
                 continue
             b = vr * cols + vc
@@ -491,7 +499,7 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                 z0, c_at, c_x, c_y = y, p, px, py
                 if which == 1:
                     z0, c_at, c_x, c_y = x, a, ax, ay
-                elif y < 0 or tried[b] == mark + y:
+                elif y < 0 or j >= 9 or tried[b] == mark + y:
                     continue
                 else:
                     tried[b] = mark + y
