@@ -245,7 +245,8 @@ class CostGrid:
         the any-angle search also takes from a cell near a slope or impassable
         ground, and where it keeps their prices: ``(offsets, row, cost)``.
 
-        ``offsets[k]`` is step k's ``(drow, dcol)`` (int64, shape ``(K, 2)``).
+        ``offsets[k]`` is step k's ``(drow, dcol)`` (int64, shape ``(K, 2)``; no
+        rows where no cell takes them).
         ``row`` (flat, int32) is -1 but for the cells the steps are taken from:
         those within the steps' reach (chessboard) of a cell with a steep
         multiplier (a move's price there hangs on its direction) or of an
@@ -265,6 +266,8 @@ class CostGrid:
                                   size=2 * int(reach.max()) + 1)
         near = near.ravel()
         count = int(np.count_nonzero(near))
+        if count == 0:  # none taken: the searches need not look at ``row``
+            offsets = offsets[:0]
         row = np.where(near, np.cumsum(near) - 1, -1).astype(np.int32)
         k = len(offsets)
         return offsets, row, np.zeros(k * count if 8 * k * count <= _TABLE_BYTES else 0)

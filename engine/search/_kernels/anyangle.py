@@ -396,7 +396,7 @@ def _on_rim(v, sight, r0, c0, w, sx, sy, base, cols, height, cell, k0, lowest, b
     c = v - r * cols
     rows = sight.shape[0] // w
     i = (r - r0) * w + c - c0
-    far = longer.shape[0] if long_row[v] >= 0 else 0
+    far = longer.shape[0] if longer.shape[0] > 0 and long_row[v] >= 0 else 0
     if (far == 0 and 0 < r - r0 < rows - 1 and 0 < c - c0 < w - 1
             and dist[v] + 1.5 * k0 * cell <= limit
             and sight[i - w - 1] & sight[i - w] & sight[i - w + 1] & sight[i - 1]
@@ -616,7 +616,7 @@ def _theta_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, leas
             if cost < dist[v]:
                 nt, n = _queue(v, cost, via, vx, vy, astar, tx, ty, dist, parent, state, touched,
                                nt, pos, n, hkey, hidx)
-        if long_row[u] >= 0:  # near a slope or an obstacle: the lattice's longer steps too
+        if longer.shape[0] > 0 and long_row[u] >= 0:  # near a slope or an obstacle: longer steps
             nt, n = _longer_steps(u, source, ux, uy, longer, long_row, long_cost, base, steep,
                                   slope_of, slopes, enter, narrow, clear, cols, cell, astar, tx,
                                   ty, dist, parent, state, touched, nt, pos, n, hkey, hidx)

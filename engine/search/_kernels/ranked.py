@@ -482,7 +482,7 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
         px, py = _label_xy(y, p, sx, sy, cols, cell) if y >= 0 else (0.0, 0.0)
         ar = a // cols
         ac = a - ar * cols
-        far = longer.shape[0] if long_row[a] >= 0 else 0  # near a slope or an obstacle
+        far = longer.shape[0] if longer.shape[0] > 0 and long_row[a] >= 0 else 0  # by a slope
         for j in range(9 + far):
             if j < 9:
                 vr, vc = ar + j // 3 - 1, ac + j % 3 - 1
