@@ -482,7 +482,8 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
         px, py = _label_xy(y, p, sx, sy, cols, cell) if y >= 0 else (0.0, 0.0)
         ar = a // cols
         ac = a - ar * cols
-        far = longer.shape[0] if longer.shape[0] > 0 and long_row[a] >= 0 else 0  # by a slope
+        # Near a slope or impassable ground, the lattice's longer steps too.
+        far = longer.shape[0] if longer.shape[0] > 0 and long_row[a] >= 0 else 0
         for j in range(9 + far):
             if j < 9:
                 vr, vc = ar + j // 3 - 1, ac + j % 3 - 1
