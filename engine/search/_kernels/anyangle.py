@@ -265,12 +265,13 @@ def segment_cost(px, py, qx, qy, at, cell, cols, height, base, steep, slope_of, 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
 def _edge_step(u, k, ux, uy, vx, vy, edge_row, edge_cost, cell, cols, height, base, steep,
-               slope_of, slopes, enter, narrow, clear):
+               slope_of, slopes, enter, narrow, clear, width=8):
     """The price (`segment_cost`'s) of the step from ``(ux, uy)``, the centre of cell
-    u, to ``(vx, vy)``, the centre of its k-th neighbour: read from ``edge_cost``
-    at u's ``edge_row`` (`CostGrid.edge_steps`) if a search has walked it
-    before, else walked and, where u has a row, kept there."""
-    i = edge_row[u] * 8 + k
+    u, to ``(vx, vy)``, the centre of the cell its k-th step (of ``width``) reaches:
+    read from ``edge_cost`` at u's ``edge_row`` (`CostGrid.edge_steps`, or
+    `CostGrid.longer_steps`) if a search has walked it before, else walked and,
+    where u has a row (and ``edge_cost`` any room), kept there."""
+    i = edge_row[u] * width + k if edge_cost.shape[0] > 0 else -1
     if i >= 0 and edge_cost[i] > 0.0:
         return edge_cost[i]
     cost = segment_cost(ux, uy, vx, vy, u, cell, cols, height, base, steep, slope_of, slopes,
@@ -650,8 +651,8 @@ def _longer_steps(u, source, ux, uy, longer, long_row, long_cost, base, steep, s
                   nt, pos, n, hkey, hidx):
     """Offer the cells the lattice's ``longer`` steps reach from node u (at ``(ux, uy)``)
     the straight move from u, each priced as `segment_cost` walks it, a step from a
-    cell's centre once for the grid (kept in ``long_cost`` at u's ``long_row``,
-    `CostGrid.longer_steps`).
+    cell's centre once for the grid (`_edge_step`: kept in ``long_cost`` at u's
+    ``long_row``, `CostGrid.longer_steps`).
 
     Theta* offers a cell the step from a neighbour and the straight move from
     that neighbour's parent.  Up a slope a move's price hangs on its direction,
@@ -672,13 +673,13 @@ def _longer_steps(u, source, ux, uy, longer, long_row, long_cost, base, steep, s
         vx, vy = (vc + 0.5) * cell, (vr + 0.5) * cell
         if not dist[v] > dist[u] + _length(vx - ux, vy - uy):  # no move costs less than its length
             continue
-        i = long_row[u] * longer.shape[0] + k if u != source and long_cost.shape[0] > 0 else -1
-        step = long_cost[i] if i >= 0 else 0.0
-        if step == 0.0:
+        if u == source:  # from the unit's own point, not a centre: walked, not kept
             step = segment_cost(ux, uy, vx, vy, u, cell, cols, height, base, steep, slope_of,
                                 slopes, enter, narrow, clear)[0]
-            if i >= 0:
-                long_cost[i] = step
+        else:
+            step = _edge_step(u, k, ux, uy, vx, vy, long_row, long_cost, cell, cols, height,
+                              base, steep, slope_of, slopes, enter, narrow, clear,
+                              longer.shape[0])
         if dist[u] + step < dist[v]:
             nt, n = _queue(v, dist[u] + step, u, vx, vy, astar, tx, ty, dist, parent, state,
                            touched, nt, pos, n, hkey, hidx)
