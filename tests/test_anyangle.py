@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.optimize import minimize_scalar
+from scipy.optimize import minimize, minimize_scalar
 from shapely.geometry import LineString, Point, Polygon, box
 from shapely.ops import unary_union
 
@@ -236,7 +236,31 @@ def test_cost_at_moves_its_bends_as_a_route_does():
         assert rt.cost <= cost + 1e-9
         gaps.append(cost / max(rt.cost, 1e-12) - 1)
     assert len(gaps) > 60
-    assert max(gaps) < 0.02 and np.mean(gaps) < 0.002, (max(gaps), np.mean(gaps))
+    assert max(gaps) < 0.005 and np.mean(gaps) < 0.0002, (max(gaps), np.mean(gaps))
+
+
+@pytest.mark.parametrize(("start", "goal"), [((51.5, 52.5), (53.8055, 52.0978)),
+                                             ((51.3, 52.6), (53.7, 52.2)),
+                                             ((51.5, 52.5), (43.88, 52.8158))])
+def test_cost_at_along_an_edge_from_heavier_ground_bends_twice(start, goal):
+    """Between two points in woods just inside their straight edge the cheapest path
+    leaves the woods, runs along the edge and goes back in, bending twice (each
+    crossing at the refraction angle) where the reach's tree reaches the point by
+    one cell centre: `cost_at` puts a second bend in (it said 3.76 for the first,
+    12.6% over)."""
+    g = _grid([("woods", [(-5, 52), (205, 52), (205, 105), (-5, 105)])], cell=1.0)
+    m = FW.unit("humans").multipliers["woods"]
+
+    def cost(v):  # out of the woods at (v[0], 52), back in at (v[1], 52)
+        return (m * math.dist(start, (v[0], 52)) + abs(v[1] - v[0])
+                + m * math.dist((v[1], 52), goal))
+
+    best = min(minimize(cost, [start[0], goal[0]], method="Nelder-Mead",
+                        options={"xatol": 1e-10, "fatol": 1e-12}).fun,
+               m * math.dist(start, goal))
+    claimed = engine.reach(g, start).cost_at(goal)
+    assert abs(claimed - best) <= 1e-4 * best, (claimed, best)
+    assert claimed == pytest.approx(engine.route(g, start, goal).cost, rel=1e-4)
 
 
 def test_reach_tree_prices_what_it_claims():

@@ -148,24 +148,24 @@ class Reach:
     def cost_at(self, xy: tuple[float, float]) -> float:
         """Cost to reach the point ``xy``; ``inf`` if it is out of reach.
 
-        An any-angle reach prices a path to the point itself: the last straight
-        move from the reached cells around it, or the cells they are reached
-        from, whichever is cheapest (on open ground, the distance from the
-        start).  Where that path bends, its bends are moved to where they cost
-        least, as `route` moves a route's (to the outer corners of impassable
-        ground, to where crossing a terrain edge is cheapest), with one sweep of
-        the route's search for them; with rear ranks, the paths are priced
-        whole, the bends a straight move makes no dearer are dropped, and they
-        are moved as without ranks where that is cheaper (so too on ground
-        priced per started quantum, its rounding included), and where the ranks
-        standing at the start could stand on heavier ground, a first step a hair
-        long in each of 32 directions is tried to face them (`_faced`, as `route`
-        does).  Near the edge of the reach (a path dearer than the allowance over
-        `_BENDS_SAVE`) the paths are those of a reach to `_BENDS_SAVE` times the
-        allowance, searched once: a path there can run by cells whose centres
-        cost more than the allowance along the search's paths, which bend at cell
-        centres.  A reach on the step lattice answers the cost of the cell ``xy``
-        stands in (`CostGrid.stand`).
+        An any-angle reach prices a path to the point itself: the last straight move
+        from the reached cells around it, or the cells they are reached from,
+        whichever is cheapest (on open ground, the distance from the start).  Where
+        that path bends, its bends are moved to where they cost least, as `route`
+        moves a route's (to the outer corners of impassable ground, to where
+        crossing a terrain edge is cheapest), with two sweeps of the route's search
+        for them (`_POINT_SWEEPS`: the second may bend each move again, as along a
+        terrain edge from heavier ground); with rear ranks, the paths are priced
+        whole, the bends a straight move makes no dearer are dropped, and they are
+        moved as without ranks where that is cheaper (so too on ground priced per
+        started quantum, its rounding included), and where the ranks standing at the
+        start could stand on heavier ground, a first step a hair long in each of 32
+        directions is tried to face them (`_faced`, as `route` does).  Near the edge
+        of the reach (a path dearer than the allowance over `_BENDS_SAVE`) the paths
+        are those of a reach to `_BENDS_SAVE` times the allowance, searched once: a
+        path there can run by cells whose centres cost more than the allowance along
+        the search's paths, which bend at cell centres.  A reach on the step lattice
+        answers the cost of the cell ``xy`` stands in (`CostGrid.stand`).
         """
         xy = point(xy)
         self.grid.grid.xy_to_rc(xy)  # on the table
@@ -233,8 +233,8 @@ class Reach:
         ``xy`` leaves from and is reached through.  Where that bends, or is a
         straight move over dearer ground than the least (`_bendable`), its bends
         are moved, where it is cheaper, to the outer corners of impassable cells
-        near it and then to where they cost least (`_refined`, one sweep of
-        `_kernels.refine`).  That saves at most a few percent, so a point whose
+        near it and then to where they cost least (`_refined`, `_POINT_SWEEPS`
+        sweeps of `_kernels.refine`).  That saves at most a few percent, so a point whose
         path costs more than `_BENDS_SAVE` times the allowance is not tried.
         With rear ranks, `_ranked_path`.
         """
@@ -249,7 +249,7 @@ class Reach:
             points = [self.start, end] if end != self.start else [end]
             if len(points) == 2 and _bendable(self.grid, points, cost) and (
                     cost <= self.allowance * _BENDS_SAVE + _SLACK):
-                bent, other = _refined(self.grid, points, 1)
+                bent, other = _refined(self.grid, points, _POINT_SWEEPS)
                 if other < cost:
                     points, cost = bent, other
         elif cost <= self.allowance * _BENDS_SAVE + _SLACK:
@@ -259,7 +259,7 @@ class Reach:
             xs, ys = self._where(np.array(chain[::-1]))
             points = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
             points, cost = _refined(self.grid, points if points[-1] == end else [*points, end],
-                                    1)
+                                    _POINT_SWEEPS)
         else:
             return None
         return (points, cost) if cost <= self.allowance + _SLACK else None
@@ -336,7 +336,7 @@ class Reach:
             points = _pull(g, points, cost)
             best = (points, _path_cost(g, points))
         if len(best[0]) > 2 or (len(best[0]) == 2 and _bendable(g, *best)):
-            for moved in ([_refined(g, best[0], 1)[0]]
+            for moved in ([_refined(g, best[0], _POINT_SWEEPS)[0]]
                           + (_rounded_tries(g, best[0]) if g.quantum.any() else [])):
                 cost = _path_cost(g, moved)
                 if cost < best[1]:
@@ -803,6 +803,10 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
 # `Reach.cost_at` moves the bends of the path to a point if it costs up to this many
 # times the allowance before (that saves at most a few percent).
 _BENDS_SAVE = 1.05
+# Sweeps of `_kernels.refine` that `Reach.cost_at` moves a path's bends with: the
+# second puts a bend halfway along every move, for a path that must bend where the
+# reach's tree does not (along a terrain edge from heavier ground, in and out again).
+_POINT_SWEEPS = 2
 
 
 def _find(grid: CostGrid, source: int, target: int, bounds: tuple = _NO_LANDMARKS
