@@ -13,7 +13,7 @@ import numpy as np
 
 from ..terrain.costgrid import CostGrid
 from . import _kernels
-from .pricing import _path_cost, _price
+from .pricing import _moves, _path_cost, _price, _Pricer
 
 
 def _unbent(points: list) -> list:
@@ -62,21 +62,62 @@ def _as_points(points: list, xs: np.ndarray, ys: np.ndarray) -> list:
     return moved
 
 
-def _refined(g: CostGrid, points: list, sweeps: int = _SWEEPS) -> tuple[list, float]:
+def _refined(g: CostGrid, points: list, sweeps: int = _SWEEPS,
+             pull: bool = True) -> tuple[list, float]:
     """``points`` bent at the outer corners of impassable cells near them where that is
     cheaper, then straightened by `_kernels.refine` (`_kernels.straighten`, with
-    ``sweeps`` sweeps), and its price (a unit without rear ranks).  A straight move
-    (two points) takes two: `_kernels.refine` bends it only on its second, halving
-    its moves (it is given a point at its middle so that `_kernels.straighten`
-    refines it at all)."""
+    ``sweeps`` sweeps; ``pull``: its points a straight move makes no dearer dropped
+    first), and its price (a unit without rear ranks).  A straight move (two
+    points) takes two: `_kernels.refine` bends it only on its second, halving its
+    moves (it is given a point at its middle so that `_kernels.straighten` refines
+    it at all)."""
     if len(points) == 2:
         sweeps = max(sweeps, 2)
     points, xs, ys, start = _as_arrays(g, points)
     a = g.kernel_args
     xs, ys, cost = _kernels.straighten(xs, ys, len(points), start, a.base, a.steep, a.slope_of,
                                        a.slopes, a.enter, a.narrow, g.clearance, a.cols, g.cell,
-                                       sweeps)
+                                       sweeps, pull)
     return _as_points(points, xs, ys), float(cost)
+
+
+# Most terrain edges `_crossings` puts a bend on (more: the path as it is).
+_CROSSINGS = 12
+
+
+def _crossings(g: CostGrid, points: list) -> list:
+    """``points`` with a bend put wherever a move passes from ground of one multiplier to
+    another (`_Pricer.walk`'s pieces), for `_refined` without ``pull`` to move
+    along the edge to where crossing it costs least.  Moving one bend of a path at
+    a time cannot find that from a straight move across a strip of heavier ground:
+    the path crosses it square, bending at both edges, and a bend moved off the
+    line alone only lengthens it."""
+    moves = _moves(points, g.grid.cell)
+    if len(moves) < 2:
+        return points
+    rows, kinds = _Pricer(g).walk(moves)
+    out, level, own = [points[0]], None, set(points)
+    for (x0, y0, _, _, length, _, here), kind in zip(rows.tolist(), kinds[:, 0].tolist(),
+                                                   strict=True):
+        if kind != _kernels.MOVE or length <= 0.0:
+            continue
+        if (x0, y0) != out[-1] and ((x0, y0) in own or level not in (None, here)):
+            out.append((x0, y0))
+        level = here
+    out.append(points[-1])
+    return out if len(out) - len(points) <= _CROSSINGS else points
+
+
+def _refined_across(g: CostGrid, points: list, sweeps: int) -> tuple[list, float]:
+    """`_refined` ``points``, or, where cheaper, the same with a bend put on each terrain
+    edge its moves cross (`_crossings`) to move along it."""
+    best = _refined(g, points, sweeps)
+    seeded = _crossings(g, points)
+    if len(seeded) > len(points):
+        other = _refined(g, seeded, sweeps, pull=False)
+        if other[1] < best[1]:
+            best = other
+    return best
 
 
 def _rounded_bends(g: CostGrid, points: list) -> list:

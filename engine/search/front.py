@@ -45,7 +45,7 @@ from ._state import (
     _theta_within,
     _workspace,
 )
-from .bends import _bendable, _pull, _refined, _rounded_tries, _unbent
+from .bends import _bendable, _pull, _refined, _refined_across, _rounded_tries, _unbent
 from .pricing import Leg, Pricing, _path_cost, _price
 from .turns import route_turns
 
@@ -249,7 +249,7 @@ class Reach:
             points = [self.start, end] if end != self.start else [end]
             if len(points) == 2 and _bendable(self.grid, points, cost) and (
                     cost <= self.allowance * _BENDS_SAVE + _SLACK):
-                bent, other = _refined(self.grid, points, _POINT_SWEEPS)
+                bent, other = _refined_across(self.grid, points, _POINT_SWEEPS)
                 if other < cost:
                     points, cost = bent, other
         elif cost <= self.allowance * _BENDS_SAVE + _SLACK:
@@ -258,8 +258,8 @@ class Reach:
                 chain.append(up)
             xs, ys = self._where(np.array(chain[::-1]))
             points = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
-            points, cost = _refined(self.grid, points if points[-1] == end else [*points, end],
-                                    _POINT_SWEEPS)
+            points, cost = _refined_across(
+                self.grid, points if points[-1] == end else [*points, end], _POINT_SWEEPS)
         else:
             return None
         return (points, cost) if cost <= self.allowance + _SLACK else None
@@ -336,7 +336,7 @@ class Reach:
             points = _pull(g, points, cost)
             best = (points, _path_cost(g, points))
         if len(best[0]) > 2 or (len(best[0]) == 2 and _bendable(g, *best)):
-            for moved in ([_refined(g, best[0], _POINT_SWEEPS)[0]]
+            for moved in ([_refined_across(g, best[0], _POINT_SWEEPS)[0]]
                           + (_rounded_tries(g, best[0]) if g.quantum.any() else [])):
                 cost = _path_cost(g, moved)
                 if cost < best[1]:

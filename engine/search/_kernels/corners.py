@@ -143,20 +143,27 @@ def round_corners(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, 
 
 @njit(cache=True, error_model="numpy")
 def straighten(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear, cols,
-               cell, sweeps):
+               cell, sweeps, pull):
     """The polyline bent at obstacles' corners (`round_corners`), then straightened by
     `refine` with up to ``sweeps`` sweeps (one: no point put halfway along its
-    moves), whichever is cheaper: its points' x and y, and its price."""
+    moves), whichever is cheaper: its points' x and y, and its price.  Without
+    ``pull`` the polyline is straightened as it is, its points a straight move
+    makes no dearer kept until the end (`refine`)."""
     height = base.shape[0] // cols
-    bx, by, price = round_corners(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow,
-                                  clear, cols, cell)
+    if pull:
+        bx, by, price = round_corners(xs, ys, n, at0, base, steep, slope_of, slopes, enter,
+                                      narrow, clear, cols, cell)
+    else:
+        bx, by = xs[:n].copy(), ys[:n].copy()
+        price, _ = _stretch(xs, ys, 0, n - 1, at0, cell, cols, height, base, steep, slope_of,
+                            slopes, enter, narrow, clear)
     m = bx.shape[0]
     if m <= 2:
         return bx, by, price
     rx, ry = np.zeros(2 * m), np.zeros(2 * m)  # room for `refine`
     rx[:m], ry[:m] = bx, by
     k = refine(rx, ry, m, at0, base, steep, slope_of, slopes, enter, narrow, clear, cols, cell,
-               sweeps)
+               sweeps, pull)
     rx[0], ry[0], rx[k - 1], ry[k - 1] = bx[0], by[0], bx[m - 1], by[m - 1]
     other, _ = _stretch(rx, ry, 0, k - 1, at0, cell, cols, height, base, steep, slope_of,
                         slopes, enter, narrow, clear)
@@ -265,9 +272,11 @@ def _halve(xs, ys, n):
 
 @njit(cache=True, error_model="numpy")
 def refine(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear, cols,
-           cell, sweeps):
+           cell, sweeps, pull):
     """Straighten a polyline of ``n`` points (the first and last fixed) by its price:
-    drop points a straight move makes no dearer (`_pull`), then move each bend,
+    drop points a straight move makes no dearer (`_pull`; only at the end unless
+    ``pull``: points put on a straight move where it crosses terrain edges move
+    along them to where crossing costs least), then move each bend,
     and each pair of bends together, to where they cost least (`_settle_bend`),
     up to ``sweeps`` times while any moves; after the first, with a point put
     halfway along every move (a path round a many-sided obstacle may need more
@@ -277,7 +286,11 @@ def refine(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear, 
     height = base.shape[0] // cols
     ats = np.empty(xs.shape[0], dtype=np.int64)
     grid = (base, steep, slope_of, slopes, enter, narrow, clear)
-    n = _pulled(xs, ys, n, at0, ats, cell, cols, height, grid)
+    if pull:
+        n = _pulled(xs, ys, n, at0, ats, cell, cols, height, grid)
+    else:
+        ats[0] = at0
+        _fronts(xs, ys, 0, n - 1, cell, cols, height, *grid, ats)
     # A bend is settled again only if a point its stretch runs through moved since.
     moved_at = np.ones(xs.shape[0], dtype=np.int64)
     settled_at = np.zeros((2, xs.shape[0]), dtype=np.int64)
