@@ -109,12 +109,12 @@ def _crossings(g: CostGrid, points: list) -> list:
 
 
 def _refined_across(g: CostGrid, points: list, sweeps: int) -> tuple[list, float]:
-    """`_refined` ``points``, or, where cheaper, the same with a bend put on each terrain
-    edge its moves cross (`_crossings`) to move along it."""
+    """`_refined` ``points``, then, where cheaper, that with a bend put on each terrain
+    edge its moves cross (`_crossings`), each moved along its edge with one sweep."""
     best = _refined(g, points, sweeps)
-    seeded = _crossings(g, points)
-    if len(seeded) > len(points):
-        other = _refined(g, seeded, sweeps, pull=False)
+    seeded = _crossings(g, best[0])
+    if len(seeded) > len(best[0]):
+        other = _refined(g, seeded, 1, pull=False)
         if other[1] < best[1]:
             best = other
     return best
