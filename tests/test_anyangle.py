@@ -267,17 +267,22 @@ def test_cost_at_along_an_edge_from_heavier_ground_bends_twice(start, goal):
 STRIP = [(50, -5), (52, -5), (52, 105), (50, 105)]  # woods from x = 50 to 52
 
 
-def _across_strip(start, goal):
-    """The least cost from ``start`` (x > 52) to ``goal`` (x < 50) across `STRIP`: into
-    the woods at (52, y0), out at (50, y1), minimised over y0 and y1."""
+def _across_strip(seed, far):
+    """30 random pairs ``(start, goal, best)`` across `STRIP`, from ``start`` (52.2 to
+    ``52 + far`` cm) to ``goal`` (``50 - far`` to 49.8 cm), with ``best`` the least cost:
+    into the woods at (52, y0), out at (50, y1), minimised over y0 and y1."""
     m = FW.unit("humans").multipliers["woods"]
+    rng = np.random.default_rng(seed)
+    for _ in range(30):
+        start = (float(rng.uniform(52.2, 52 + far)), float(rng.uniform(30, 70)))
+        goal = (float(rng.uniform(50 - far, 49.8)), start[1] + float(rng.uniform(-far, far)))
 
-    def cost(v):
-        return (math.dist(start, (52, v[0])) + m * math.dist((52, v[0]), (50, v[1]))
-                + math.dist((50, v[1]), goal))
+        def cost(v, start=start, goal=goal):
+            return (math.dist(start, (52, v[0])) + m * math.dist((52, v[0]), (50, v[1]))
+                    + math.dist((50, v[1]), goal))
 
-    return minimize(cost, [start[1], goal[1]], method="Nelder-Mead",
-                    options={"xatol": 1e-10, "fatol": 1e-12}).fun
+        yield start, goal, minimize(cost, [start[1], goal[1]], method="Nelder-Mead",
+                                    options={"xatol": 1e-10, "fatol": 1e-12}).fun
 
 
 @pytest.mark.parametrize("cell", [0.5, 1.0])
@@ -289,11 +294,7 @@ def test_cost_at_across_a_strip_of_woods_refracts_at_both_edges(cell):
     and moves those along the edges.  It was up to 0.7% over the exact optimum on
     a third of these pairs."""
     g = _grid([("woods", STRIP)], cell=cell)
-    rng = np.random.default_rng(5)
-    for _ in range(30):
-        start = (float(rng.uniform(52.2, 56)), float(rng.uniform(30, 70)))
-        goal = (float(rng.uniform(45, 49.8)), start[1] + float(rng.uniform(-6, 6)))
-        best = _across_strip(start, goal)
+    for start, goal, best in _across_strip(5, 5):
         claimed = engine.reach(g, start).cost_at(goal)
         assert abs(claimed - best) <= 1e-3 * best, (start, goal, claimed, best)
 
@@ -303,11 +304,7 @@ def test_route_across_a_strip_of_woods_refracts_at_both_edges(cell):
     """A route too tries a bend on each edge it crosses: over these pairs it was up
     to 0.18% over the exact optimum, a few times more than 0.03%."""
     g = _grid([("woods", STRIP)], cell=cell)
-    rng = np.random.default_rng(9)
-    for _ in range(30):
-        start = (float(rng.uniform(52.2, 80)), float(rng.uniform(30, 70)))
-        goal = (float(rng.uniform(20, 49.8)), start[1] + float(rng.uniform(-20, 20)))
-        best = _across_strip(start, goal)
+    for start, goal, best in _across_strip(9, 25):
         rt = engine.route(g, start, goal)
         assert abs(rt.cost - best) <= 3e-4 * best, (start, goal, rt.cost, best)
         assert engine.price_path(g, rt.path).cost == rt.cost
