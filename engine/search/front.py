@@ -149,23 +149,24 @@ class Reach:
         """Cost to reach the point ``xy``; ``inf`` if it is out of reach.
 
         An any-angle reach prices a path to the point itself: the last straight move
-        from the reached cells around it, or the cells they are reached from,
-        whichever is cheapest (on open ground, the distance from the start).  Where
-        that path bends, its bends are moved to where they cost least, as `route`
-        moves a route's (to the outer corners of impassable ground, to where
-        crossing a terrain edge is cheapest), with two sweeps of the route's search
-        for them (`_POINT_SWEEPS`: the second may bend each move again, as along a
-        terrain edge from heavier ground); with rear ranks, the paths are priced
-        whole, the bends a straight move makes no dearer are dropped, and they are
-        moved as without ranks where that is cheaper (so too on ground priced per
-        started quantum, its rounding included), and where the ranks standing at the
-        start could stand on heavier ground, a first step a hair long in each of 32
-        directions is tried to face them (`_faced`, as `route` does).  Near the edge
-        of the reach (a path dearer than the allowance over `_BENDS_SAVE`) the paths
-        are those of a reach to `_BENDS_SAVE` times the allowance, searched once: a
-        path there can run by cells whose centres cost more than the allowance along
-        the search's paths, which bend at cell centres.  A reach on the step lattice
-        answers the cost of the cell ``xy`` stands in (`CostGrid.stand`).
+        from the reached cells around it, or the cells they are reached from, whichever
+        is cheapest (on open ground, the distance from the start).  Where that path
+        bends, its bends are moved to where they cost least, as `route` moves a route's
+        (to the outer corners of impassable ground, to where crossing a terrain edge is
+        cheapest), with two sweeps of the route's search for them (`_POINT_SWEEPS`: the
+        second may bend each move again, as along a terrain edge from heavier ground),
+        and then with a bend on each terrain edge it crosses, moved along the edge
+        (`_refined_across`); with rear ranks, the paths are priced whole, the bends a
+        straight move makes no dearer are dropped, and they are moved as without ranks
+        where that is cheaper (so too on ground priced per started quantum, its rounding
+        included), and where the ranks standing at the start could stand on heavier
+        ground, a first step a hair long in each of 32 directions is tried to face them
+        (`_faced`, as `route` does).  Near the edge of the reach (a path dearer than the
+        allowance over `_BENDS_SAVE`) the paths are those of a reach to `_BENDS_SAVE`
+        times the allowance, searched once: a path there can run by cells whose centres
+        cost more than the allowance along the search's paths, which bend at cell
+        centres.  A reach on the step lattice answers the cost of the cell ``xy`` stands
+        in (`CostGrid.stand`).
         """
         xy = point(xy)
         self.grid.grid.xy_to_rc(xy)  # on the table
@@ -233,10 +234,11 @@ class Reach:
         ``xy`` leaves from and is reached through.  Where that bends, or is a
         straight move over dearer ground than the least (`_bendable`), its bends
         are moved, where it is cheaper, to the outer corners of impassable cells
-        near it and then to where they cost least (`_refined`, `_POINT_SWEEPS`
-        sweeps of `_kernels.refine`).  That saves at most a few percent, so a point whose
-        path costs more than `_BENDS_SAVE` times the allowance is not tried.
-        With rear ranks, `_ranked_path`.
+        near it and then to where they cost least (`_refined_across`: `_POINT_SWEEPS`
+        sweeps of `_kernels.refine`, then a bend on each terrain edge it crosses).
+        That saves at most a few percent, so a point whose path costs more than
+        `_BENDS_SAVE` times the allowance is not tried.  With rear ranks,
+        `_ranked_path`.
         """
         if self._labels is not None:
             return self._ranked_path(xy)
@@ -773,13 +775,14 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     its bends moved to where they cost least, priced (`engine.search.pricing._price`,
     with the rows of its pieces).
 
-    Without rear ranks a move's price does not depend on the moves before it
-    but through the cell the front is in, so `_kernels.straighten` straightens the
-    path in one call; with rear ranks (or ground priced per started quantum)
-    `_pull` drops the bends it can, pricing the whole path each time, and then
-    the bends are moved as a point's would be (on quantised ground, where its
-    rounding costs least, `_rounded_tries`).  A straightened path is kept only
-    if its price is no higher.
+    Without rear ranks a move's price does not depend on the moves before it but
+    through the cell the front is in, so `_kernels.straighten` straightens the path
+    in one call, and then it is tried with a bend on each terrain edge it crosses,
+    moved along the edge (`_refined_across`); with rear ranks (or ground priced per
+    started quantum) `_pull` drops the bends it can, pricing the whole path each
+    time, and then the bends are moved as a point's would be (on quantised ground,
+    where its rounding costs least, `_rounded_tries`).  A straightened path is kept
+    only if its price is no higher.
     """
     if len(points) < 2 or priced.cost == math.inf or (
             len(points) == 2 and not _bendable(g, points, priced.cost)):
