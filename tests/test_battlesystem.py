@@ -3,6 +3,8 @@ through the API and the CLI, and a case for each rule that fails if it is priced
 
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -523,6 +525,29 @@ def test_any_angle_on_quantised_ground_is_no_dearer_than_the_lattice(bs):
                     assert r.cost_at(goal) <= lattice * (1 + 1e-9) or lattice > g.unit.move
                     checked += 1
         assert checked > 40
+
+
+def test_moving_a_bend_along_the_move_before_it_ends(bs):
+    """A hang guard, not a timing: infantry 4" deep on the uphill-woods example, a
+    bend by the start of a route through light woods slides along the move before
+    it as its price falls, which only the smallest steps of the compass search
+    can follow.  Without a bound on the moves at each step size that took 8
+    million steps (a minute and a half) for one bend of one of the facings the
+    route tries; the route now takes about a second, run here in a process of its
+    own so that a hang fails the test instead of stalling the suite."""
+    code = (
+        "import engine\n"
+        "bs = engine.load_rules('battlesystem')\n"
+        f"bf = engine.load_map({str(BS / 'uphill-woods.geojson')!r})\n"
+        "g = engine.cost_grid(bf, bs, bs.unit('infantry', depth=4.0))\n"
+        "rt = engine.route(g, (22.075912138043225, 7.025761299521751),\n"
+        "                  (19.892151962155943, 13.48471406283754))\n"
+        "assert engine.price_path(g, rt.path).cost == rt.cost\n"
+        "print(rt.cost)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert 12.0 < float(done.stdout) < 17.0  # 12" as the crow flies, partly in woods
 
 
 def test_reach_many_with_quanta_equals_one_reach(bs):

@@ -23,6 +23,13 @@ _NEAR = 1.5
 # How far a corner's node stands off the impassable cell, in cells: far enough
 # that a move by it is not taken for one through the corner (`segment_cost`).
 _PUSH = 1e-7
+# The most moves a compass search of a bend (`_settle_bend`, `quanta.settle_rounded`)
+# takes at one step size before it halves the step.  Where the price falls along
+# a line none of its 8 directions follows (a bend sliding along the move before
+# it, its ground priced per started quantum), only the smallest steps keep
+# finding a lower price: 8 million of them, a minute and a half, over 1" of a
+# stretch without the bound.
+SAME_STEP = 64
 
 
 @njit(cache=True, error_model="numpy")
@@ -226,13 +233,15 @@ def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, slope
     """Move points ``k .. k + span - 1`` of the polyline together (one bend, or a
     move between two bends slid sideways) where the stretch from point ``k - 1``
     to point ``k + span + 1`` costs least: a compass search in 8 directions,
-    from half a cell down to a millionth of one.  Returns True if they moved."""
+    from half a cell down to a millionth of one, at most `SAME_STEP` moves at
+    each step size.  Returns True if they moved."""
     hi = min(k + span + 1, n - 1)
     best, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep, slope_of,
                        slopes, enter, narrow, clear)
     width, tall = cols * cell, height * cell
     h = 0.5 * cell
     moved = False
+    taken = 0  # moves at this step size
     while h > 1e-6 * cell:
         found = False
         for d in range(8):
@@ -254,8 +263,10 @@ def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, slope
             for j in range(k, k + span):
                 xs[j] -= ox
                 ys[j] -= oy
-        if not found:
+        taken += 1
+        if not found or taken == SAME_STEP:
             h *= 0.5
+            taken = 0
     return moved
 
 
