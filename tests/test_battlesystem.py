@@ -466,6 +466,31 @@ def test_any_angle_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
     assert rounded > 10  # the rounding is in what was checked
 
 
+@pytest.mark.parametrize(("seed", "depth"), [(3, 0), (4, 1.5), (5, 4)])
+def test_routes_keep_the_reachs_word_on_random_battlefields(bs, seed, depth):
+    """Random woods, brush, hills and a hedge, from random points to random points up
+    to a move away: a route's path prices to its cost, and a point the turn's
+    reach puts within the allowance is routed there in one turn for no more."""
+    g = _random_battlefield(bs, seed, depth, [feature("light woods", rect(0.3, 9.1, 4.5, 12))])
+    rng = np.random.default_rng(seed)
+    within = 0
+    for _ in range(6):
+        start = (float(rng.uniform(0.5, 19.5)), float(rng.uniform(0.5, 11.5)))
+        r = engine.reach(g, start)
+        for _ in range(3):
+            turn, far = rng.uniform(0, 2 * math.pi), rng.uniform(1, 12)
+            goal = (start[0] + far * math.cos(turn), start[1] + far * math.sin(turn))
+            if not (0 < goal[0] < 20 and 0 < goal[1] < 12):
+                continue
+            rt = engine.route(g, start, goal)
+            assert engine.price_path(g, rt.path).cost == pytest.approx(rt.cost, rel=1e-12)
+            said = r.cost_at(goal)
+            if said <= g.unit.move:
+                assert rt.cost <= said + 1e-9 and rt.turns == 1
+                within += 1
+    assert within >= 5
+
+
 @pytest.mark.parametrize(("start", "goal", "best"), [((0.3, 3.3), (8.3, 2.2), 9.15),
                                                     ((0.95, 3.67), (7.26, 2.61), 7.45)])
 def test_a_strip_of_light_woods_is_crossed_square(bs, start, goal, best):
