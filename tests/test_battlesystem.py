@@ -468,9 +468,10 @@ def test_any_angle_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
 
 @pytest.mark.parametrize(("seed", "depth"), [(3, 0), (4, 1.5), (5, 4)])
 def test_routes_keep_the_reachs_word_on_random_battlefields(bs, seed, depth):
-    """Random woods, brush, hills and a hedge, from random points to random points up
-    to a move away: a route's path prices to its cost, and a point the turn's
-    reach puts within the allowance is routed there in one turn for no more."""
+    """Random light woods, brush and rough ground, a hill and a hedge, from random
+    points to random points up to a move away: a route's path prices to its cost,
+    and a point the turn's reach puts within the allowance is routed there in one
+    turn for no more."""
     g = _random_battlefield(bs, seed, depth, [feature("light woods", rect(0.3, 9.1, 4.5, 12))])
     rng = np.random.default_rng(seed)
     within = 0
