@@ -108,7 +108,7 @@ def _crossings(g: CostGrid, points: list) -> list:
     return out if len(out) - len(points) <= _CROSSINGS else points
 
 
-def _refined_across(g: CostGrid, points: list, sweeps: int) -> tuple[list, float]:
+def _refined_across(g: CostGrid, points: list, sweeps: int = _SWEEPS) -> tuple[list, float]:
     """`_refined` ``points``, then, where cheaper, that with a bend put on each terrain
     edge its moves cross (`_crossings`), each moved along its edge with one sweep."""
     best = _refined(g, points, sweeps)

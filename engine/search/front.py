@@ -45,7 +45,7 @@ from ._state import (
     _theta_within,
     _workspace,
 )
-from .bends import _SWEEPS, _bendable, _pull, _refined, _refined_across, _rounded_tries, _unbent
+from .bends import _bendable, _pull, _refined, _refined_across, _rounded_tries, _unbent
 from .pricing import Leg, Pricing, _path_cost, _price
 from .turns import route_turns
 
@@ -791,7 +791,7 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     if len(points) > 2 and (g.depth > 0 or g.quantum.any()):
         tries.append(_pull(g, points, priced.cost))
     if not g.quantum.any():  # with rear ranks, bends moved as a point's are a candidate
-        tries.append(_refined_across(g, tries[-1] if tries else points, _SWEEPS)[0])
+        tries.append(_refined_across(g, tries[-1] if tries else points)[0])
     else:  # where the rounding costs least
         tries += _rounded_tries(g, tries[-1] if tries else points)
     best = (points, priced, rows)

@@ -32,6 +32,17 @@ _PUSH = 1e-7
 SAME_STEP = 64
 
 
+@njit(cache=True, inline="always")
+def next_step(h, found, taken):
+    """A compass search's step size after a try at step ``h``, and how many moves it
+    has taken at that size: the same after a move (``found``), but halved after
+    `SAME_STEP` of them or a try that found no lower price."""
+    taken += 1
+    if not found or taken == SAME_STEP:
+        return 0.5 * h, 0
+    return h, taken
+
+
 @njit(cache=True, error_model="numpy")
 def _near(px, py, qx, qy, x, y):
     """The distance from the point ``(x, y)`` to the segment from ``(px, py)`` to
@@ -233,8 +244,8 @@ def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, slope
     """Move points ``k .. k + span - 1`` of the polyline together (one bend, or a
     move between two bends slid sideways) where the stretch from point ``k - 1``
     to point ``k + span + 1`` costs least: a compass search in 8 directions,
-    from half a cell down to a millionth of one, at most `SAME_STEP` moves at
-    each step size.  Returns True if they moved."""
+    from half a cell down to a millionth of one (`next_step`).  Returns True if
+    they moved."""
     hi = min(k + span + 1, n - 1)
     best, _ = _stretch(xs, ys, k - 1, hi, ats[k - 1], cell, cols, height, base, steep, slope_of,
                        slopes, enter, narrow, clear)
@@ -263,10 +274,7 @@ def _settle_bend(xs, ys, k, span, n, ats, cell, cols, height, base, steep, slope
             for j in range(k, k + span):
                 xs[j] -= ox
                 ys[j] -= oy
-        taken += 1
-        if not found or taken == SAME_STEP:
-            h *= 0.5
-            taken = 0
+        h, taken = next_step(h, found, taken)
     return moved
 
 

@@ -18,7 +18,7 @@ from numba import njit
 
 from ...terrain._kernels import fold, stretch
 from .anyangle import _TIE, _next_break, _piece_cell, _walk_from, segment_cost
-from .corners import SAME_STEP
+from .corners import next_step
 from .trail import _QUANTUM_TOL
 
 
@@ -139,9 +139,9 @@ def settle_rounded(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow,
                    quantum, cols, cell, sweeps):
     """Move each bend of the polyline's ``n`` points (the first and last fixed) where
     the whole path's price with quanta (`_rounded`) is least: a compass search in
-    8 directions, from half a cell down to a millionth of one (at most
-    `corners.SAME_STEP` moves at each step size), a bend at a time, up to
-    ``sweeps`` times while any moves.  Returns the price."""
+    8 directions, from half a cell down to a millionth of one
+    (`corners.next_step`), a bend at a time, up to ``sweeps`` times while any
+    moves.  Returns the price."""
     width, tall = cols * cell, (base.shape[0] // cols) * cell
     best = _rounded(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear,
                     quantum, cols, cell)
@@ -165,10 +165,7 @@ def settle_rounded(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow,
                         best, found, moved = c, True, True
                         break
                     xs[k], ys[k] = x, y
-                taken += 1
-                if not found or taken == SAME_STEP:
-                    h *= 0.5
-                    taken = 0
+                h, taken = next_step(h, found, taken)
         if not moved:
             break
     return best
