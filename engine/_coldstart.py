@@ -60,10 +60,10 @@ KERNELS: dict[str, tuple[str, str, str]] = {
     "many_trails": (
         "engine.search._kernels.many", "many_trails",
         "i8 i8 f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] f8[:] f8 i8 f8 f8 i8[:] f8[:,:] "
-        "f8[:,:] f8 b1 i8[:,:] i4[:] "
+        "f8[:,:] f8[:,:,:] f8 b1 i8[:,:] i4[:] "
         "f8[:] i8[:] f8[:] i8[:] i8[:] i8[:] (f8[:] i4[:] i4[:] i1[:] i1[:] f8[:,:] f8[:,:] "
         "i4[:] i1[:] i4[:] i4[:,:] f8[:] i4[:]) i8[:] i8 i8[:] f8[:] i8[:] i8[:] i8[:] i8[:] "
-        "i8[:] f8[:] i8[:] i8[:] i8[:]"),
+        "i8[:] f8[:] i8[:] f8[:] f8[:] i8[:] i8[:]"),
     "straighten": (
         "engine.search._kernels.corners", "straighten",
         "f8[:] f8[:] i8 i8 f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] i8 f8 i8 b1"),

@@ -442,21 +442,21 @@ def test_any_angle_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
     """The same random battlefields, any-angle: every cell's cost is the price of the
     straight moves the search kept to it from the unit's own point, each stretch
     of light woods rounded up to whole started quanta (with rear ranks, of the
-    cheapest path kept at the cell), within the allowance."""
+    cheapest path kept at the cell, which may first step a hair aside to face
+    the ranks), within the allowance."""
     # Off the hill, 2.9" and 3.4" from the unit (on it, a slope triples their price).
     g = _random_battlefield(bs, seed, depth, [feature("light woods", rect(0.3, 9.1, 4.5, 12)),
                                               feature("light woods", rect(0.3, 0, 4.5, 2.8))])
     start = (2.1, 6.2)
     r = engine.reach(g, start, 12)
-    kept, cols = r._labels, g.grid.shape[1]
+    kept = r._labels
     assert kept is not None and r.cells.size > 50
     rounded = 0
     for k in range(0, r.cells.size, 5):
         chain = [int(kept.best[k])]
         while kept.prev[chain[-1]] >= 0:
             chain.append(int(kept.prev[chain[-1]]))
-        points = [start] + [((kept.cell[b] % cols + 0.5) * g.cell,
-                             (kept.cell[b] // cols + 0.5) * g.cell) for b in chain[-2::-1]]
+        points = [start] + [(kept.x[b], kept.y[b]) for b in chain[-2::-1]]
         if len(points) < 2:
             continue
         priced = engine.price_path(g, points)

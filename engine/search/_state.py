@@ -265,14 +265,18 @@ class _Nodes:
 
 class _KeptLabels(NamedTuple):
     """The paths an any-angle reach keeps with rear ranks or near ground priced per
-    started quantum: every label's cell, cost and the label it came from (-1 for
-    the start's, label 0), and the cheapest label of each of the reach's cells,
+    started quantum: every label's cell, cost, the label it came from (-1 for the
+    start's, label 0) and where it stands (the start for label 0, a point a hair
+    from it for a first step that faces the unit another way, `facing_points`,
+    else its cell's centre), and the cheapest label of each of the reach's cells,
     in its order; and the first of the labels of the step lattice's paths
     (`_with_lattice`), -1 if none are kept."""
 
     cell: np.ndarray
     cost: np.ndarray
     prev: np.ndarray
+    x: np.ndarray
+    y: np.ndarray
     best: np.ndarray
     lattice: int = -1
 
@@ -309,6 +313,28 @@ class _Trails:
             self.labels = _Labels.pool(_POOL, width)
             self.at = np.empty(self.labels.cost.size, dtype=np.int64)
         return self.labels
+
+
+# A unit with rear ranks may first step this far (times the cell) in one of `FACINGS`
+# directions, to stand its ranks behind it facing that way (`facing_points`).
+FACE_STEP = 1e-3
+FACINGS = 32
+_TURNS = 2.0 * np.pi * np.arange(FACINGS) / FACINGS
+# (rounded: exactly along an axis, 4 of them)
+_FACING_DIRS = np.stack([np.round(np.cos(_TURNS), 12), np.round(np.sin(_TURNS), 12)], axis=1)
+
+
+def facing_points(g: CostGrid, points: np.ndarray) -> np.ndarray:
+    """For each of ``points`` (rows ``(x, y)``), the points a first step a hair long
+    (`FACE_STEP` cells) reaches in each of `FACINGS` directions, kept on the table:
+    ``out[u, k]`` is ``(x, y)``, NaN for a step kept on the table back to where it
+    starts (straight off it)."""
+    at = points[:, None, :]
+    out = at + (FACE_STEP * g.cell) * _FACING_DIRS[None, :, :]
+    np.clip(out[..., 0], 0.0, g.grid.width, out=out[..., 0])
+    np.clip(out[..., 1], 0.0, g.grid.height, out=out[..., 1])
+    out[(out == at).all(axis=2)] = np.nan
+    return out
 
 
 def _theta_within(g: CostGrid, source: int, start, budget: float, aim=None) -> tuple:
@@ -350,6 +376,7 @@ def _theta_runs(g: CostGrid, points: list, sources: list[int], budget: float,
     xy = np.array(points, dtype=np.float64).reshape(n, 2)
     if aims is None:
         aims = np.full((n, 2), np.nan)
+    faces = facing_points(g, xy) if g.depth > 0 else None
     at, count = np.empty((2, 2, n), dtype=np.int64)  # where each reach's items are, how many
     # Every reached cell's centre lies within budget / least of its start: room for
     # that disc for each unit (pages never written are never resident).
@@ -364,14 +391,15 @@ def _theta_runs(g: CostGrid, points: list, sources: list[int], budget: float,
         def work(t: int) -> None:
             s, width = spaces[t], g.trail_width
             done = _kernels.many_trails(
-                t, threads, *grid, float(g.unit.depth), src, xy, aims, budget + _SLACK,
+                t, threads, *grid, float(g.unit.depth), src, xy, aims, faces, budget + _SLACK,
                 g.merging, *g.longer_steps[:2], s.dist, s.head, s.beat, s.touched, s.tried,
                 s.stamp,
                 tuple(s.pool(width)), s.at, width, np.empty(size, dtype=np.int64),
                 np.empty(size), np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64),
                 at[0], count[0], np.empty(2 * size, dtype=np.int64), np.empty(2 * size),
-                np.empty(2 * size, dtype=np.int64), at[1], count[1])
-            out[t], s.labels, s.at = done[:7], _Labels(*done[7]), done[8]
+                np.empty(2 * size, dtype=np.int64), np.empty(2 * size), np.empty(2 * size),
+                at[1], count[1])
+            out[t], s.labels, s.at = done[:9], _Labels(*done[9]), done[10]
     else:
         def work(t: int) -> None:
             s = spaces[t]
@@ -392,7 +420,7 @@ def _theta_runs(g: CostGrid, points: list, sources: list[int], budget: float,
             continue
         labels = slice(first[1][u], first[1][u] + counts[1][u])
         found.append((bufs[0][cut], bufs[1][cut], bufs[2][cut], _KeptLabels(
-            bufs[4][labels], bufs[5][labels], bufs[6][labels], bufs[3][cut])))
+            *(b[labels] for b in bufs[4:9]), bufs[3][cut])))
     return found
 
 
@@ -535,9 +563,11 @@ def _with_lattice(g: CostGrid, start, budget: float, cells: np.ndarray, cost: np
                         a.slopes, a.enter, a.narrow, g.clearance, cols, g.cell, first)
     up = _places(more, up)
     up = np.where(up < 0, 0, up + cells.size)  # from the start's centre: label 0's
-    return _KeptLabels(np.concatenate([cells, more]),
-                       np.concatenate([cost, smooth + first[0]]),
-                       np.concatenate([prev, up]), np.arange(cells.size), cells.size)
+    every = np.concatenate([cells, more])
+    xs, ys = (every % cols + 0.5) * g.cell, (every // cols + 0.5) * g.cell
+    xs[0], ys[0] = start  # the start's own node (label 0)
+    return _KeptLabels(every, np.concatenate([cost, smooth + first[0]]),
+                       np.concatenate([prev, up]), xs, ys, np.arange(cells.size), cells.size)
 
 
 def _quantised_moves(g: CostGrid, start, budget: float, cells: np.ndarray, cost: np.ndarray,
@@ -557,9 +587,6 @@ def _quantised_moves(g: CostGrid, start, budget: float, cells: np.ndarray, cost:
     if kept is None:
         kept = _with_lattice(g, start, budget, cells, cost, parent)
     cols, cell = g.grid.shape[1], g.cell
-    xs = (kept.cell % cols + 0.5) * cell
-    ys = (kept.cell // cols + 0.5) * cell
-    xs[0], ys[0] = start  # the start's own node (label 0)
     # Cheapest first, so every parent before its children (labels reuse the slots of
     # those beaten, so their numbers are not in that order).
     order = np.argsort(kept.cost, kind="stable")
@@ -568,7 +595,7 @@ def _quantised_moves(g: CostGrid, start, budget: float, cells: np.ndarray, cost:
     prev = kept.prev[order]
     a = g.kernel_args
     out = np.empty(kept.cell.size)
-    _kernels.settle_moves(xs[order], ys[order], np.where(prev < 0, -1, rank[prev]),
+    _kernels.settle_moves(kept.x[order], kept.y[order], np.where(prev < 0, -1, rank[prev]),
                           kept.cost[order], a.base, a.steep, a.slope_of, a.slopes,
                           g.cell_quantum, cols, cell, budget + _SLACK, out)
     out = out[rank]
@@ -581,7 +608,7 @@ def _quantised_moves(g: CostGrid, start, budget: float, cells: np.ndarray, cost:
     best = best[np.argsort(out[best], kind="stable")]
     up = kept.prev[best]
     return (kept.cell[best], out[best], np.where(up >= 0, kept.cell[np.maximum(up, 0)], -1),
-            _KeptLabels(kept.cell, kept.cost, kept.prev, best, kept.lattice))
+            kept._replace(best=best))
 
 
 def _trace(g: CostGrid, parent: np.ndarray, source: int, target: int) -> list[int]:

@@ -44,6 +44,7 @@ from ._state import (
     _theta_many,
     _theta_within,
     _workspace,
+    facing_points,
 )
 from .bends import _bendable, _pull, _refined, _refined_across, _rounded_tries, _unbent
 from .pricing import Leg, Pricing, _path_cost, _price
@@ -346,13 +347,8 @@ class Reach:
         return best
 
     def _label_xy(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Where labels of a reach with rear ranks stand: the start for label 0, else
-        their cells' centres (a path may come back through the start's cell)."""
-        cells, cell, cols = self._labels.cell[labels], self.grid.cell, self.grid.grid.shape[1]
-        xs = (cells % cols + 0.5) * cell
-        ys = (cells // cols + 0.5) * cell
-        xs[labels == 0], ys[labels == 0] = self.start
-        return xs, ys
+        """Where labels of a reach with rear ranks stand (`_KeptLabels`)."""
+        return self._labels.x[labels], self._labels.y[labels]
 
     @functools.cached_property
     def _home(self) -> int:
@@ -637,10 +633,13 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
                            f"{goal[1]:g}) for {grid.unit.race}")
     path, priced, rows = _straighten(grid, *found) if any_angle else found
     if any_angle and find is None:
-        path, priced, rows = _by_reach(grid, source, start, goal, per_turn,
-                                       (path, priced, rows))
+        # With rear ranks, the search's route facing another way first where that is
+        # cheaper, before the reach's path is weighed against it; then the one taken.
+        found = (path, priced, rows)
         if grid.depth > 0:
-            path, priced, rows = _faced(grid, (path, priced, rows))
+            found = _faced(grid, found)
+        found = _by_reach(grid, source, start, goal, per_turn, found)
+        path, priced, rows = _faced(grid, found) if grid.depth > 0 else found
     try:
         turns, stops = route_turns(grid, path, priced, rows, per_turn)
     except NoRouteError as stuck:  # a cost at once a turn cannot pay: round it, if a way is
@@ -682,12 +681,6 @@ def _by_reach(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: flo
     return other if other[1].cost < found[1].cost else found
 
 
-# A unit with rear ranks may first step this far (times the cell) in one of `_FACINGS`
-# directions, to stand its ranks behind it facing that way (`_faced`).
-_FACE_STEP = 1e-3
-_FACINGS = 32
-
-
 def _stands_clean(g: CostGrid, x: float, y: float) -> bool:
     """Whether the rear ranks of a unit at ``(x, y)``, facing any way, stand on no ground
     heavier than where its front starts (`_kernels.ranked._clean_stand`): then no
@@ -699,29 +692,27 @@ def _stands_clean(g: CostGrid, x: float, y: float) -> bool:
 
 def _faced(g: CostGrid, found: tuple) -> tuple:
     """``found`` (a route's path, or `Reach.cost_at`'s, its pricing and rows), or, if
-    cheaper, the path with a first step a hair long (`_FACE_STEP`) in one of
-    `_FACINGS` directions (kept on the table), going on to its first bend or past
+    cheaper, the path with a first step a hair long to one of `facing_points`
+    (`FACINGS` directions, kept on the table), going on to its first bend or past
     it, its bends then moved (`_straighten`).
 
     A move stands the rear ranks straight behind the unit facing along its
     first leg, so a first step sideways (along a slope's contour, say, or a
     wood's edge) can keep them off ground that going straight would stand
-    them on; the searches stand them facing each first move only, and may
-    bend a hair from the start for a facing that a step sets more cheaply."""
+    them on.  The any-angle reach tries those first steps too
+    (`_kernels.theta_labels`), but the step lattice's search stands the ranks
+    facing each first move only, and a path's bends, once moved, may want
+    another facing."""
     path, priced = found[:2]
-    (x, y), step = path[0], _FACE_STEP * g.cell
+    x, y = path[0]
     if priced.cost == math.inf or _stands_clean(g, x, y):
         return found  # (no facing stands the ranks on ground heavier than the start's)
     best, least = None, priced.cost
-    for k in range(_FACINGS):
-        turn = 2.0 * math.pi * k / _FACINGS  # (rounded: exactly along an axis, 4 of them)
-        ux, uy = round(math.cos(turn), 12), round(math.sin(turn), 12)
-        q = (min(max(x + step * ux, 0.0), g.grid.width),
-             min(max(y + step * uy, 0.0), g.grid.height))
-        if q == path[0]:  # (a step straight off the table, clamped back to the start)
+    for q in facing_points(g, np.array([path[0]], dtype=np.float64))[0].tolist():
+        if math.isnan(q[0]):  # (a step straight off the table, clamped back to the start)
             continue
         for on in (path[1:], path[2:])[:len(path) - 1]:  # on to the first bend, or past it
-            faced = [path[0], q, *on]
+            faced = [path[0], tuple(q), *on]
             cost = _path_cost(g, faced)
             if cost < least:
                 best, least = faced, cost

@@ -22,7 +22,7 @@ from .astar import reach_table
 from .dijkstra import search
 from .heap import reset
 from .labels import label_pool, search_labels
-from .ranked import collect_labels, reset_labels, theta_labels
+from .ranked import _label_xy, collect_labels, reset_labels, theta_labels
 
 __all__ = ["many_heap", "many_labels", "many_plain", "many_theta", "many_trails"]
 
@@ -221,18 +221,19 @@ def many_theta(t, threads, base, steep, slope_of, slopes, enter, narrow, clear, 
 
 @njit(cache=True, nogil=True)
 def many_trails(t, threads, base, steep, slope_of, slopes, enter, narrow, clear, alike, least,
-                cols, cell, depth, sources, points, aims, budget, merging, longer, long_row, dist,
-                head, beat, touched, tried, stamp, pool, l_at, width, cells, cost, parents, best,
-                out_start, out_n, k_cell, k_cost, k_prev, kept_start, kept_n):
+                cols, cell, depth, sources, points, aims, faces, budget, merging, longer, long_row,
+                dist, head, beat, touched, tried, stamp, pool, l_at, width, cells, cost, parents,
+                best, out_start, out_n, k_cell, k_cost, k_prev, k_x, k_y, kept_start, kept_n):
     """`many_theta` for a unit with rear ranks, each reach by `theta_labels` with the
     label ``pool`` (`label_pool`'s, ``width`` levels, and ``l_at``), grown as it
-    runs out, reach u aimed at the point ``aims[u]`` (NaN: at none).  Each
-    reach's cells, costs, parents and cheapest labels (their index among the
-    reach's labels, `collect_labels`) go to ``cells``, ``cost``, ``parents``
-    and ``best``, unit u's at ``out_start[u]``, ``out_n[u]`` of them; the
-    labels it used (cell, cost, label it came from, -1 for the start's) to
-    ``k_cell``, ``k_cost`` and ``k_prev``, at ``kept_start[u]``,
-    ``kept_n[u]`` of them.  Returns those seven arrays and
+    runs out, reach u aimed at the point ``aims[u]`` (NaN: at none), with the
+    first steps to ``faces[u]`` that face the unit another way.  Each reach's
+    cells, costs, parents and cheapest labels (their index among the reach's
+    labels, `collect_labels`) go to ``cells``, ``cost``, ``parents`` and
+    ``best``, unit u's at ``out_start[u]``, ``out_n[u]`` of them; the labels it
+    used (cell, cost, label it came from, -1 for the start's, and where it
+    stands) to ``k_cell``, ``k_cost``, ``k_prev``, ``k_x`` and ``k_y``, at
+    ``kept_start[u]``, ``kept_n[u]`` of them.  Returns those nine arrays and
     the pool, each new and bigger where it did not hold a reach."""
     at = np.int64(0)
     kat = np.int64(0)
@@ -242,8 +243,8 @@ def many_trails(t, threads, base, steep, slope_of, slopes, enter, narrow, clear,
         while used < 0:
             nt, used = theta_labels(
                 base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
-                depth, sources[u], points[u, 0], points[u, 1], aims[u, 0], aims[u, 1], budget,
-                merging, longer, long_row, dist, head, beat, touched, tried, stamp, pool[0],
+                depth, sources[u], points[u, 0], points[u, 1], aims[u, 0], aims[u, 1], faces[u],
+                budget, merging, longer, long_row, dist, head, beat, touched, tried, stamp, pool[0],
                 pool[1], pool[2], pool[3], pool[4], pool[5], pool[6], pool[7], pool[8], pool[9],
                 pool[11], pool[12], l_at)
             if used < 0:  # the pool ran out: again, with room
@@ -259,12 +260,16 @@ def many_trails(t, threads, base, steep, slope_of, slopes, enter, narrow, clear,
         k_cell = _room(k_cell, kat, kat + used)
         k_cost = _room(k_cost, kat, kat + used)
         k_prev = _room(k_prev, kat, kat + used)
+        k_x = _room(k_x, kat, kat + used)
+        k_y = _room(k_y, kat, kat + used)
         for j in range(used):
             k_cell[kat + j], k_cost[kat + j], k_prev[kat + j] = pool[1][j], pool[0][j], pool[2][j]
+            k_x[kat + j], k_y[kat + j] = _label_xy(j, pool[1][j], pool[3][j], faces[u],
+                                                   points[u, 0], points[u, 1], cols, cell)
         for j in range(at, at + k):
             up = pool[2][best[j]]
             parents[j] = pool[1][up] if up >= 0 else -1
         out_start[u], out_n[u], kept_start[u], kept_n[u] = at, k, kat, used
         at += k
         kat += used
-    return cells, cost, parents, best, k_cell, k_cost, k_prev, pool, l_at
+    return cells, cost, parents, best, k_cell, k_cost, k_prev, k_x, k_y, pool, l_at

@@ -364,21 +364,96 @@ def _presettle_labels(sight, r0, c0, w, source, sx, sy, gx, gy, base, cols, cell
     return nt, used, queued
 
 
+@njit(cache=True, error_model="numpy", _nrt=False)
+def _faced_labels(faces, source, sx, sy, depth, cell, cols, base, steep, slope_of, slopes, enter,
+                  narrow, clear, merging, dist, head, beat, touched, nt, used, queued, l_cost,
+                  l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos, hkey, hidx,
+                  l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org, piece_at, piece_from, heads,
+                  link):
+    """Label the start's cell with each first step to one of ``faces`` (points a hair
+    from the start; NaN: none) that ends in that cell: the ranks stand straight
+    behind the start facing the step (`_stand`) and the step is priced with them
+    (`trail_cost`), so a path from there goes on with the trail that facing
+    leaves, as `engine.price_path` prices a path whose first leg is that step.
+    The standing footprint faces the first move, and a first step sideways
+    (along a wood's edge, say) may keep the ranks off ground that going
+    straight would stand them on.  A label is kept unless another at the cell
+    beats it; its step is the face's number plus one (`_label_xy`).  Returns
+    ``(cells touched, labels used, queued)``, labels used -1 if the pool ran
+    out."""
+    height = base.shape[0] // cols
+    for k in range(faces.shape[0]):
+        hx, hy = faces[k, 0], faces[k, 1]
+        tot = _length(hx - sx, hy - sy)
+        if not tot > 0.0:  # (NaN: no such face)
+            continue
+        n = _stand(sx, sy, (hx - sx) / tot, (hy - sy) / tot, depth, cell, cols, height, base,
+                   steep, slope_of, slopes, lv_s, rem_s, org, piece_at, piece_from)
+        c, at, n = trail_cost(sx, sy, hx, hy, source, lv_s, rem_s, org, n, depth, cell, cols,
+                              height, base, steep, slope_of, slopes, enter, narrow, clear,
+                              rec_len, rec_lv, rec_org)
+        if c == np.inf or at != source:
+            continue
+        z, nt, used, queued = _keep(source, c, n, 0, k + 1, merging, base, dist, touched, nt,
+                                    used, queued, beat, head, l_cost, l_cell, l_prev, l_step,
+                                    l_n, l_lv, l_rem, l_next, l_state, l_pos, hkey, hidx, lv_s,
+                                    rem_s, heads, link)
+        if z == -2:
+            return nt, -1, queued
+        if z >= 0:
+            l_at[z] = at
+    return nt, used, queued
+
+
+# (Inlined: numba inlines a function of no more than 30 arguments.)
 @njit(cache=True, inline="always")
-def _label_xy(x, cell_of, sx, sy, cols, cell):
-    """Where label ``x`` (at cell ``cell_of``) stands: the start for label 0, else its
-    cell's centre."""
+def _keep(b, nd, n, z0, face, merging, base, dist, touched, nt, used, queued, beat, head, l_cost,
+          l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos, hkey, hidx, lv_s,
+          rem_s, heads, link):
+    """Keep at cell b the label of a move from label ``z0`` (``face``: the step, as
+    `_faced_labels` numbers it, else 0), costing ``nd``, its trail ``lv_s``, ``rem_s``
+    (``n`` levels), unless a label there beats it (`_drop_beaten`): recorded in the
+    place of one it beats still queued, or as a new one, noted (`_note_reached`)
+    and queued.  Returns ``(label, cells touched, labels used, queued)``; the label
+    is -1 where one beats it, -2 where the pool ran out (the caller writes where
+    the label's front is, ``l_at``)."""
+    beaten, z = _drop_beaten(b, nd, n, merging, base, beat, head, l_cost, l_n, l_lv, l_rem,
+                             l_state, l_next, lv_s, rem_s)
+    if beaten:
+        return -1, nt, used, queued
+    cap = l_cost.shape[0]
+    fresh = z < 0
+    if fresh:
+        if used == cap:
+            return -2, nt, used, queued
+        z = used
+        used += 1
+    _record_label(z, z0, face, b, nd, n, False, head, l_cost, l_cell, l_prev, l_step, l_n, l_lv,
+                  l_rem, l_state, l_next, lv_s, rem_s)
+    nt = _note_reached(b, nd, n, nt, dist, touched, beat, base, lv_s, rem_s)
+    queued, _ = _enqueue(z, nd, fresh, True, queued, 0, cap, 0, 0, 0.0, heads, hkey, hidx,
+                         l_pos, link)
+    return z, nt, used, queued
+
+
+@njit(cache=True, inline="always")
+def _label_xy(x, cell_of, face, faces, sx, sy, cols, cell):
+    """Where label ``x`` (at cell ``cell_of``, its step ``face``) stands: the start for
+    label 0, the point ``faces[face - 1]`` for one that first faces the unit another
+    way (`_faced_labels`), else its cell's centre."""
     if x == 0:
         return sx, sy
+    if face > 0:
+        return faces[face - 1, 0], faces[face - 1, 1]
     r = cell_of // cols
     return (cell_of - r * cols + 0.5) * cell, (r + 0.5) * cell
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
-                 depth, source, sx, sy, gx, gy, budget, merging, longer, long_row, dist, head,
-                 beat, touched, tried, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem,
-                 l_next, l_state, l_pos, hkey, hidx, l_at):
+                 depth, source, sx, sy, gx, gy, faces, budget, merging, longer, long_row, dist,
+                 head, beat, touched, tried, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv,
+                 l_rem, l_next, l_state, l_pos, hkey, hidx, l_at):
     """Theta* with the rear-rank trail from the point ``(sx, sy)`` in cell ``source``,
     within ``budget``, keeping at each cell every path (label) no other beats, as
     `labels.search_labels` does on the step lattice (`_drop_beaten`: a label is
@@ -395,7 +470,10 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
     are settled at once (`_presettle_labels`) as far as no cheaper path can reach
     them (`anyangle._settle_limit`, given ``least``, `CostGrid.least`), but for
     those a straight move to would stand its ranks on heavier ground
-    (`_facing_clean`).  ``dist`` gets each touched cell's cheapest label's cost;
+    (`_facing_clean`).  Where the ranks standing at the start may stand on heavier
+    ground, the start's cell also holds a label for each of ``faces`` (points a hair
+    from the start, NaN: none) that a first step to faces the unit that way
+    (`_faced_labels`).  ``dist`` gets each touched cell's cheapest label's cost;
     ``dist``, ``head`` (-1) and ``beat`` (inf) must be at rest and are returned
     there by `reset_labels`.  The pool (`_kernels.label_pool`'s, with ``l_at``,
     each label's front cell) needs no reset.  ``tried[b]`` is ``stamp[0] * 2**32``
@@ -424,23 +502,24 @@ def theta_labels(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                       steep)
     return _labels_loop(
         base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell, depth,
-        source, sx, sy, gx, gy, budget, merging, longer, long_row, dist, head, beat, touched,
-        tried, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos,
-        hkey, hidx, l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org, piece_at, piece_from,
-        kinds, ends, heads, link, clean, sight, r0, c0, w)
+        source, sx, sy, gx, gy, faces, budget, merging, longer, long_row, dist, head, beat,
+        touched, tried, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next,
+        l_state, l_pos, hkey, hidx, l_at, org, lv_s, rem_s, rec_len, rec_lv, rec_org, piece_at,
+        piece_from, kinds, ends, heads, link, clean, sight, r0, c0, w)
 
 
 # Without numba's reference counting, as `anyangle._theta_loop`.
 @njit(cache=True, nogil=True, error_model="numpy", _nrt=False)
 def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, least, cols, cell,
-                 depth, source, sx, sy, gx, gy, budget, merging, longer, long_row, dist, head,
-                 beat, touched, tried, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem,
-                 l_next, l_state, l_pos, hkey, hidx, l_at, org, lv_s, rem_s, rec_len, rec_lv,
-                 rec_org, piece_at, piece_from, kinds, ends, heads, link, clean, sight, r0, c0,
-                 w):
+                 depth, source, sx, sy, gx, gy, faces, budget, merging, longer, long_row, dist,
+                 head, beat, touched, tried, stamp, l_cost, l_cell, l_prev, l_step, l_n, l_lv,
+                 l_rem, l_next, l_state, l_pos, hkey, hidx, l_at, org, lv_s, rem_s, rec_len,
+                 rec_lv, rec_org, piece_at, piece_from, kinds, ends, heads, link, clean, sight,
+                 r0, c0, w):
     """`theta_labels`' search, given its scratch arrays (a trail, a record, the pieces
     of a standing footprint, `_enqueue`'s buckets), whether the start is clean
-    (`_clean_stand`) and, if so, `_source_sight`'s window."""
+    (`_clean_stand`) and, if so, `_source_sight`'s window; where it is not, the
+    start's cell holds the labels of ``faces`` too (`_faced_labels`)."""
     ncell = base.shape[0]
     height = ncell // cols
     cap = l_cost.shape[0]
@@ -467,6 +546,14 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
             sight, r0, c0, w, source, sx, sy, gx, gy, base, cols, cell, depth, lowest, budget,
             limit, dist, head, beat, touched, l_cost, l_cell, l_prev, l_step, l_n, l_lv, l_rem,
             l_next, l_state, l_pos, hkey, hidx, l_at, longer, long_row)
+    if not clean:
+        nt, used, queued = _faced_labels(
+            faces, source, sx, sy, depth, cell, cols, base, steep, slope_of, slopes, enter,
+            narrow, clear, merging, dist, head, beat, touched, nt, used, queued, l_cost,
+            l_cell, l_prev, l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos, hkey, hidx, l_at,
+            org, lv_s, rem_s, rec_len, rec_lv, rec_org, piece_at, piece_from, heads, link)
+        if used < 0:
+            return nt, -1
     while queued > 0:
         x = _heap_pop(queued, hkey, hidx, l_pos)
         queued -= 1
@@ -476,10 +563,10 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
         if l_cost[x] > budget:
             break
         a = l_cell[x]
-        ax, ay = _label_xy(x, a, sx, sy, cols, cell)
+        ax, ay = _label_xy(x, a, l_step[x], faces, sx, sy, cols, cell)
         y = l_prev[x]
         p = l_cell[y] if y >= 0 else -1
-        px, py = _label_xy(y, p, sx, sy, cols, cell) if y >= 0 else (0.0, 0.0)
+        px, py = _label_xy(y, p, l_step[y], faces, sx, sy, cols, cell) if y >= 0 else (0.0, 0.0)
         ar = a // cols
         ac = a - ar * cols
         # Near a slope or impassable ground, the lattice's longer steps too.
@@ -505,7 +592,8 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                 else:
                     tried[b] = mark + y
                 # No move costs less than its price without the ranks (`_least_move`).
-                floor = _least_move(l_cost[z0], _length(vx - c_x, vy - c_y), cell, z0 == 0,
+                floor = _least_move(l_cost[z0], _length(vx - c_x, vy - c_y), cell,
+                                    z0 == 0 or l_step[z0] > 0,
                                     base[c_at], alike[c_at], clear[c_at], True, base[b],
                                     alike[b], clear[b])
                 if (floor + on) * _SHAVE > budget or (not merging and beat[b] <= floor * TIE):
@@ -526,22 +614,14 @@ def _labels_loop(base, steep, slope_of, slopes, enter, narrow, clear, alike, lea
                 nd = l_cost[z0] + c
                 if not nd + on <= budget:
                     continue
-                beaten, z = _drop_beaten(b, nd, n, merging, base, beat, head, l_cost, l_n,
-                                         l_lv, l_rem, l_state, l_next, lv_s, rem_s)
-                if beaten:
-                    continue
-                fresh = z < 0
-                if fresh:
-                    if used == cap:
-                        return nt, -1
-                    z = used
-                    used += 1
-                _record_label(z, z0, 0, b, nd, n, False, head, l_cost, l_cell, l_prev, l_step,
-                              l_n, l_lv, l_rem, l_state, l_next, lv_s, rem_s)
-                l_at[z] = at
-                nt = _note_reached(b, nd, n, nt, dist, touched, beat, base, lv_s, rem_s)
-                queued, _ = _enqueue(z, nd, fresh, True, queued, 0, cap, 0, 0, 0.0, heads,
-                                     hkey, hidx, l_pos, link)
+                z, nt, used, queued = _keep(b, nd, n, z0, 0, merging, base, dist, touched, nt,
+                                            used, queued, beat, head, l_cost, l_cell, l_prev,
+                                            l_step, l_n, l_lv, l_rem, l_next, l_state, l_pos,
+                                            hkey, hidx, lv_s, rem_s, heads, link)
+                if z == -2:
+                    return nt, -1
+                if z >= 0:
+                    l_at[z] = at
     return nt, used
 
 
