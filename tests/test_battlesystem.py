@@ -13,6 +13,7 @@ import pytest
 import engine
 from engine import InputError, load_map, load_rules
 from engine.cli import main
+from engine.search.front import _near_quanta
 
 from .conftest import MAPS, battlefield, feature, grid_for, line, rect
 
@@ -789,3 +790,26 @@ def test_a_round_hill_is_climbed_to_its_summit_on_any_grid(bs, cell):
     # A route may do better than the straight line: into the polygon where an edge,
     # not a corner, lies a little nearer the summit (climbing costs twice).
     assert 7.99 < engine.route(g, (3.1, 3.1), (8.1, 3.1)).cost <= 8 + 1e-9
+
+
+@pytest.mark.parametrize(("name", "race", "depth", "at", "goal", "cost", "before"), [
+    ("uphill-woods", "infantry", 1.0, (9.9401, 10.6756), (12.7078, 7.5094), 9.0, 10.5673),
+    ("uphill-woods", "special-small", 1.0, (10.0897, 11.7456), (15.9426, 11.2058), 10.5959,
+     math.inf),
+    ("manoeuvres", "special-small", 0.0, (11.5123, 1.0618), (9.6879, 7.4529), 11.7792,
+     math.inf)])
+def test_a_point_costs_what_its_route_costs_by_light_woods(bs, name, race, depth, at, goal,
+                                                           cost, before):
+    """By light woods (3" per started 2") the reach searches on the smooth multiplier,
+    and a way that starts fewer quanta (round the wood's edge, say) can be one its
+    paths miss: `cost_at` asks the route's own search too, so it prices a point
+    within the turn as the route does (from its own paths alone, ``before``: inf
+    says out of reach)."""
+    g = engine.cost_grid(load_map(BS / f"{name}.geojson"), bs, bs.unit(race, depth=depth))
+    rt = engine.route(g, at, goal)
+    assert rt.cost == pytest.approx(cost, abs=1e-4) and rt.turns == 1
+    reach = engine.reach(g, at)
+    assert _near_quanta(g, at, reach.allowance)
+    assert reach.cost_at(goal) == pytest.approx(rt.cost, rel=1e-12)
+    found = reach._best_within(goal)
+    assert (math.inf if found is None else found[1]) == pytest.approx(before, abs=1e-4)

@@ -166,8 +166,12 @@ class Reach:
         allowance over `_BENDS_SAVE`) the paths are those of a reach to `_BENDS_SAVE`
         times the allowance, searched once: a path there can run by cells whose centres
         cost more than the allowance along the search's paths, which bend at cell
-        centres.  A reach on the step lattice answers the cost of the cell ``xy`` stands
-        in (`CostGrid.stand`).
+        centres.  Where ground priced per started quantum lies within the allowance
+        of the start (`_near_quanta`), the path `route`'s own search finds to ``xy``
+        (`_searched`) is priced too, and its price taken where it is lower: the
+        reach's search runs on the smooth multiplier, and a way that starts fewer
+        quanta (round a wood's edge, say) can be one it misses.  A reach on the step
+        lattice answers the cost of the cell ``xy`` stands in (`CostGrid.stand`).
         """
         xy = point(xy)
         self.grid.grid.xy_to_rc(xy)  # on the table
@@ -176,7 +180,29 @@ class Reach:
             j = int(self._found(np.array([r * self.grid.grid.shape[1] + c]))[0])
             return math.inf if j < 0 else float(self._sorted[1][j])
         found = self._best_within(xy)
-        return math.inf if found is None else found[1]
+        cost = math.inf if found is None else found[1]
+        g, within = self.grid, self.allowance + _SLACK
+        if within < math.inf and math.dist(self.start, xy) * g.least <= within and (
+                _near_quanta(g, self.start, self.allowance)):
+            cost = min(cost, self._as_routed(xy, found))
+        return cost
+
+    def _as_routed(self, xy, best: tuple | None) -> float:
+        """The price of the path `route` takes from the start to ``xy``, given this
+        reach's (``best``, `_best_within`'s) if it is within the allowance, else
+        ``inf``: its own search's path (`_searched`) or this reach's, if cheaper,
+        straightened (`_weighed`), and with rear ranks faced (`_faced`)."""
+        g = self.grid
+        r, c = g.stand(xy)
+        if g.base[r, c] == math.inf:
+            return math.inf
+        found = _searched(g, self._home, self.start, r * g.grid.shape[1] + c, xy)
+        if found is None:
+            return math.inf
+        taken = _weighed(g, best, found)
+        if g.depth > 0 and taken is not found:
+            taken = _faced(g, taken)
+        return taken[1].cost if taken[1].cost <= self.allowance + _SLACK else math.inf
 
     def _best_within(self, xy) -> tuple[list, float] | None:
         """`_best_path` to ``xy`` within the allowance, or None.  Near the edge of the
@@ -621,25 +647,14 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
     target = _start_cell(grid, goal, "goal")
     start = (float(start[0]), float(start[1]))
     goal = (float(goal[0]), float(goal[1]))
-    found = None
-    if any_angle and find is None and grid.depth == 0:
-        found = _either(grid, source, start, target, goal)
-    else:
-        cells = (find or functools.partial(_find, grid))(source, target)[0]
-        if cells is not None:
-            found = _join(grid, start, goal, _polyline(grid, cells))
+    found = _searched(grid, source, start, target, goal, find, any_angle)
     if found is None:
         raise NoRouteError(f"no route from ({start[0]:g}, {start[1]:g}) to ({goal[0]:g}, "
                            f"{goal[1]:g}) for {grid.unit.race}")
-    path, priced, rows = _straighten(grid, *found) if any_angle else found
-    if any_angle and find is None:
-        # With rear ranks, the search's route facing another way first where that is
-        # cheaper, before the reach's path is weighed against it; then the one taken.
-        found = (path, priced, rows)
-        if grid.depth > 0:
-            found = _faced(grid, found)
-        found = _by_reach(grid, source, start, goal, per_turn, found)
-        path, priced, rows = _faced(grid, found) if grid.depth > 0 else found
+    if any_angle and find is None:  # the reach's path, if cheaper; with rear ranks, faced
+        taken = _by_reach(grid, source, start, goal, per_turn, found)
+        found = _faced(grid, taken) if grid.depth > 0 and taken is not found else taken
+    path, priced, rows = found
     try:
         turns, stops = route_turns(grid, path, priced, rows, per_turn)
     except NoRouteError as stuck:  # a cost at once a turn cannot pay: round it, if a way is
@@ -651,6 +666,28 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
         except (NoRouteError, InputError):  # none, or the unit stands on such ground
             raise stuck from None
     return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
+
+
+def _searched(g: CostGrid, source: int, start: tuple, target: int, goal: tuple,
+              find: Callable | None = None, any_angle: bool = True) -> tuple | None:
+    """A route's path from ``start`` (in cell ``source``) to ``goal`` (in cell
+    ``target``) by its own search, priced with its rows (`_price`), None if there is
+    none: the cells ``find`` gives (`_find` without landmarks unless given) joined to
+    the points, or with ``any_angle`` and without ``find`` for a unit without rear
+    ranks the cheaper of the any-angle search's and the lattice's (`_either`); with
+    ``any_angle`` then straightened (`_straighten`) and with rear ranks faced
+    another way first where that is cheaper (`_faced`)."""
+    found = None
+    if any_angle and find is None and g.depth == 0:
+        found = _either(g, source, start, target, goal)
+    else:
+        cells = (find or functools.partial(_find, g))(source, target)[0]
+        if cells is not None:
+            found = _join(g, start, goal, _polyline(g, cells))
+    if found is None or not any_angle:
+        return found
+    found = _straighten(g, *found)
+    return _faced(g, found) if g.depth > 0 and find is None else found
 
 
 def _by_reach(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: float,
@@ -675,6 +712,12 @@ def _by_reach(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: flo
         best = _theta_answer(g, start, budget, aimed)._best_path(goal)
     else:
         return found
+    return _weighed(g, best, found)
+
+
+def _weighed(g: CostGrid, best: tuple | None, found: tuple) -> tuple:
+    """``found`` (a route's path, pricing and rows), or the path ``best`` (its points and
+    price, None for none) straightened (`_straighten`), if that is cheaper."""
     if best is None or best[1] >= found[1].cost:
         return found
     other = _straighten(g, best[0], *_price(g, best[0], pieces=False, checked=True))
