@@ -306,3 +306,21 @@ def test_a_point_a_route_reaches_in_a_turn_is_within_the_reach(race, at, goal, c
     assert rt.cost <= found <= min(rt.cost * 1.001, g.unit.move)
     assert engine.price_path(g, path).cost == pytest.approx(found, rel=1e-12)
     assert reach.cost_at(goal) == found
+
+
+@pytest.mark.parametrize(("name", "race", "at", "goal", "cost"), [
+    ("demo", "hill trolls", (105.8732, 32.7877), (90.6864, 24.2931), 19.7973),
+    ("crossings", "humans", (158.4053, 15.8845), (171.9498, 20.2019), 19.7200)])
+def test_a_point_the_reach_prices_just_past_the_turn_is_routed_within_it(name, race, at, goal,
+                                                                          cost):
+    """Units 1 cm deep: the reach's own paths price these points a hair past the turn's
+    20 (20.016, 20.006), the route's search finds ways within it; where the reach's
+    paths price a point past the allowance but within 5% of it, `cost_at` asks the
+    route's search too, so it says what the route says."""
+    g = engine.cost_grid(engine.load_map(name), FW, FW.unit(race, depth=1.0))
+    rt = engine.route(g, at, goal)
+    assert rt.cost == pytest.approx(cost, abs=1e-4) and rt.turns == 1
+    reach = engine.reach(g, at)
+    assert reach._best_within(goal) is None
+    assert 20.0 < reach._wide._best_path(goal)[1] <= 20.02
+    assert reach.cost_at(goal) == pytest.approx(rt.cost, rel=1e-12)

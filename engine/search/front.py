@@ -170,7 +170,9 @@ class Reach:
         of the start (`_near_quanta`), the path `route`'s own search finds to ``xy``
         (`_searched`) is priced too, and its price taken where it is lower: the
         reach's search runs on the smooth multiplier, and a way that starts fewer
-        quanta (round a wood's edge, say) can be one it misses.  A reach on the step
+        quanta (round a wood's edge, say) can be one it misses.  So too where the
+        reach's paths price ``xy`` past the allowance but within `_BENDS_SAVE` times
+        it: the route's search may find a way within it.  A reach on the step
         lattice answers the cost of the cell ``xy`` stands in (`CostGrid.stand`).
         """
         xy = point(xy)
@@ -183,7 +185,8 @@ class Reach:
         cost = math.inf if found is None else found[1]
         g, within = self.grid, self.allowance + _SLACK
         if within < math.inf and math.dist(self.start, xy) * g.least <= within and (
-                _near_quanta(g, self.start, self.allowance)):
+                _near_quanta(g, self.start, self.allowance)
+                or (found is None and self._wide._best_path(xy) is not None)):
             cost = min(cost, self._as_routed(xy, found))
         return cost
 
