@@ -66,7 +66,7 @@ KERNELS: dict[str, tuple[str, str, str]] = {
         "i8[:] f8[:] i8[:] f8[:] f8[:] i8[:] i8[:]"),
     "straighten": (
         "engine.search._kernels.corners", "straighten",
-        "f8[:] f8[:] i8 i8 f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] i8 f8 i8 b1"),
+        "f8[:] f8[:] i8 i8 f8[:] f8[:] i4[:] f8[:] f8[:] f8[:] i4[:] i8 f8 i8 b1 b1"),
     "field_band": (
         "engine.search._kernels.flow", "field_band",
         "i8 i8 f8[:] f8[:] i4[:] f8[:] i8 b1 i8[:] i8[:] f8[:] f8[:] f8[:] i8[:] "

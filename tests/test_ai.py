@@ -560,7 +560,7 @@ def test_guide_example_prints_what_it_shows(monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     exec(compile(block, "docs/ai.md", "exec"), {})
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("2 [(1, 4.1077") and out[1] == "4"
+    assert out[0].startswith("2 [(1, 4.1183") and out[1] == "4"
     assert out[2] == "71.85 cm to the objective, 50 steps"
     assert out == shown.splitlines()
 

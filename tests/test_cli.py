@@ -172,7 +172,7 @@ def test_threat_text_json_and_picture(tmp_path, capsys):
     text = capsys.readouterr().out.splitlines()
     assert text[0].startswith("2 enemies: ") and "up to 2 at once" in text[0]
     assert text[1] == "  (150, 70): 2 can reach it: #0 orcs (margin 9.5), #1 goblins " \
-        "(margin 9.10882)"
+        "(margin 9.11318)"
     assert text[2] == "  (10, 10): 0 can reach it"
     assert png.read_bytes().startswith(PNG)
     assert main([*argv, "--json", "--charge"]) == 0

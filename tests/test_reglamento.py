@@ -89,6 +89,21 @@ def test_march_is_a_double_move_through_open_ground_only(rg, capsys):
         load_rules("fantasy-warlord").unit("humans", march=True)
 
 
+@pytest.mark.parametrize("depth", [0.0, 1.0])
+def test_cavalry_past_the_corner_of_the_wood_touches_it(rg, depth):
+    """On the march example cavalry from (12.5931, 6.5027) to (30.2578, 4.1829) is
+    cheapest bent exactly at the wood's corner (25, 6), all in the open: 17.98 of
+    its 18.  Bent off the corner (at (24.28, 6.25) it crossed a hair of the wood)
+    the route cost 18.015, past the move, and the point was out of reach."""
+    g = engine.cost_grid(load_map(RG / "march.geojson"), rg, rg.unit("cavalry", depth=depth))
+    start, goal = (12.5931, 6.5027), (30.2578, 4.1829)
+    best = math.dist(start, (25, 6)) + math.dist((25, 6), goal)
+    assert best < g.unit.move == 18
+    rt = engine.route(g, start, goal)
+    assert rt.cost == pytest.approx(best, rel=1e-8)
+    assert engine.reach(g, start).cost_at(goal) == pytest.approx(best, rel=1e-8)
+
+
 def test_open_ground_categories(rg):
     for kind in ("road", "path", "clear", "open"):
         assert cost(grid(rg, [feature(kind, rect(5, -1, 30, 7))]), (2, Y), (20, Y)) == 18

@@ -46,7 +46,7 @@ from ._state import (
     _workspace,
     facing_points,
 )
-from .bends import _bendable, _pull, _refined, _refined_across, _rounded_tries, _unbent
+from .bends import _across_tries, _bendable, _pull, _refined, _rounded_tries, _unbent
 from .pricing import Leg, Pricing, _path_cost, _price
 from .turns import route_turns
 
@@ -149,31 +149,31 @@ class Reach:
     def cost_at(self, xy: tuple[float, float]) -> float:
         """Cost to reach the point ``xy``; ``inf`` if it is out of reach.
 
-        An any-angle reach prices a path to the point itself: the last straight move
-        from the reached cells around it, or the cells they are reached from, whichever
-        is cheapest (on open ground, the distance from the start).  Where that path
-        bends, its bends are moved to where they cost least, as `route` moves a route's
-        (to the outer corners of impassable ground, to where crossing a terrain edge is
-        cheapest), with two sweeps of the route's search for them (`_POINT_SWEEPS`: the
-        second may bend each move again, as along a terrain edge from heavier ground),
-        and then with a bend on each terrain edge it crosses, moved along the edge
-        (`_refined_across`); with rear ranks, the paths are priced whole, the bends a
-        straight move makes no dearer are dropped, and they are moved as without ranks
-        where that is cheaper (so too on ground priced per started quantum, its rounding
-        included), and where the ranks standing at the start could stand on heavier
-        ground, a first step a hair long in each of 32 directions is tried to face them
-        (`_faced`, as `route` does).  Near the edge of the reach (a path dearer than the
-        allowance over `_BENDS_SAVE`) the paths are those of a reach to `_BENDS_SAVE`
+        An any-angle reach prices a path to the point itself: the last straight move from
+        the reached cells around it, or the cells they are reached from, whichever is
+        cheapest (on open ground, the distance from the start).  Where that path bends, its
+        bends are moved to where they cost least, as `route` moves a route's (to the outer
+        corners of impassable ground, to where crossing a terrain edge is cheapest), with
+        two sweeps of the route's search for them (`_POINT_SWEEPS`: the second may bend
+        each move again, as along a terrain edge from heavier ground), then with a bend on
+        each terrain edge it crosses, moved along the edge, and at the corners of heavier
+        ground it skirts (`_across_tries`); with rear ranks, the paths are priced whole,
+        the bends a straight move makes no dearer are dropped, and they are moved as
+        without ranks where that is cheaper (so too on ground priced per started quantum,
+        its rounding included), and where the ranks standing at the start could stand on
+        heavier ground, a first step a hair long in each of 32 directions is tried to face
+        them (`_faced`, as `route` does).  Near the edge of the reach (a path dearer than
+        the allowance over `_BENDS_SAVE`) the paths are those of a reach to `_BENDS_SAVE`
         times the allowance, searched once: a path there can run by cells whose centres
-        cost more than the allowance along the search's paths, which bend at cell
-        centres.  Where ground priced per started quantum lies within the allowance
-        of the start (`_near_quanta`), the path `route`'s own search finds to ``xy``
-        (`_searched`) is priced too, and its price taken where it is lower: the
-        reach's search runs on the smooth multiplier, and a way that starts fewer
-        quanta (round a wood's edge, say) can be one it misses.  So too where the
-        reach's paths price ``xy`` past the allowance but within `_BENDS_SAVE` times
-        it: the route's search may find a way within it.  A reach on the step
-        lattice answers the cost of the cell ``xy`` stands in (`CostGrid.stand`).
+        cost more than the allowance along the search's paths, which bend at cell centres.
+        Where ground priced per started quantum lies within the allowance of the start
+        (`_near_quanta`), the path `route`'s own search finds to ``xy`` (`_searched`) is
+        priced too, and its price taken where it is lower: the reach's search runs on the
+        smooth multiplier, and a way that starts fewer quanta (round a wood's edge, say)
+        can be one it misses.  So too where the reach's paths price ``xy`` past the
+        allowance but within `_BENDS_SAVE` times it: the route's search may find a way
+        within it.  A reach on the step lattice answers the cost of the cell ``xy`` stands
+        in (`CostGrid.stand`).
         """
         xy = point(xy)
         self.grid.grid.xy_to_rc(xy)  # on the table
@@ -264,8 +264,9 @@ class Reach:
         ``xy`` leaves from and is reached through.  Where that bends, or is a
         straight move over dearer ground than the least (`_bendable`), its bends
         are moved, where it is cheaper, to the outer corners of impassable cells
-        near it and then to where they cost least (`_refined_across`: `_POINT_SWEEPS`
-        sweeps of `_kernels.refine`, then a bend on each terrain edge it crosses).
+        near it and then to where they cost least (`_across_tries`: `_POINT_SWEEPS`
+        sweeps of `_kernels.refine`, then a bend on each terrain edge it crosses, then
+        the corners of heavier ground it skirts).
         That saves at most a few percent, so a point whose path costs more than
         `_BENDS_SAVE` times the allowance is not tried.  With rear ranks,
         `_ranked_path`.
@@ -281,7 +282,7 @@ class Reach:
             points = [self.start, end] if end != self.start else [end]
             if len(points) == 2 and _bendable(self.grid, points, cost) and (
                     cost <= self.allowance * _BENDS_SAVE + _SLACK):
-                bent, other = _refined_across(self.grid, points, _POINT_SWEEPS)
+                bent, other = _across_tries(self.grid, points, _POINT_SWEEPS)[-1]
                 if other < cost:
                     points, cost = bent, other
         elif cost <= self.allowance * _BENDS_SAVE + _SLACK:
@@ -290,8 +291,8 @@ class Reach:
                 chain.append(up)
             xs, ys = self._where(np.array(chain[::-1]))
             points = [(float(x), float(y)) for x, y in zip(xs, ys, strict=True)]
-            points, cost = _refined_across(
-                self.grid, points if points[-1] == end else [*points, end], _POINT_SWEEPS)
+            points, cost = _across_tries(
+                self.grid, points if points[-1] == end else [*points, end], _POINT_SWEEPS)[-1]
         else:
             return None
         return (points, cost) if cost <= self.allowance + _SLACK else None
@@ -368,7 +369,7 @@ class Reach:
             points = _pull(g, points, cost)
             best = (points, _path_cost(g, points))
         if len(best[0]) > 2 or (len(best[0]) == 2 and _bendable(g, *best)):
-            for moved in ([_refined_across(g, best[0], _POINT_SWEEPS)[0]]
+            for moved in ([p for p, _ in _across_tries(g, best[0], _POINT_SWEEPS)]
                           + (_rounded_tries(g, best[0]) if g.quantum.any() else [])):
                 cost = _path_cost(g, moved)
                 if cost < best[1]:
@@ -815,7 +816,8 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     Without rear ranks a move's price does not depend on the moves before it but
     through the cell the front is in, so `_kernels.straighten` straightens the path
     in one call, and then it is tried with a bend on each terrain edge it crosses,
-    moved along the edge (`_refined_across`); with rear ranks (or ground priced per
+    moved along the edge, and at the corners of heavier ground it skirts
+    (`_across_tries`); with rear ranks (or ground priced per
     started quantum) `_pull` drops the bends it can, pricing the whole path each
     time, and then the bends are moved as a point's would be (on quantised ground,
     where its rounding costs least, `_rounded_tries`).  A straightened path is kept
@@ -828,7 +830,7 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     if len(points) > 2 and (g.depth > 0 or g.quantum.any()):
         tries.append(_pull(g, points, priced.cost))
     if not g.quantum.any():  # with rear ranks, bends moved as a point's are a candidate
-        tries.append(_refined_across(g, tries[-1] if tries else points)[0])
+        tries += [p for p, _ in _across_tries(g, tries[-1] if tries else points)]
     else:  # where the rounding costs least
         tries += _rounded_tries(g, tries[-1] if tries else points)
     best = (points, priced, rows)

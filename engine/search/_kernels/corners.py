@@ -1,5 +1,5 @@
-"""numba kernels: bending a polyline at obstacles' corners (`round_corners`), and
-moving its bends to where they cost least (`refine`).
+"""numba kernels: bending a polyline at the corners of obstacles and heavier ground
+(`round_corners`), and moving its bends to where they cost least (`refine`).
 
 A cheapest path round impassable cells bends only at their outer corners: a
 grid corner where exactly one of the four cells meeting is impassable.  Where
@@ -9,6 +9,10 @@ path at a time (`refine`) cannot get there: every step of a bend
 along the side makes a move touch a cell's corner.  `round_corners` finds the
 cheapest path through the polyline's own points and the outer corners near
 it instead; `straighten` then moves its bends on terrain edges (`refine`).
+A path that skirts a patch of heavier ground may bend at its outer corner too
+(where one of the four cells is dearer than the other three), and there the
+price rises on every side of the corner, so `refine` stops short of it;
+`straighten` can try those corners on a path already straightened.
 
 Private; `engine.search` validates everything first.
 """
@@ -20,8 +24,11 @@ from .anyangle import _TIE, segment_cost
 
 # How far from a move of the polyline a corner may be to be tried, in cells.
 _NEAR = 1.5
-# How far a corner's node stands off the impassable cell, in cells: far enough
-# that a move by it is not taken for one through the corner (`segment_cost`).
+# The same for a second pass over a straightened path with the corners of heavier
+# ground (`straighten` with ``heavier``): it passes them closely.
+_HEAVIER_NEAR = 0.75
+# How far a corner's node stands off the impassable (or heavier) cell, in cells: far
+# enough that a move by it is not taken for one through the corner (`segment_cost`).
 _PUSH = 1e-7
 # The most moves a compass search of a bend (`_settle_bend`, `quanta.settle_rounded`)
 # takes at one step size before it halves the step.  Where the price falls along
@@ -55,39 +62,45 @@ def _near(px, py, qx, qy, x, y):
 
 
 @njit(cache=True, error_model="numpy")
-def _outer_corners(xs, ys, n, base, cols, cell):
+def _outer_corners(xs, ys, n, base, cols, cell, heavier):
     """The nodes, in table units, of the outer corners within `_NEAR` cells of the
-    polyline's moves (`_PUSH` off the impassable cell, diagonally), each once."""
+    polyline's moves (`_PUSH` off the impassable cell, diagonally), each once; with
+    ``heavier``, those within `_HEAVIER_NEAR` cells, of heavier ground too: where
+    one of the four cells meeting is dearer than the other three."""
     height = base.shape[0] // cols
+    near = _HEAVIER_NEAR if heavier else _NEAR
     found = []
     for k in range(n - 1):
         px, py, qx, qy = xs[k] / cell, ys[k] / cell, xs[k + 1] / cell, ys[k + 1] / cell
         dx, dy = qx - px, qy - py
-        for i in range(max(int(np.floor(min(py, qy) - _NEAR)), 1),
-                       min(int(np.ceil(max(py, qy) + _NEAR)), height - 1) + 1):
+        for i in range(max(int(np.floor(min(py, qy) - near)), 1),
+                       min(int(np.ceil(max(py, qy) + near)), height - 1) + 1):
             xa, xb = min(px, qx), max(px, qx)
-            if dy != 0.0:  # where the move is within `_NEAR` of row line i
-                ta, tb = (i - _NEAR - py) / dy, (i + _NEAR - py) / dy
+            if dy != 0.0:  # where the move is within `near` of row line i
+                ta, tb = (i - near - py) / dy, (i + near - py) / dy
                 ta, tb = max(min(ta, tb), 0.0), min(max(ta, tb), 1.0)
                 if ta > tb:
                     continue
                 xa, xb = min(px + ta * dx, px + tb * dx), max(px + ta * dx, px + tb * dx)
-            for j in range(max(int(np.floor(xa - _NEAR)), 1),
-                           min(int(np.ceil(xb + _NEAR)), cols - 1) + 1):
-                if _near(px, py, qx, qy, float(j), float(i)) <= _NEAR:
+            for j in range(max(int(np.floor(xa - near)), 1),
+                           min(int(np.ceil(xb + near)), cols - 1) + 1):
+                if _near(px, py, qx, qy, float(j), float(i)) <= near:
                     found.append(i * (cols + 1) + j)
     vertices = np.unique(np.array(found, dtype=np.int64))
     out = np.empty((vertices.shape[0], 2))
     m = 0
     for v in vertices:
         i, j = v // (cols + 1), v % (cols + 1)
-        ox, oy, blocked = 0.0, 0.0, 0
+        ox, oy, top, ties = 0.0, 0.0, -1.0, 0
         for dr in range(2):
             for dc in range(2):
-                if base[(i - 1 + dr) * cols + j - 1 + dc] == np.inf:
-                    blocked += 1
+                b = base[(i - 1 + dr) * cols + j - 1 + dc]
+                if b > top:
+                    top, ties = b, 1
                     ox, oy = _PUSH * (1 - 2 * dc), _PUSH * (1 - 2 * dr)
-        if blocked == 1:
+                elif b == top:
+                    ties += 1
+        if ties == 1 and (heavier or top == np.inf):
             out[m, 0], out[m, 1] = (j + ox) * cell, (i + oy) * cell
             m += 1
     return out[:m]
@@ -95,10 +108,11 @@ def _outer_corners(xs, ys, n, base, cols, cell):
 
 @njit(cache=True, error_model="numpy")
 def round_corners(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear, cols,
-                  cell):
+                  cell, own, heavier):
     """The cheapest path from the polyline's first point to its last through its
     points, in order or not, and the outer corners of impassable cells near it
-    (`_outer_corners`): A* over the straight moves between them, each priced by
+    (`_outer_corners`; with ``heavier``, of heavier ground too), ``own`` the
+    polyline's price: A* over the straight moves between them, each priced by
     `segment_cost` (the front starting in the cell the move starts in; the
     first point's in cell ``at0``), toward the last point by the straight
     line (no move costs less than its length).  A move is priced only if the
@@ -107,9 +121,7 @@ def round_corners(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, 
     the front's cell carried from move to move), or the polyline's if nothing
     beats it."""
     height = base.shape[0] // cols
-    own, _ = _stretch(xs, ys, 0, n - 1, at0, cell, cols, height, base, steep, slope_of, slopes,
-                      enter, narrow, clear)
-    corners = _outer_corners(xs, ys, n, base, cols, cell)
+    corners = _outer_corners(xs, ys, n, base, cols, cell, heavier)
     m = n + corners.shape[0]
     nx, ny = np.empty(m), np.empty(m)
     nx[:n], ny[:n] = xs[:n], ys[:n]
@@ -161,20 +173,25 @@ def round_corners(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, 
 
 @njit(cache=True, error_model="numpy")
 def straighten(xs, ys, n, at0, base, steep, slope_of, slopes, enter, narrow, clear, cols,
-               cell, sweeps, pull):
+               cell, sweeps, pull, heavier):
     """The polyline bent at obstacles' corners (`round_corners`), then straightened by
     `refine` with up to ``sweeps`` sweeps (one: no point put halfway along its
     moves), whichever is cheaper: its points' x and y, and its price.  Without
     ``pull`` the polyline is straightened as it is, its points a straight move
-    makes no dearer kept until the end (`refine`)."""
+    makes no dearer kept until the end (`refine`).  With ``heavier`` (and
+    ``pull``) it is bent at the outer corners of heavier ground too, and
+    straightened only if that is cheaper (else returned as it is): a second
+    pass over a path already straightened."""
     height = base.shape[0] // cols
+    bx, by = xs[:n].copy(), ys[:n].copy()
+    price, _ = _stretch(xs, ys, 0, n - 1, at0, cell, cols, height, base, steep, slope_of, slopes,
+                        enter, narrow, clear)
     if pull:
+        own = price
         bx, by, price = round_corners(xs, ys, n, at0, base, steep, slope_of, slopes, enter,
-                                      narrow, clear, cols, cell)
-    else:
-        bx, by = xs[:n].copy(), ys[:n].copy()
-        price, _ = _stretch(xs, ys, 0, n - 1, at0, cell, cols, height, base, steep, slope_of,
-                            slopes, enter, narrow, clear)
+                                      narrow, clear, cols, cell, own, heavier)
+        if heavier and not price < own:
+            return bx, by, price
     m = bx.shape[0]
     if m <= 2:
         return bx, by, price
