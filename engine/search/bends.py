@@ -197,3 +197,44 @@ def _pull(g: CostGrid, points: list, cost: float) -> list:
         out.append(points[j])
         i = j
     return out
+
+
+def _swapped(points: list) -> list[list]:
+    """``points`` with each pair of consecutive moves made in the other order: the
+    bend between them moved to the far corner of the parallelogram they span.  With
+    rear ranks the order matters (`_ranked_moved`)."""
+    out = []
+    for i in range(len(points) - 2):
+        (ax, ay), (bx, by), (cx, cy) = points[i:i + 3]
+        out.append([*points[:i + 1], (ax + cx - bx, ay + cy - by), *points[i + 2:]])
+    return out
+
+
+def _ranked_moved(g: CostGrid, points: list, cost: float, sweeps: int) -> tuple[list, float]:
+    """``points`` (costing ``cost``, rear ranks and rounding included) without the
+    bends a straight move over them makes no dearer (`_pull`), its bends then moved
+    as a unit without ranks would move them (`_across_tries` with ``sweeps``; on
+    quantised ground, where its rounding costs least, `_rounded_tries`), and then
+    with each pair of its moves made in the other order (`_swapped`), each if that
+    is cheaper with the ranks; and its price.  The ranks pay for ground the front
+    left while they still stand on it, so a climb is cheaper last: on Battlesystem's
+    uphill-woods example cavalry 2" deep from (32.0804, 0.0625) to (37.7417,
+    0.8888) pay 7.09 along the contour first and up at the end, 9.09 up first.
+    A path that bends at cell centres cannot start exactly level, and moving its
+    bends as a unit without ranks would leaves the order as it is (both cost the
+    same without ranks)."""
+    best = (points, cost)
+    if len(points) > 2:
+        points = _pull(g, points, cost)
+        best = (points, _path_cost(g, points))
+    if len(best[0]) > 2 or (len(best[0]) == 2 and _bendable(g, *best)):
+        for moved in ([p for p, _ in _across_tries(g, best[0], sweeps)]
+                      + (_rounded_tries(g, best[0]) if g.quantum.any() else [])):
+            cost = _path_cost(g, moved)
+            if cost < best[1]:
+                best = (moved, cost)
+    for moved in _swapped(best[0]):
+        cost = _path_cost(g, moved)
+        if cost < best[1]:
+            best = (moved, cost)
+    return best

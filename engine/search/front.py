@@ -46,7 +46,15 @@ from ._state import (
     _workspace,
     facing_points,
 )
-from .bends import _across_tries, _bendable, _pull, _refined, _rounded_tries, _unbent
+from .bends import (
+    _across_tries,
+    _bendable,
+    _pull,
+    _ranked_moved,
+    _refined,
+    _rounded_tries,
+    _unbent,
+)
 from .pricing import Leg, Pricing, _path_cost, _price
 from .turns import route_turns
 
@@ -158,22 +166,23 @@ class Reach:
         each move again, as along a terrain edge from heavier ground), then with a bend on
         each terrain edge it crosses, moved along the edge, and at the corners of heavier
         ground it skirts (`_across_tries`); with rear ranks, the paths are priced whole,
-        the bends a straight move makes no dearer are dropped, and they are moved as
-        without ranks where that is cheaper (so too on ground priced per started quantum,
-        its rounding included), and where the ranks standing at the start could stand on
-        heavier ground, a first step a hair long in each of 32 directions is tried to face
-        them (`_faced`, as `route` does).  Near the edge of the reach (a path dearer than
-        the allowance over `_BENDS_SAVE`) the paths are those of a reach to `_BENDS_SAVE`
-        times the allowance, searched once: a path there can run by cells whose centres
-        cost more than the allowance along the search's paths, which bend at cell centres.
-        Where ground priced per started quantum lies within the allowance of the start
-        (`_near_quanta`), the path `route`'s own search finds to ``xy`` (`_searched`) is
-        priced too, and its price taken where it is lower: the reach's search runs on the
-        smooth multiplier, and a way that starts fewer quanta (round a wood's edge, say)
-        can be one it misses.  So too where the reach's paths price ``xy`` past the
-        allowance but within `_BENDS_SAVE` times it: the route's search may find a way
-        within it.  A reach on the step lattice answers the cost of the cell ``xy`` stands
-        in (`CostGrid.stand`).
+        the bends a straight move makes no dearer are dropped, they are moved as without
+        ranks where that is cheaper (so too on ground priced per started quantum, its
+        rounding included), each pair of moves is tried in the other order (a climb is
+        cheaper last, the ranks behind still below it), and where the ranks standing at the
+        start could stand on heavier ground, a first step a hair long in each of 32
+        directions is tried to face them (`_faced`, as `route` does).  Near the edge of the
+        reach (a path dearer than the allowance over `_BENDS_SAVE`) the paths are those of
+        a reach to `_BENDS_SAVE` times the allowance, searched once: a path there can run
+        by cells whose centres cost more than the allowance along the search's paths, which
+        bend at cell centres. Where ground priced per started quantum lies within the
+        allowance of the start (`_near_quanta`), the path `route`'s own search finds to
+        ``xy`` (`_searched`) is priced too, and its price taken where it is lower: the
+        reach's search runs on the smooth multiplier, and a way that starts fewer quanta
+        (round a wood's edge, say) can be one it misses.  So too where the reach's paths
+        price ``xy`` past the allowance but within `_BENDS_SAVE` times it: the route's
+        search may find a way within it.  A reach on the step lattice answers the cost of
+        the cell ``xy`` stands in (`CostGrid.stand`).
         """
         xy = point(xy)
         self.grid.grid.xy_to_rc(xy)  # on the table
@@ -305,7 +314,7 @@ class Reach:
         the path before it left), the cheapest first by a bound that no path beats
         (its cost so far plus the last move's length); then without the bends a
         straight move over them makes no dearer, and with its bends moved where a
-        unit without ranks would move them if that is cheaper (`_bends_moved`): the
+        unit without ranks would move them if that is cheaper (`_ranked_moved`): the
         cheapest, or where the reach kept the step lattice's paths too
         (`_with_lattice`), the cheapest of each search's, and the cheaper of
         those."""
@@ -343,8 +352,8 @@ class Reach:
             return None
         # Where the bends of a path dearer than the cheapest can be moved to may be
         # cheaper still: the cheapest path of each search's is tried.
-        best = min((self._bends_moved(points, cost) for cost, points in found.values()),
-                   key=lambda b: b[1])
+        best = min((_ranked_moved(g, points, cost, _POINT_SWEEPS)
+                    for cost, points in found.values()), key=lambda b: b[1])
         if len(best[0]) > 1 and self._facings_matter:  # a first step may face the ranks
             faced = _faced(g, (best[0], *_price(g, best[0], pieces=False, checked=True)))
             if faced[1].cost < best[1]:
@@ -356,25 +365,6 @@ class Reach:
         """Whether the rear ranks, standing at the start, may stand on ground heavier than
         the start's, facing some way (`_faced` then tries a first step a hair long)."""
         return not _stands_clean(self.grid, *self.start)
-
-    def _bends_moved(self, points: list, cost: float) -> tuple[list, float]:
-        """``points`` (costing ``cost``, rear ranks and rounding included) without the
-        bends a straight move over them makes no dearer (`_pull`), and its bends
-        then moved as a unit without ranks would move them (round obstacles'
-        corners, along terrain edges; on quantised ground, where its rounding
-        costs least) if that is cheaper with the ranks too; and its price."""
-        g = self.grid
-        best = (points, cost)
-        if len(points) > 2:
-            points = _pull(g, points, cost)
-            best = (points, _path_cost(g, points))
-        if len(best[0]) > 2 or (len(best[0]) == 2 and _bendable(g, *best)):
-            for moved in ([p for p, _ in _across_tries(g, best[0], _POINT_SWEEPS)]
-                          + (_rounded_tries(g, best[0]) if g.quantum.any() else [])):
-                cost = _path_cost(g, moved)
-                if cost < best[1]:
-                    best = (moved, cost)
-        return best
 
     def _label_xy(self, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where labels of a reach with rear ranks stand (`_KeptLabels`)."""
