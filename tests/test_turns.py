@@ -141,6 +141,21 @@ def test_ranks_stood_afresh_each_turn_can_save_a_turn(rules):
     assert max(_turn_costs(g, rt)) <= 3 * (1 + 1e-9)
 
 
+def test_a_turn_never_ends_where_it_costs_more_than_the_allowance(rules):
+    """Humans 2 cm deep, 3 cm a turn, go round the corner (19, 23) of a swamp and up
+    along its edge, a ten-millionth of a cm off it.  Each new turn stands the ranks
+    straight behind the unit, through the corner itself, and whether they touch the
+    swamp turns on the last digit of the stop.  A turn's end found by halving was
+    then put on a round figure whose turn cost 6.38 (the ranks in the swamp): a
+    round figure is kept only if its turn costs no more than the allowance."""
+    bf = engine.load_map(battlefield([feature("swamp", rect(19, 23, 22, 30)),
+                                      feature("woods", rect(0, 0, 3, 3))], 40, 30))
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=2))
+    rt = engine.route(g, (35.0, 15.0), (19.323346453761943, 28.75), 3)
+    assert (19, 23) in rt.path and rt.turns == len(rt.stops) + 1 > 8
+    assert max(_turn_costs(g, rt)) <= 3 * (1 + 1e-9)
+
+
 @pytest.mark.parametrize(("name", "unit"), [("demo", {"depth": 0}), ("demo", {"ranks": 2}),
                                             ("crossings", {"depth": 0}),
                                             ("crossings", {"ranks": 2})])

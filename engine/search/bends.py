@@ -220,9 +220,9 @@ def _ranked_moved(g: CostGrid, points: list, cost: float, sweeps: int) -> tuple[
     left while they still stand on it, so a climb is cheaper last: on Battlesystem's
     uphill-woods example cavalry 2" deep from (32.0804, 0.0625) to (37.7417,
     0.8888) pay 7.09 along the contour first and up at the end, 9.09 up first.
-    A path that bends at cell centres cannot start exactly level, and moving its
-    bends as a unit without ranks would leaves the order as it is (both cost the
-    same without ranks)."""
+    A path that bends at cell centres cannot start exactly level, and the bend
+    moving of a unit without ranks keeps the order of its moves (both orders cost
+    the same without ranks)."""
     best = (points, cost)
     if len(points) > 2:
         points = _pull(g, points, cost)

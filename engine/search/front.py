@@ -175,7 +175,7 @@ class Reach:
         reach (a path dearer than the allowance over `_BENDS_SAVE`) the paths are those of
         a reach to `_BENDS_SAVE` times the allowance, searched once: a path there can run
         by cells whose centres cost more than the allowance along the search's paths, which
-        bend at cell centres. Where ground priced per started quantum lies within the
+        bend at cell centres.  Where ground priced per started quantum lies within the
         allowance of the start (`_near_quanta`), the path `route`'s own search finds to
         ``xy`` (`_searched`) is priced too, and its price taken where it is lower: the
         reach's search runs on the smooth multiplier, and a way that starts fewer quanta

@@ -188,7 +188,8 @@ def _turn_end(grid: CostGrid, along: _Along, s: float, per_turn: float,
         mid = 0.5 * (lo + hi)
         if not lo < mid < hi:  # to a round figure where the float is a hair past one
             near = round(lo, 6)
-            return (near, _cost(grid, along, s, near)) if s < near < lo else (lo, spent)
+            dear = _cost(grid, along, s, near) if s < near < lo else math.inf
+            return (near, dear) if dear <= limit else (lo, spent)
         cost = _cost(grid, along, s, mid)
         if cost <= limit:
             lo, spent = mid, cost
