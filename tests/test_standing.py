@@ -9,7 +9,7 @@ import pytest
 import engine
 from engine.errors import InputError
 
-from .conftest import MAPS, battlefield, feature, line
+from .conftest import MAPS, battlefield, feature, line, rect
 
 
 @pytest.fixture(scope="module")
@@ -121,3 +121,20 @@ def test_a_move_from_a_cells_edge_costs_what_it_costs_from_a_hair_inside_its_cel
         assert cost == pytest.approx(engine.price_path(g, [inside, q]).cost, rel=1e-5,
                                      abs=1e-5), ((x, y), q)
     assert moved > 20  # many stand outside the cell holding them
+
+
+def test_ranks_through_the_corner_of_woods_along_its_edge_stand_beside_it(rules):
+    """Ranks 2 cm deep standing straight behind a unit on a line through the corner
+    (19, 22) of woods, nearly along its edge x = 19 (out of the woods both sides of
+    the corner): whether the line is in the woods' corner cell for a hair turns on the
+    last digit of the unit's point.  They stand on the open ground either way: a move
+    costs its length, priced or routed."""
+    bf = engine.load_map(battlefield([feature("woods", rect(19, 22, 23, 30))], 40, 30))
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=2))
+    for slant in (1e-7, 1e-6, 1e-5):
+        for y in np.linspace(22.1, 23.9, 10):
+            p = (19 - slant * (y - 22), y)
+            q = (p[0] - slant, p[1] + 1)
+            length = math.hypot(slant, 1)
+            assert engine.price_path(g, [p, q]).cost == pytest.approx(length, rel=1e-12)
+            assert engine.route(g, p, q).cost == pytest.approx(length, rel=1e-12)

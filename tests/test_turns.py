@@ -156,6 +156,23 @@ def test_a_turn_never_ends_where_it_costs_more_than_the_allowance(rules):
     assert max(_turn_costs(g, rt)) <= 3 * (1 + 1e-9)
 
 
+def test_a_turn_along_the_edge_of_woods_goes_as_far_as_it_can(rules):
+    """As above, with woods (19, 22)-(23, 30): the route goes round their corner and up
+    along their edge, and each new turn stands the ranks through the corner.  Each
+    turn spends its 3 cm, and a hair farther costs more: the ranks stand beside the
+    woods, not in them, whatever the last digit of the stop."""
+    bf = engine.load_map(battlefield([feature("woods", rect(19, 22, 23, 30)),
+                                      feature("woods", rect(0, 0, 3, 3))], 40, 30))
+    g = engine.cost_grid(bf, rules, rules.unit("humans", depth=2))
+    rt = engine.route(g, (34.0, 13.0), (19.0, 28.75), 3)
+    assert (19, 22) in rt.path and rt.turns == len(rt.stops) + 1 == 9
+    assert _turn_costs(g, rt)[:-1] == pytest.approx([3] * 8, rel=1e-9)
+    ends = [rt.path[0], *rt.stops]
+    for here, stop in itertools.pairwise(ends):
+        on = farther(rt.path, stop, 1e-6)
+        assert engine.price_path(g, cut(rt.path, here, on)).cost > 3
+
+
 @pytest.mark.parametrize(("name", "unit"), [("demo", {"depth": 0}), ("demo", {"ranks": 2}),
                                             ("crossings", {"depth": 0}),
                                             ("crossings", {"ranks": 2})])

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._args import flag, point
 from ..errors import InputError
-from ..grid import neighbourhood, segment_cells
+from ..grid import _GRAZE, neighbourhood, segment_cells
 
 __all__ = ["PRICINGS", "Steps", "bucket_count", "onward_steps", "steps", "trail_behind"]
 
@@ -260,10 +260,11 @@ def trail_behind(p: tuple[float, float], u: tuple[float, float], depth_cells: fl
 
     Its ranks trail straight back ``depth_cells``.  Returns ``(row, col,
     rem)`` for each cell under it, farthest first, where ``rem`` is how far the
-    front must advance (in cells) before that cell leaves the footprint.
+    front must advance (in cells) before that cell leaves the footprint; a cell
+    the line is in for less than `_GRAZE` is not under it.
     """
     if depth_cells <= 0:
         return []
     tail = (p[0] - u[0] * depth_cells, p[1] - u[1] * depth_cells)
     pieces, _ = segment_cells(p, tail)
-    return [(r, c, depth_cells - s0) for r, c, s0, _ in reversed(pieces)]
+    return [(r, c, depth_cells - s0) for r, c, s0, s1 in reversed(pieces) if s1 - s0 >= _GRAZE]

@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from ...grid import _EPS as _SEGMENT_EPS  # crossings this close are one
+from ...grid import _GRAZE  # ranks in a cell for less stand on nothing there
 from ...terrain._kernels import TRAIL, _length, fold, stretch, touched_lines
 from .anyangle import (
     _SHAVE,
@@ -66,7 +67,8 @@ def _stand(px, py, ux, uy, depth, cell, cols, height, base, steep, slope_of, slo
     behind it (the segment back from the point cut as `segment_cost` cuts it),
     farthest first, pushed onto an empty trail (`push`) with the distance the
     front must advance before each leaves the footprint, at its multiplier
-    facing that way (`through`'s; impassable or off-table cells left out).
+    facing that way (`through`'s; impassable or off-table cells left out, and
+    those it is in for less than `_GRAZE`).
     ``piece_*``: scratch for the pieces' cells and where each starts, room for
     ``2 * ceil(depth / cell) + 3``.  Returns the trail's size."""
     if depth <= 0.0:
@@ -82,7 +84,8 @@ def _stand(px, py, ux, uy, depth, cell, cols, height, base, steep, slope_of, slo
             continue
         sm = 0.5 * (last + s) / tot
         r, c = math.floor(cpy + sm * dy), math.floor(cpx + sm * dx)
-        piece_at[k] = r * cols + c if 0 <= r < height and 0 <= c < cols else -1
+        on = 0 <= r < height and 0 <= c < cols and s - last >= _GRAZE
+        piece_at[k] = r * cols + c if on else -1
         piece_from[k] = last
         k += 1
         last = s
