@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import engine
@@ -64,14 +64,29 @@ def test_pricing_a_route_returns_its_cost(rules, bf, unit, a, b):
 
 
 @fast
-@given(bf=maps(), unit=units, a=points, small=st.floats(0, 15), extra=st.floats(0, 15))
-def test_reach_is_monotone_in_the_allowance(rules, bf, unit, a, small, extra):
+@given(bf=maps(), unit=units, a=points, small=st.floats(0, 15), extra=st.floats(0, 15),
+       any_angle=st.booleans())
+@example(bf=engine.load_map(battlefield([
+    feature("hill", rect(-1, 4, 2, 7), elevation=3, steep=True),
+    feature("woods", rect(0, 0, 3, 3))], W, H)), unit=("humans", 2.0), a=(1.0, 8.0), small=6.0,
+    extra=1.0, any_angle=True)  # the cell (6, 3): 5.3858 within 6, 5.3489 within 7
+def test_reach_is_monotone_in_the_allowance(rules, bf, unit, a, small, extra, any_angle):
+    """A larger allowance reaches every cell a smaller one does, at the same cost on
+    the lattice (Dijkstra's costs are exact), any-angle at no greater cost: its
+    search, going farther, may find a cheaper path to a cell, bending where a
+    path to a cell past the smaller allowance offered (with rear ranks, 4 cells
+    in 3,000 random cases, by 0.12% at most; 0.69% in a case found before).
+    Cheaper, that is, by no more than the few percent a reach's cell can cost
+    above the route to it."""
     g = grid(rules, bf, unit)
-    lo = engine.reach(g, a, small)
-    hi = engine.reach(g, a, small + extra)
+    lo = engine.reach(g, a, small, any_angle=any_angle)
+    hi = engine.reach(g, a, small + extra, any_angle=any_angle)
     wider = dict(zip(hi.cells.tolist(), hi.cost.tolist(), strict=True))
-    assert all(wider[c] == pytest.approx(v) for c, v in zip(lo.cells.tolist(), lo.cost.tolist(),
-                                                            strict=True))
+    for c, v in zip(lo.cells.tolist(), lo.cost.tolist(), strict=True):
+        if any_angle:
+            assert v * 0.95 <= wider[c] <= v * (1 + 1e-12)
+        else:
+            assert wider[c] == pytest.approx(v, rel=1e-9)
     assert lo.area <= hi.area
 
 
