@@ -832,3 +832,20 @@ def test_with_rear_ranks_a_point_is_priced_climbing_last(bs, race, at, goal, bef
     assert cost == pytest.approx(rt.cost, rel=1e-9)
     assert path[1][1] == at[1]  # the first move is level with the start
     assert engine.price_path(g, path).cost == pytest.approx(cost, rel=1e-12)
+
+
+def test_with_rear_ranks_a_route_goes_level_first_and_climbs_last(bs):
+    """Infantry 1" deep on the uphill-woods example, from (11.8094, 16.9400) to
+    (4.9784, 14.6718), 8" through the light woods either way: level with the start
+    first and then up the slope, 16.18; the same two moves the other way round,
+    17.68, as the rear ranks pay for the slope while the front goes on level.
+    The route's search bent at cell centres and climbed first; it also tries each
+    pair of its moves in the other order."""
+    g = engine.cost_grid(load_map(BS / "uphill-woods.geojson"), bs, bs.unit("infantry", depth=1.0))
+    at, goal = (11.8094, 16.94), (4.9784, 14.6718)
+    rt = engine.route(g, at, goal)
+    assert rt.cost == pytest.approx(16.1772, abs=1e-3)
+    assert len(rt.path) == 3 and rt.path[1][1] == pytest.approx(at[1], abs=1e-6)
+    (bx, by) = rt.path[1]
+    climb_first = [at, (at[0] + goal[0] - bx, at[1] + goal[1] - by), goal]  # its moves swapped
+    assert engine.price_path(g, climb_first).cost == pytest.approx(17.6775, abs=1e-3)

@@ -210,7 +210,8 @@ def _swapped(points: list) -> list[list]:
     return out
 
 
-def _ranked_moved(g: CostGrid, points: list, cost: float, sweeps: int) -> tuple[list, float]:
+def _ranked_moved(g: CostGrid, points: list, cost: float, sweeps: int = _SWEEPS
+                  ) -> tuple[list, float]:
     """``points`` (costing ``cost``, rear ranks and rounding included) without the
     bends a straight move over them makes no dearer (`_pull`), its bends then moved
     as a unit without ranks would move them (`_across_tries` with ``sweeps``; on

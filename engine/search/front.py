@@ -11,11 +11,11 @@ route with rear ranks, and any search with ``any_angle=False``, runs on the
 step lattice from the centre of the cell the start stands in
 (`CostGrid.stand`): `reach` answers per cell, and `route` joins the exact
 start and goal to the cell-centre path.  With ``any_angle``, `route` then
-straightens the path it found by its price (`_kernels.straighten`, `_pull`),
-and takes the path an any-angle reach prices the goal along if cheaper (to a
-goal within a turn, the turn's reach; farther, with rear ranks, a reach
-aimed at the goal: `_by_reach`).  Either way a route is priced whole as
-`price_path` prices it.
+straightens the path it found by its price (`_kernels.straighten`; with rear
+ranks `_ranked_moved`), and takes the path an any-angle reach prices the goal
+along if cheaper (to a goal within a turn, the turn's reach; farther, with rear
+ranks, a reach aimed at the goal: `_by_reach`).  Either way a route is priced
+whole as `price_path` prices it.
 """
 
 from __future__ import annotations
@@ -49,10 +49,8 @@ from ._state import (
 from .bends import (
     _across_tries,
     _bendable,
-    _pull,
     _ranked_moved,
     _refined,
-    _rounded_tries,
     _unbent,
 )
 from .pricing import Leg, Pricing, _path_cost, _price
@@ -807,22 +805,18 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     through the cell the front is in, so `_kernels.straighten` straightens the path
     in one call, and then it is tried with a bend on each terrain edge it crosses,
     moved along the edge, and at the corners of heavier ground it skirts
-    (`_across_tries`); with rear ranks (or ground priced per
-    started quantum) `_pull` drops the bends it can, pricing the whole path each
-    time, and then the bends are moved as a point's would be (on quantised ground,
-    where its rounding costs least, `_rounded_tries`).  A straightened path is kept
-    only if its price is no higher.
+    (`_across_tries`); with rear ranks (or ground priced per started quantum) the
+    bends are moved as `Reach.cost_at` moves a point's, each try priced whole
+    (`_ranked_moved`: its moves also made in the other order, as a climb is cheaper
+    last).  A straightened path is kept only if its price is no higher.
     """
     if len(points) < 2 or priced.cost == math.inf or (
             len(points) == 2 and not _bendable(g, points, priced.cost)):
         return points, priced, rows
-    tries = []
-    if len(points) > 2 and (g.depth > 0 or g.quantum.any()):
-        tries.append(_pull(g, points, priced.cost))
-    if not g.quantum.any():  # with rear ranks, bends moved as a point's are a candidate
-        tries += [p for p, _ in _across_tries(g, tries[-1] if tries else points)]
-    else:  # where the rounding costs least
-        tries += _rounded_tries(g, tries[-1] if tries else points)
+    if g.depth > 0 or g.quantum.any():
+        tries = [_ranked_moved(g, points, priced.cost)[0]]
+    else:
+        tries = [p for p, _ in _across_tries(g, points)]
     best = (points, priced, rows)
     for straight in map(_unbent, tries):
         if straight != points:
