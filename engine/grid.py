@@ -27,7 +27,7 @@ __all__ = ["GridSpec", "neighbourhood", "segment_cells"]
 
 _EPS = 1e-12
 # Ranks standing in a cell for less than this (cells) stand on nothing there: a rank
-# line through a grid corner, nearly along a grid line, touches the cells beside the
+# line through a grid corner, nearly along a grid line, touches the cell across the
 # corner for a hair that a rounding of the unit's point makes or unmakes.
 _GRAZE = 1e-6
 

@@ -846,6 +846,6 @@ def test_with_rear_ranks_a_route_goes_level_first_and_climbs_last(bs):
     rt = engine.route(g, at, goal)
     assert rt.cost == pytest.approx(16.1772, abs=1e-3)
     assert len(rt.path) == 3 and rt.path[1][1] == pytest.approx(at[1], abs=1e-6)
-    (bx, by) = rt.path[1]
+    bx, by = rt.path[1]
     climb_first = [at, (at[0] + goal[0] - bx, at[1] + goal[1] - by), goal]  # its moves swapped
     assert engine.price_path(g, climb_first).cost == pytest.approx(17.6775, abs=1e-3)
