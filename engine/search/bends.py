@@ -215,15 +215,16 @@ def _ranked_moved(g: CostGrid, points: list, cost: float, sweeps: int = _SWEEPS
     """``points`` (costing ``cost``, rear ranks and rounding included) without the
     bends a straight move over them makes no dearer (`_pull`), its bends then moved
     as a unit without ranks would move them (`_across_tries` with ``sweeps``; on
-    quantised ground, where its rounding costs least, `_rounded_tries`), and then
-    with each pair of its moves made in the other order (`_swapped`), each if that
-    is cheaper with the ranks; and its price.  The ranks pay for ground the front
-    left while they still stand on it, so a climb is cheaper last: on Battlesystem's
-    uphill-woods example cavalry 2" deep from (32.0804, 0.0625) to (37.7417,
-    0.8888) pay 7.09 along the contour first and up at the end, 9.09 up first.
-    A path that bends at cell centres cannot start exactly level, and the bend
-    moving of a unit without ranks keeps the order of its moves (both orders cost
-    the same without ranks)."""
+    quantised ground, where its rounding costs least, `_rounded_tries`), and then,
+    without the bends that do not bend (`_unbent`: moving bends can leave a bend on
+    a straight move, splitting it in two), with each pair of its moves made in the
+    other order (`_swapped`), each if that is cheaper with the ranks; and its price.
+    The ranks pay for ground the front left while they still stand on it, so a
+    climb is cheaper last: on Battlesystem's uphill-woods example cavalry 2" deep
+    from (32.0804, 0.0625) to (37.7417, 0.8888) pay 7.09 along the contour first and
+    up at the end, 9.09 up first.  A path that bends at cell centres cannot start
+    exactly level, and the bend moving of a unit without ranks keeps the order of
+    its moves (both orders cost the same without ranks)."""
     best = (points, cost)
     if len(points) > 2:
         points = _pull(g, points, cost)
@@ -234,7 +235,7 @@ def _ranked_moved(g: CostGrid, points: list, cost: float, sweeps: int = _SWEEPS
             cost = _path_cost(g, moved)
             if cost < best[1]:
                 best = (moved, cost)
-    for moved in _swapped(best[0]):
+    for moved in _swapped(_unbent(best[0])):
         cost = _path_cost(g, moved)
         if cost < best[1]:
             best = (moved, cost)
