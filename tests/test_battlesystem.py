@@ -838,6 +838,25 @@ def test_with_rear_ranks_a_point_is_priced_climbing_last(bs, race, at, goal, bef
     assert engine.price_path(g, path).cost == pytest.approx(cost, rel=1e-12)
 
 
+def test_with_rear_ranks_moving_the_bends_keeps_the_step_that_faces_the_ranks(bs):
+    """Special-large 2" deep on the uphill-woods example, from (2.3026, 16.8310) to
+    (2.9784, 12.0125) at full precision: the route faces the ranks with a first
+    step a hair long, then goes along the contour and climbs at the end, 5.9896.
+    The reach's path has such a step too, but with its bends at cell centres.
+    Moved as a unit without ranks would move them, the step was dropped and the
+    ranks faced along the first move, dearer (7.07), so `cost_at` kept the bends
+    at cell centres: 6.3110.  The bends are now moved with the step kept too."""
+    g = engine.cost_grid(load_map(BS / "uphill-woods.geojson"), bs,
+                         bs.unit("special-large", depth=2.0))
+    at, goal = (2.3026470249885733, 16.831048652487127), (2.9784499629247407, 12.012508710465982)
+    rt = engine.route(g, at, goal)
+    assert rt.turns == 1 and rt.cost == pytest.approx(5.9896, abs=1e-4)
+    path, cost = engine.reach(g, at)._best_path(goal)
+    assert cost == pytest.approx(rt.cost, rel=1e-4)
+    assert math.dist(path[0], path[1]) <= 1e-3 * g.cell * (1 + 1e-9)  # the facing step
+    assert engine.price_path(g, path).cost == pytest.approx(cost, rel=1e-12)
+
+
 def test_with_rear_ranks_a_route_goes_level_first_and_climbs_last(bs):
     """Infantry 1" deep on the uphill-woods example, from (11.8094, 16.9400) to
     (4.9784, 14.6718), 8" through the light woods either way: level with the start

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..terrain.costgrid import CostGrid
 from . import _kernels
+from ._state import FACE_STEP
 from .pricing import _moves, _path_cost, _price, _Pricer
 
 
@@ -210,15 +211,29 @@ def _swapped(points: list) -> list[list]:
     return out
 
 
+def _heads(g: CostGrid, points: list) -> list[tuple[list, list]]:
+    """Ways to move the bends of ``points`` as a unit without ranks would: pairs of
+    the points kept as they are and the path on from there, ``([], points)``, and
+    if its first step is a hair long (`FACE_STEP`: it faces the rear ranks,
+    `facing_points`) ``([start], points[1:])`` too.  Moving the bends of the whole
+    path drops such a step, and the ranks face along the first move instead;
+    either may be cheaper."""
+    out = [([], points)]
+    if len(points) > 2 and math.dist(*points[:2]) <= FACE_STEP * g.cell * (1.0 + 1e-9):
+        out.append((points[:1], points[1:]))
+    return out
+
+
 def _ranked_moved(g: CostGrid, points: list, cost: float, sweeps: int = _SWEEPS
                   ) -> tuple[list, float]:
     """``points`` (costing ``cost``, rear ranks and rounding included) without the
     bends a straight move over them makes no dearer (`_pull`), its bends then moved
     as a unit without ranks would move them (`_across_tries` with ``sweeps``; on
-    quantised ground, where its rounding costs least, `_rounded_tries`), and then,
-    without the bends that do not bend (`_unbent`: moving bends can leave a bend on
-    a straight move, splitting it in two), with each pair of its moves made in the
-    other order (`_swapped`), each if that is cheaper with the ranks; and its price.
+    quantised ground, where its rounding costs least, `_rounded_tries`; with a
+    first step that faces the ranks kept too, `_heads`), and then, without the
+    bends that do not bend (`_unbent`: moving bends can leave a bend on a straight
+    move, splitting it in two), with each pair of its moves made in the other
+    order (`_swapped`), each if that is cheaper with the ranks; and its price.
     The ranks pay for ground the front left while they still stand on it, so a
     climb is cheaper last: on Battlesystem's uphill-woods example cavalry 2" deep
     from (32.0804, 0.0625) to (37.7417, 0.8888) pay 7.09 along the contour first and
@@ -229,9 +244,13 @@ def _ranked_moved(g: CostGrid, points: list, cost: float, sweeps: int = _SWEEPS
     if len(points) > 2:
         points = _pull(g, points, cost)
         best = (points, _path_cost(g, points))
-    if len(best[0]) > 2 or (len(best[0]) == 2 and _bendable(g, *best)):
-        for moved in ([p for p, _ in _across_tries(g, best[0], sweeps)]
-                      + (_rounded_tries(g, best[0]) if g.quantum.any() else [])):
+    pulled = best
+    for head, body in _heads(g, pulled[0]):
+        if not (len(body) > 2 or (len(body) == 2 and _bendable(g, body, pulled[1]))):
+            continue
+        for moved in ([p for p, _ in _across_tries(g, body, sweeps)]
+                      + (_rounded_tries(g, body) if g.quantum.any() else [])):
+            moved = [*head, *moved]
             cost = _path_cost(g, moved)
             if cost < best[1]:
                 best = (moved, cost)
