@@ -11,7 +11,7 @@ import engine
 from engine.search import _kernels
 from engine.search._kernels.anyangle import _source_sight
 from engine.search._kernels.ranked import _STAMPS, _facing_clean, reset_labels, theta_labels
-from engine.search._state import facing_points
+from engine.search._state import FACE_STEP, facing_points
 from engine.terrain._kernels import TRAIL
 
 FW = engine.load_rules("fantasy-warlord")
@@ -308,19 +308,34 @@ def test_a_point_a_route_reaches_in_a_turn_is_within_the_reach(race, at, goal, c
     assert reach.cost_at(goal) == found
 
 
-@pytest.mark.parametrize(("name", "race", "at", "goal", "cost"), [
-    ("demo", "hill trolls", (105.8732, 32.7877), (90.6864, 24.2931), 19.7973),
-    ("crossings", "humans", (158.4053, 15.8845), (171.9498, 20.2019), 19.7200)])
-def test_a_point_the_reach_prices_just_past_the_turn_is_routed_within_it(name, race, at, goal,
-                                                                          cost):
-    """Units 1 cm deep: the reach's own paths price these points a hair past the turn's
-    20 (20.016, 20.006), the route's search finds ways within it; where the reach's
-    paths price a point past the allowance but within 5% of it, `cost_at` asks the
-    route's search too, so it says what the route says."""
-    g = engine.cost_grid(engine.load_map(name), FW, FW.unit(race, depth=1.0))
+def test_a_point_the_reach_prices_just_past_the_turn_is_routed_within_it():
+    """Humans 1 cm deep on the crossings map: the reach's own paths price the point a
+    hair past the turn's 20 (20.006), the route's search finds a way within it;
+    where the reach's paths price a point past the allowance but within 5% of it,
+    `cost_at` asks the route's search too, so it says what the route says."""
+    at, goal, cost = (158.4053, 15.8845), (171.9498, 20.2019), 19.7200
+    g = engine.cost_grid(engine.load_map("crossings"), FW, FW.unit("humans", depth=1.0))
     rt = engine.route(g, at, goal)
     assert rt.cost == pytest.approx(cost, abs=1e-4) and rt.turns == 1
     reach = engine.reach(g, at)
     assert reach._best_within(goal) is None
     assert 20.0 < reach._wide._best_path(goal)[1] <= 20.02
     assert reach.cost_at(goal) == pytest.approx(rt.cost, rel=1e-12)
+
+
+def test_a_path_that_faces_the_ranks_first_keeps_that_step_as_its_bends_move():
+    """Hill trolls 1 cm deep on the demo map, from (105.8732, 32.7877) to (90.6864,
+    24.2931): the reach's path first faces the ranks with a step a hair long.  Its
+    bends moved as a unit without ranks would move them, that step was dropped,
+    and the point was priced a hair past the turn's 20 (20.016); moved with the
+    step kept, the reach's own path prices it as the route does, 19.7973."""
+    at, goal = (105.8732, 32.7877), (90.6864, 24.2931)
+    g = engine.cost_grid(engine.load_map("demo"), FW, FW.unit("hill trolls", depth=1.0))
+    rt = engine.route(g, at, goal)
+    assert rt.cost == pytest.approx(19.7973, abs=1e-4) and rt.turns == 1
+    reach = engine.reach(g, at)
+    path, found = reach._best_within(goal)
+    assert found == pytest.approx(rt.cost, rel=1e-9)
+    assert math.dist(path[0], path[1]) <= FACE_STEP * g.cell * (1 + 1e-9)
+    assert engine.price_path(g, path).cost == pytest.approx(found, rel=1e-12)
+    assert reach.cost_at(goal) == found
