@@ -240,22 +240,21 @@ def _ranked_moved(g: CostGrid, points: list, cost: float, sweeps: int = _SWEEPS
     up at the end, 9.09 up first.  A path that bends at cell centres cannot start
     exactly level, and the bend moving of a unit without ranks keeps the order of
     its moves (both orders cost the same without ranks)."""
-    best = (points, cost)
     if len(points) > 2:
         points = _pull(g, points, cost)
-        best = (points, _path_cost(g, points))
-    pulled = best
-    for head, body in _heads(g, pulled[0]):
-        if not (len(body) > 2 or (len(body) == 2 and _bendable(g, body, pulled[1]))):
+        cost = _path_cost(g, points)
+    best = (points, cost)
+    for head, body in _heads(g, points):
+        if not (len(body) > 2 or (len(body) == 2 and _bendable(g, body, cost))):
             continue
         for moved in ([p for p, _ in _across_tries(g, body, sweeps)]
                       + (_rounded_tries(g, body) if g.quantum.any() else [])):
             moved = [*head, *moved]
-            cost = _path_cost(g, moved)
-            if cost < best[1]:
-                best = (moved, cost)
+            price = _path_cost(g, moved)
+            if price < best[1]:
+                best = (moved, price)
     for moved in _swapped(_unbent(best[0])):
-        cost = _path_cost(g, moved)
-        if cost < best[1]:
-            best = (moved, cost)
+        price = _path_cost(g, moved)
+        if price < best[1]:
+            best = (moved, price)
     return best
