@@ -13,6 +13,7 @@ import pytest
 import engine
 from engine import InputError, load_map, load_rules
 from engine.cli import main
+from engine.search._state import FACE_STEP
 from engine.search.front import _near_quanta
 
 from .conftest import MAPS, battlefield, feature, grid_for, line, rect
@@ -853,7 +854,7 @@ def test_with_rear_ranks_moving_the_bends_keeps_the_step_that_faces_the_ranks(bs
     assert rt.turns == 1 and rt.cost == pytest.approx(5.9896, abs=1e-4)
     path, cost = engine.reach(g, at)._best_path(goal)
     assert cost == pytest.approx(rt.cost, rel=1e-4)
-    assert math.dist(path[0], path[1]) <= 1e-3 * g.cell * (1 + 1e-9)  # the facing step
+    assert math.dist(path[0], path[1]) <= FACE_STEP * g.cell * (1 + 1e-9)  # the facing step
     assert engine.price_path(g, path).cost == pytest.approx(cost, rel=1e-12)
 
 
