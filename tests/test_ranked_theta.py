@@ -309,12 +309,14 @@ def test_a_point_a_route_reaches_in_a_turn_is_within_the_reach(race, at, goal, c
 
 
 def test_a_point_the_reach_prices_just_past_the_turn_is_routed_within_it():
-    """Humans 1 cm deep on the crossings map: the reach's own paths price the point a
-    hair past the turn's 20 (20.006), the route's search finds a way within it;
-    where the reach's paths price a point past the allowance but within 5% of it,
-    `cost_at` asks the route's search too, so it says what the route says."""
-    at, goal, cost = (158.4053, 15.8845), (171.9498, 20.2019), 19.7200
-    g = engine.cost_grid(engine.load_map("crossings"), FW, FW.unit("humans", depth=1.0))
+    """Hill trolls 2 cm deep on the demo map, from (165.0751, 16.0132) to (174.5401,
+    30.4615): the reach's own paths price the point a hair past the turn's 20
+    (20.0094), the route's search finds a way within it, round the corner at
+    (165, 17); where the reach's paths price a point past the allowance but
+    within 5% of it, `cost_at` asks the route's search too, so it says what the
+    route says."""
+    at, goal, cost = (165.0751, 16.0132), (174.5401, 30.4615), 19.9929
+    g = engine.cost_grid(engine.load_map("demo"), FW, FW.unit("hill trolls", depth=2.0))
     rt = engine.route(g, at, goal)
     assert rt.cost == pytest.approx(cost, abs=1e-4) and rt.turns == 1
     reach = engine.reach(g, at)

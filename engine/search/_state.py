@@ -41,6 +41,17 @@ def _cells_around(g: CostGrid, at, far: float) -> tuple[int, int, int, int]:
     return r0, r1, c0, c1
 
 
+def _near_quanta(g: CostGrid, at: tuple, budget: float) -> bool:
+    """Whether a cell charged per started quantum lies within ``budget`` of the point
+    ``at`` as the crow flies (no move costs less than its length, so a path within
+    the budget touches none otherwise)."""
+    if not g.quantum.any():
+        return False
+    r0, r1, c0, c1 = _cells_around(g, at, budget)
+    q = g.quantised
+    return q[r1 + 1, c1 + 1] - q[r0, c1 + 1] - q[r1 + 1, c0] + q[r0, c0] != 0
+
+
 class _Labels(NamedTuple):
     """`_kernels.search_labels`' pool of labels, in its order (`_kernels.label_pool`)."""
 

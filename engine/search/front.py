@@ -36,9 +36,9 @@ from ._kernels.ranked import _clean_stand
 from ._state import (
     _NO_LANDMARKS,
     _SLACK,
-    _cells_around,
     _KeptLabels,
     _many_workspace,
+    _near_quanta,
     _nodes,
     _quantised_moves,
     _theta_many,
@@ -49,6 +49,7 @@ from ._state import (
 from .bends import (
     _across_tries,
     _bendable,
+    _levelled,
     _ranked_moved,
     _refined,
     _unbent,
@@ -72,17 +73,6 @@ def _start_cell(g: CostGrid, xy, what: str) -> int:
 
 def _allowance(g: CostGrid, allowance: float | None) -> float:
     return non_negative("allowance", g.unit.move if allowance is None else allowance)
-
-
-def _near_quanta(g: CostGrid, at: tuple, budget: float) -> bool:
-    """Whether a cell charged per started quantum lies within ``budget`` of the point
-    ``at`` as the crow flies (no move costs less than its length, so a path within
-    the budget touches none otherwise)."""
-    if not g.quantum.any():
-        return False
-    r0, r1, c0, c1 = _cells_around(g, at, budget)
-    q = g.quantised
-    return q[r1 + 1, c1 + 1] - q[r0, c1 + 1] - q[r1 + 1, c0] + q[r0, c0] != 0
 
 
 def _theta_reach(g: CostGrid, source: int, xy: tuple, budget: float) -> Reach:
@@ -302,6 +292,8 @@ class Reach:
                 self.grid, points if points[-1] == end else [*points, end], _POINT_SWEEPS)[-1]
         else:
             return None
+        if cost <= self.allowance * _BENDS_SAVE + _SLACK:
+            points, cost = _levelled(self.grid, points, cost)
         return (points, cost) if cost <= self.allowance + _SLACK else None
 
     def _ranked_path(self, xy) -> tuple[list, float] | None:
@@ -350,8 +342,8 @@ class Reach:
             return None
         # Where the bends of a path dearer than the cheapest can be moved to may be
         # cheaper still: the cheapest path of each search's is tried.
-        best = min((_ranked_moved(g, points, cost, _POINT_SWEEPS)
-                    for cost, points in found.values()), key=lambda b: b[1])
+        best = _levelled(g, *min((_ranked_moved(g, points, cost, _POINT_SWEEPS)
+                                  for cost, points in found.values()), key=lambda b: b[1]))
         if len(best[0]) > 1 and self._facings_matter:  # a first step may face the ranks
             faced = _faced(g, (best[0], *_price(g, best[0], pieces=False, checked=True)))
             if faced[1].cost < best[1]:
@@ -814,9 +806,10 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
             len(points) == 2 and not _bendable(g, points, priced.cost)):
         return points, priced, rows
     if g.depth > 0 or g.quantum.any():
-        tries = [_ranked_moved(g, points, priced.cost)[0]]
+        moved = [_ranked_moved(g, points, priced.cost)]
     else:
-        tries = [p for p, _ in _across_tries(g, points)]
+        moved = _across_tries(g, points)
+    tries = [*(p for p, _ in moved), _levelled(g, *moved[-1])[0]]
     best = (points, priced, rows)
     for straight in map(_unbent, tries):
         if straight != points:

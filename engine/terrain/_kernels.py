@@ -24,6 +24,7 @@ __all__ = [
     "entry",
     "flat_cells",
     "fold",
+    "gradient",
     "largest",
     "mean",
     "smallest",
@@ -144,6 +145,22 @@ def fold(steep, slopes, o, ux, uy, ax, ay, bx, by):
             _, gx, gy = _plane(slopes, o, at, 0.0, 0.0)
             rise = gx * ux + gy * uy
     return t1, t2, m0, m1, m2
+
+
+@njit(cache=True)
+def gradient(slopes, o, ux, uy, px, py):
+    """The ground's gradient per cell along x and y at ``(px, py)`` (cells from the
+    centre of the cell whose `Layers.slopes` start at ``o``), on the side of it
+    along ``(ux, uy)``, as `fold` reads the ground: the other hills' plane, plus
+    the lowest plane where that is above 0 (on a tie, the one falling fastest
+    that way, `_lowest`)."""
+    k = int(slopes[o])
+    gx, gy = slopes[o + 1], slopes[o + 2]
+    at, v, rise = _lowest(slopes, o, k, ux, uy, px, py)
+    if k > 0 and (v > 0.0 or (v == 0.0 and rise > 0.0)):
+        _, ax, ay = _plane(slopes, o, at, px, py)
+        gx, gy = gx + ax, gy + ay
+    return gx, gy
 
 
 @njit(cache=True, inline="always")
