@@ -221,8 +221,10 @@ def _along(g: CostGrid, shaped: Callable[[float], list | None], t: float, cost: 
 
 
 def _levelled(g: CostGrid, points: list, cost: float) -> tuple[list, float]:
-    """``points`` (costing ``cost``) with its first move or its last made level
-    where it climbs, if that is cheaper, each try priced whole, and its price.
+    """``points`` (costing ``cost``) with its first bend moved onto the contour line
+    through its start, or its last onto the one through its goal (its first or
+    last move made level along the slope there), if that is cheaper, each try
+    priced whole, and its price.
 
     Climbing costs extra over every inch of a move that gains height, however
     little: a move exactly along a slope's contour pays nothing more, the least
@@ -231,8 +233,10 @@ def _levelled(g: CostGrid, points: list, cost: float) -> tuple[list, float]:
     first bend is tried on the contour line through the start (the last, through
     the goal), at the point of it nearest the bend and then where along it the
     path costs least (`_along`).  Battlesystem cavalry on the uphill-woods example
-    from (34.5120, 14.9368), by the hill's crest, to (39.9089, 9.3989): straight up
-    to the crest first 8.0331, level along the slope to it first 7.8673.  Not tried
+    from (34.5120, 14.9368), by the fold where two of the hill's slopes meet, to
+    (39.9089, 9.3989): straight up to the fold first 8.0331, level along the slope
+    to it first 7.8673.  The path goes on from the moved bend as it did from the
+    bend after it, or, with more than two bends, straight to its far end.  Not tried
     for a path as cheap as the straight line over the least ground, nor near ground
     priced per started quantum (`_near_quanta`): there the price along the line is a
     staircase, and the search stops on a step (`_rounded_tries` moves bends there).
@@ -262,14 +266,14 @@ def _levelled(g: CostGrid, points: list, cost: float) -> tuple[list, float]:
         for rest in rests[:1 + (len(path) > 3)]:
             keep = (rest or path[:1], path[-1:]) if last else (path[:1], rest or path[1:])
 
-            def shaped(t, end=end, u=u, keep=keep):
-                x, y = end[0] + t * u[0], end[1] + t * u[1]
+            def shaped(s, end=end, u=u, keep=keep):
+                x, y = end[0] + s * u[0], end[1] + s * u[1]
                 inside = 0.0 <= x < width and 0.0 <= y < tall
                 return [*keep[0], (x, y), *keep[1]] if inside else None
 
-            start = shaped(t) if t > 0.0 else None
-            if start is not None:
-                tried = _along(g, shaped, t, _path_cost(g, start))
+            first = shaped(t) if t > 0.0 else None
+            if first is not None:
+                tried = _along(g, shaped, t, _path_cost(g, first))
                 if tried[1] < best[1]:
                     best = tried
     return best
