@@ -50,11 +50,11 @@ def test_with_rear_ranks_moving_the_bends_keeps_the_step_that_faces_the_ranks(bs
     """Special-large 2" deep on the uphill-woods example, from (2.3026, 16.8310) to
     (2.9784, 12.0125) at full precision: the route faces the ranks with a first
     step a hair long, then goes exactly along the contour and climbs at the end,
-    5.9891.
-    The reach's path has such a step too, but with its bends at cell centres.
-    Moved as a unit without ranks would move them, the step was dropped and the
-    ranks faced along the first move, dearer (7.07), so `cost_at` kept the bends
-    at cell centres: 6.3110.  The bends are now moved with the step kept too."""
+    5.9891.  The reach's path has such a step too, but with its bends at cell
+    centres.  Moved as a unit without ranks would move them, the step was dropped
+    and the ranks faced along the first move, dearer (7.07), so `cost_at` kept the
+    bends at cell centres: 6.3110.  The bends are now moved with the step kept
+    too."""
     g = engine.cost_grid(load_map(BS / "uphill-woods.geojson"), bs,
                          bs.unit("special-large", depth=2.0))
     at, goal = (2.3026470249885733, 16.831048652487127), (2.9784499629247407, 12.012508710465982)
