@@ -159,7 +159,11 @@ class Reach:
         rounding included), each pair of moves is tried in the other order (a climb is
         cheaper last, the ranks behind still below it), and where the ranks standing at the
         start could stand on heavier ground, a first step a hair long in each of 32
-        directions is tried to face them (`_faced`, as `route` does).  Near the edge of the
+        directions is tried to face them (`_faced`, as `route` does).  Either way the
+        first bend is also tried on the contour line through the start, and the last on
+        the one through ``xy``, where that is cheaper (`_levelled`: climbing pays over
+        every inch of a move that gains height, so a move exactly level along a slope
+        can be the cheapest).  Near the edge of the
         reach (a path dearer than the allowance over `_BENDS_SAVE`) the paths are those of
         a reach to `_BENDS_SAVE` times the allowance, searched once: a path there can run
         by cells whose centres cost more than the allowance along the search's paths, which
@@ -263,7 +267,8 @@ class Reach:
         are moved, where it is cheaper, to the outer corners of impassable cells
         near it and then to where they cost least (`_across_tries`: `_POINT_SWEEPS`
         sweeps of `_kernels.refine`, then a bend on each terrain edge it crosses, then
-        the corners of heavier ground it skirts).
+        the corners of heavier ground it skirts), then its first and last bends onto the
+        contour lines through its ends (`_levelled`).
         That saves at most a few percent, so a point whose path costs more than
         `_BENDS_SAVE` times the allowance is not tried.  With rear ranks,
         `_ranked_path`.
@@ -307,7 +312,8 @@ class Reach:
         unit without ranks would move them if that is cheaper (`_ranked_moved`): the
         cheapest, or where the reach kept the step lattice's paths too
         (`_with_lattice`), the cheapest of each search's, and the cheaper of
-        those."""
+        those, its first and last bends then tried on the contour lines through its
+        ends (`_levelled`)."""
         end = (float(xy[0]), float(xy[1]))
         kept, g = self._labels, self.grid
         r, c = g.grid.xy_to_rc(end)
@@ -585,7 +591,8 @@ def route(grid: CostGrid, start: tuple[float, float], goal: tuple[float, float],
         lattice route string-pulled (`_either`); with them, the lattice
         search.  Either way the route found is then straightened by
         its price (`_straighten`): a straight move over open ground, bends on
-        terrain edges and at obstacles' corners.  The path an any-angle
+        terrain edges and at obstacles' corners, a first or last move level along
+        a slope where that is cheaper.  The path an any-angle
         `reach` prices the goal along is taken if cheaper: to a goal within a
         turn's allowance, the turn's reach; farther, with rear ranks, a
         reach from the unit's point aimed at the goal (`_by_reach`).  With
@@ -800,7 +807,9 @@ def _straighten(g: CostGrid, points: list, priced: Pricing,
     (`_across_tries`); with rear ranks (or ground priced per started quantum) the
     bends are moved as `Reach.cost_at` moves a point's, each try priced whole
     (`_ranked_moved`: its moves also made in the other order, as a climb is cheaper
-    last).  A straightened path is kept only if its price is no higher.
+    last).  The cheapest is also tried with its first and last bends on the contour
+    lines through its ends (`_levelled`).  A straightened path is kept only if its
+    price is no higher.
     """
     if len(points) < 2 or priced.cost == math.inf or (
             len(points) == 2 and not _bendable(g, points, priced.cost)):
