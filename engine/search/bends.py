@@ -201,12 +201,11 @@ def _plain_cost(g: CostGrid, points: list) -> float:
     """`_path_cost` of ``points`` for a unit without rear ranks away from ground priced
     per started quantum, by the kernels' walk (`_kernels.corners._stretch`), in a
     third of its time."""
+    _, xs, ys, start = _as_arrays(g, points)
     a = g.kernel_args
-    xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))
-    r, c = g.stand(points[0])
-    return float(_stretch(xs, ys, 0, len(points) - 1, r * a.cols + c, g.cell, a.cols,
-                          len(a.base) // a.cols, a.base, a.steep, a.slope_of, a.slopes,
-                          a.enter, a.narrow, g.clearance)[0])
+    return float(_stretch(xs, ys, 0, len(xs) - 1, start, g.cell, a.cols, len(a.base) // a.cols,
+                          a.base, a.steep, a.slope_of, a.slopes, a.enter, a.narrow,
+                          g.clearance)[0])
 
 
 def _along(g: CostGrid, shaped: Callable[[float], list | None], t: float,
