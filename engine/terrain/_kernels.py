@@ -66,6 +66,15 @@ def _lowest(slopes, o, k, ux, uy, px, py):
 
 
 @njit(cache=True, inline="always")
+def _ground(slopes, o, k, ux, uy, px, py):
+    """The plane the ground follows at a point, as `_lowest` gives it, and whether the
+    point is on the hill (that plane above 0, or at 0 and rising along ``(ux, uy)``):
+    ``(index, height, rise along u, on the hill)``."""
+    at, v, rise = _lowest(slopes, o, k, ux, uy, px, py)
+    return at, v, rise, k > 0 and (v > 0.0 or (v == 0.0 and rise > 0.0))
+
+
+@njit(cache=True, inline="always")
 def touched_lines(f, i, size, tol):
     """The first and last of the rows (or columns) of cells a point at ``f`` cells
     along one axis touches: line ``i`` (of ``size``) holding it, and the one
@@ -103,8 +112,7 @@ def fold(steep, slopes, o, ux, uy, ax, ay, bx, by):
     k = int(slopes[o])
     extra = slopes[o + 1] * ux + slopes[o + 2] * uy
     length = _length(bx - ax, by - ay)
-    at, v, rise = _lowest(slopes, o, k, ux, uy, ax, ay)
-    inside = k > 0 and (v > 0.0 or (v == 0.0 and rise > 0.0))
+    at, _, rise, inside = _ground(slopes, o, k, ux, uy, ax, ay)
     t, t1, t2 = 0.0, 1.0, 1.0
     m0 = m1 = m2 = steep if (rise if inside else 0.0) + extra > UPHILL_TOL else 1.0
     parts = 1
@@ -156,8 +164,8 @@ def gradient(slopes, o, ux, uy, px, py):
     that way, `_lowest`)."""
     k = int(slopes[o])
     gx, gy = slopes[o + 1], slopes[o + 2]
-    at, v, rise = _lowest(slopes, o, k, ux, uy, px, py)
-    if k > 0 and (v > 0.0 or (v == 0.0 and rise > 0.0)):
+    at, _, _, inside = _ground(slopes, o, k, ux, uy, px, py)
+    if inside:
         _, ax, ay = _plane(slopes, o, at, px, py)
         gx, gy = gx + ax, gy + ay
     return gx, gy
