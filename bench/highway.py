@@ -36,8 +36,9 @@ sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
 from bench.conftest import campaign_map, median_ms  # noqa: E402
-from engine.search.front import _find, _polyline, _start_cell  # noqa: E402
+from engine.search.front import _start_cell  # noqa: E402
 from engine.search.highway import Highway  # noqa: E402
+from engine.search.paths import _find, _polyline  # noqa: E402
 
 
 def touched(grid, a, b, find) -> tuple[int, float]:

@@ -15,8 +15,9 @@ from engine import terrain
 from engine.search import _kernels as skern
 from engine.search import highway
 from engine.search._state import _NO_LANDMARKS, _workspace
-from engine.search.front import _polyline, _start_cell
+from engine.search.front import _start_cell
 from engine.search.highway import Highway
+from engine.search.paths import _polyline
 
 from .conftest import MAPS, battlefield, feature, line, rect
 

@@ -19,7 +19,8 @@ import pytest
 import engine
 from engine.grid import neighbourhood, segment_cells
 from engine.search import _kernels as skern
-from engine.search import _state, front
+from engine.search import _state
+from engine.search.paths import _polyline
 from engine.terrain import _kernels as tkern
 from engine.terrain.costgrid import kernel_args
 
@@ -502,7 +503,7 @@ def test_costs_are_the_price_of_the_traced_path(rules, seed, depth, hills):
     for cell, path in paths.items():
         if len(path) < 2:
             continue
-        priced = engine.price_path(g, front._polyline(g, path))
+        priced = engine.price_path(g, _polyline(g, path))
         assert priced.cost == pytest.approx(costs[cell], rel=1e-9, abs=1e-9)
 
 

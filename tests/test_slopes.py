@@ -1,9 +1,9 @@
-"""Routes and `Reach.cost_at` over Battlesystem's slopes on the uphill-woods example
-(a hill over the whole table, 3" high on its crest): climbing pays over every inch
-of a move that gains height, however little, and rear ranks pay for the slope the
-front climbed while they still stand on it, so the cheapest path may go exactly
-level along a slope first and climb last, which moving bends a little at a time
-never finds from the searches' paths, bent at cell centres."""
+"""Routes and `Reach.cost_at` over slopes, mostly Battlesystem's on the uphill-woods
+example (a hill over the whole table, 3" high on its crest): climbing pays over
+every inch of a move that gains height, however little, and rear ranks pay for the
+slope the front climbed while they still stand on it, so the cheapest path may go
+exactly level along a slope first and climb last, which moving bends a little at a
+time never finds from the searches' paths, bent at cell centres."""
 
 import math
 
@@ -110,3 +110,20 @@ def test_a_path_level_along_the_slope_first_is_found(bs, depth, at, goal, before
     assert rt.path[1][1] == at[1]  # level
     assert engine.reach(g, at).cost_at(goal) == pytest.approx(exact, rel=1e-6)
     assert engine.price_path(g, rt.path).cost == pytest.approx(rt.cost, rel=1e-12)
+
+
+def test_cost_at_moves_the_bends_again_after_levelling_the_last_move():
+    """Fantasy Warlord dwarves 2 cm deep on the demo map, from (40.58, 28.9) to
+    (36.51, 31.66), through the woods on the hill's steep slope: the route goes
+    round and never climbs, 5.05 cm at x2 (woods), 10.1069.  The reach's path, bent
+    at cell centres, climbed at the end (x4), and `cost_at` said 11.5114: its last
+    bend was put on the goal's contour line, but the bend before it stayed where the
+    move from it climbed.  A path made cheaper so now has its bends moved again."""
+    fw = load_rules("fantasy-warlord")
+    g = engine.cost_grid(load_map("demo"), fw, fw.unit("dwarves", depth=2.0))
+    at, goal = (40.58, 28.9), (36.51, 31.66)
+    rt = engine.route(g, at, goal)
+    assert rt.cost == pytest.approx(10.1069, abs=1e-4)
+    legs = engine.price_path(g, rt.path).legs
+    assert not any("uphill" in name for leg in legs for name in leg.terrain)
+    assert engine.reach(g, at).cost_at(goal) == pytest.approx(rt.cost, rel=1e-9)

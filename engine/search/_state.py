@@ -24,6 +24,9 @@ _SLACK = 1e-9
 # Labels an any-angle search with rear ranks has room for at first (grown fourfold as
 # it runs out).
 _POOL = 1 << 14
+# Labels the step lattice's search with rear ranks (`_kernels.search_labels`) has room
+# for at first (grown as it runs out).
+_LATTICE_POOL = 1 << 16
 # Most items `_theta_runs` makes room for at first in each buffer of a thread (grown
 # as they fill).
 _BUFFER = 1 << 23
@@ -95,9 +98,9 @@ class _Workspace:
     beat: np.ndarray = field(default_factory=lambda: np.empty(0))
     # `_kernels.search_plain`'s buckets (a row each), widened when one overflows.
     stack: np.ndarray = field(default_factory=lambda: np.empty((0, 0), dtype=np.int32))
-    # Grids (their `KernelArgs`' ids) whose stack outgrew `_kernels.STACK_LIMIT`: they
-    # take `_kernels.search` from then on.
-    linked: set = field(default_factory=set)
+    # Grids whose stack outgrew `_kernels.STACK_LIMIT`, by their `KernelArgs`' ids (each
+    # kept, so that no other takes its id): they take `_kernels.search` from then on.
+    linked: dict = field(default_factory=dict)
 
     @classmethod
     def for_cells(cls, n: int, plain: bool = False) -> _Workspace:
@@ -125,10 +128,8 @@ class _Workspace:
         if isinstance(g, CostGrid) and goal >= 0 and (
                 landmarks[1].size or not a.table_cost.size):
             row, cost = vars(g).get("outgoing_steps", _NO_ROWS)
-        if id(a) in self.linked:
-            pass
-        elif not isinstance(g, CostGrid) or row.size or (
-                a.table_cost.size and not landmarks[1].size):
+        if self.linked.get(id(a)) is not a and (not isinstance(g, CostGrid) or row.size or (
+                a.table_cost.size and not landmarks[1].size)):
             rows = _kernels.stack_rows(a.nb, goal >= 0, _kernels.ASTAR_SPLIT)
             n = self._stacked(rows, lambda stack: (
                 _kernels.search_plain(
@@ -142,7 +143,7 @@ class _Workspace:
         if n >= 0:
             return n
         if n == -2:
-            self.linked.add(id(a))
+            self.linked[id(a)] = a
         if self.pos.size == 0:  # a raw grid's workspace, whose stack outgrew its limit
             self.pos = np.full(self.dist.size, -1, dtype=np.int32)
             self.link = np.empty(2 * self.dist.size, dtype=np.int32)
@@ -162,7 +163,7 @@ class _Workspace:
         width = g.trail_width
         while True:
             if self.labels is None or self.labels.lv.shape[1] < width:
-                self.labels = _Labels.pool(1 << 16, width)
+                self.labels = _Labels.pool(_LATTICE_POOL, width)
             if not self.beat.size:
                 self.beat = np.full(self.dist.size, np.inf)
             n, self.found, self.used = _kernels.search_labels(

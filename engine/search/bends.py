@@ -35,7 +35,7 @@ def _unbent(points: list) -> list:
     return out
 
 
-# Most times `_kernels.refine` moves a route's bends (it stops once none moves).
+# Most times `_kernels.corners.refine` moves a route's bends (it stops once none moves).
 _SWEEPS = 8
 
 
@@ -53,9 +53,8 @@ def _as_arrays(g: CostGrid, points: list) -> tuple[list, np.ndarray, np.ndarray,
     if len(points) == 2:
         (x0, y0), (x1, y1) = points
         points = [points[0], (0.5 * (x0 + x1), 0.5 * (y0 + y1)), points[1]]
-    r, c = g.stand(points[0])
     xs, ys = (np.array(v, dtype=np.float64) for v in zip(*points, strict=True))
-    return points, xs, ys, r * g.kernel_args.cols + c
+    return points, xs, ys, g.stand_index(points[0])
 
 
 def _as_points(points: list, xs: np.ndarray, ys: np.ndarray) -> list:
@@ -68,13 +67,14 @@ def _as_points(points: list, xs: np.ndarray, ys: np.ndarray) -> list:
 
 def _refined(g: CostGrid, points: list, sweeps: int = _SWEEPS, pull: bool = True,
              heavier: bool = False) -> tuple[list, float]:
-    """``points`` bent at the outer corners of impassable cells near them where that is
-    cheaper, then straightened by `_kernels.refine` (`_kernels.straighten`, with
-    ``sweeps`` sweeps; ``pull``: its points a straight move makes no dearer dropped
-    first), and its price (a unit without rear ranks).  A straight move (two
-    points) takes two: `_kernels.refine` bends it only on its second, halving its
-    moves (it is given a point at its middle so that `_kernels.straighten` refines
-    it at all).  With ``heavier`` the corners of heavier ground are tried too, and
+    """``points`` straightened by `_kernels.corners.refine` (`_kernels.straighten`, with
+    ``sweeps`` sweeps), and its price (a unit without rear ranks).  With ``pull``,
+    first bent at the outer corners of impassable cells near them where that is
+    cheaper, and its points a straight move makes no dearer dropped; without, moved
+    as they are.  A straight move (two points) takes two sweeps:
+    `_kernels.corners.refine` bends it only on its second, halving its moves (it is
+    given a point at its middle so that `_kernels.straighten` refines it at all).
+    With ``heavier`` (and ``pull``) the corners of heavier ground are tried too, and
     the path is straightened only if one of them makes it cheaper."""
     if len(points) == 2:
         sweeps = max(sweeps, 2)
@@ -185,10 +185,12 @@ def _rounded_tries(g: CostGrid, points: list) -> list[list]:
 
 def _slope(g: CostGrid, xy: tuple, way: tuple) -> tuple[float, float] | None:
     """The gradient of the ground at ``xy`` on the side of it along ``way`` (per
-    cell; `terrain._kernels.gradient`), None where it is level or climbing costs
-    nothing extra."""
+    cell; `terrain._kernels.gradient`, in the cell a move that way goes through
+    first, where ``xy`` is on the edge of cells), None where it is level or
+    climbing costs nothing extra."""
     a = g.kernel_args
-    r, c = g.stand(xy)
+    hair = min(1e-7 * g.cell, 0.5 * math.hypot(*way)) / math.hypot(*way)
+    r, c = g.grid.xy_to_rc((xy[0] + hair * way[0], xy[1] + hair * way[1]))
     i = r * a.cols + c
     if a.steep[i] == 1.0:
         return None
@@ -319,10 +321,10 @@ def _level_try(g: CostGrid, path: list, last: bool, price: Callable[[CostGrid, l
     return best
 
 
-def _pull(g: CostGrid, points: list, cost: float) -> list:
-    """``points`` without the bends a straight move over them makes no dearer, the
-    farthest first, each try priced whole (rear ranks: a move's price depends on the
-    path before it)."""
+def _pull(g: CostGrid, points: list, cost: float) -> tuple[list, float]:
+    """``points`` (costing ``cost``) without the bends a straight move over them makes
+    no dearer, the farthest first, each try priced whole (rear ranks: a move's price
+    depends on the path before it), and its price."""
     out = [points[0]]
     i = 0
     while i < len(points) - 1:
@@ -336,7 +338,7 @@ def _pull(g: CostGrid, points: list, cost: float) -> list:
             j -= 1
         out.append(points[j])
         i = j
-    return out
+    return out, cost
 
 
 def _swapped(points: list) -> list[list]:
@@ -380,8 +382,7 @@ def _ranked_moved(g: CostGrid, points: list, cost: float, sweeps: int = _SWEEPS
     exactly level, and the bend moving of a unit without ranks keeps the order of
     its moves (both orders cost the same without ranks)."""
     if len(points) > 2:
-        points = _pull(g, points, cost)
-        cost = _path_cost(g, points)
+        points, cost = _pull(g, points, cost)
     best = (points, cost)
     for head, body in _heads(g, points):
         if not (len(body) > 2 or (len(body) == 2 and _bendable(g, body, cost))):

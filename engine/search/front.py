@@ -32,29 +32,19 @@ from .._threads import on_threads, thread_count
 from ..errors import InputError, NoRouteError
 from ..terrain.costgrid import CostGrid
 from . import _kernels
-from ._kernels.ranked import _clean_stand
 from ._state import (
-    _NO_LANDMARKS,
     _SLACK,
     _KeptLabels,
     _many_workspace,
     _near_quanta,
-    _nodes,
     _quantised_moves,
     _theta_many,
     _theta_within,
     _workspace,
-    facing_points,
 )
-from .bends import (
-    _across_tries,
-    _bendable,
-    _levelled,
-    _ranked_moved,
-    _refined,
-    _unbent,
-)
-from .pricing import Leg, Pricing, _path_cost, _price
+from .bends import _across_tries, _bendable, _levelled, _ranked_moved
+from .paths import _faced, _searched, _stands_clean, _weighed
+from .pricing import Leg, _path_cost, _price
 from .turns import route_turns
 
 __all__ = ["Reach", "Route", "reach", "reach_many", "route"]
@@ -139,8 +129,10 @@ class Reach:
     def _found(self, flat: np.ndarray) -> np.ndarray:
         """Where each of the flat indices ``flat`` is in `_sorted`, -1 if not reached."""
         cells = self._sorted[0]
-        i = np.minimum(np.searchsorted(cells, flat), max(len(cells) - 1, 0))
-        return np.where((len(cells) > 0) & (cells[i] == flat), i, -1)
+        if not len(cells):
+            return np.full(len(flat), -1)
+        i = np.minimum(np.searchsorted(cells, flat), len(cells) - 1)
+        return np.where(cells[i] == flat, i, -1)
 
     def cost_at(self, xy: tuple[float, float]) -> float:
         """Cost to reach the point ``xy``; ``inf`` if it is out of reach.
@@ -179,15 +171,13 @@ class Reach:
         xy = point(xy)
         self.grid.grid.xy_to_rc(xy)  # on the table
         if self.parent is None:
-            r, c = self.grid.stand(xy)
-            j = int(self._found(np.array([r * self.grid.grid.shape[1] + c]))[0])
+            j = int(self._found(np.array([self.grid.stand_index(xy)]))[0])
             return math.inf if j < 0 else float(self._sorted[1][j])
-        found = self._best_within(xy)
+        found, past = self._best_within(xy)
         cost = math.inf if found is None else found[1]
         g, within = self.grid, self.allowance + _SLACK
         if within < math.inf and math.dist(self.start, xy) * g.least <= within and (
-                _near_quanta(g, self.start, self.allowance)
-                or (found is None and self._wide._best_path(xy) is not None)):
+                _near_quanta(g, self.start, self.allowance) or past):
             cost = min(cost, self._as_routed(xy, found))
         return cost
 
@@ -197,10 +187,10 @@ class Reach:
         ``inf``: its own search's path (`_searched`) or this reach's, if cheaper,
         straightened (`_weighed`), and with rear ranks faced (`_faced`)."""
         g = self.grid
-        r, c = g.stand(xy)
-        if g.base[r, c] == math.inf:
+        target = g.stand_index(xy)
+        if g.base.flat[target] == math.inf:
             return math.inf
-        found = _searched(g, self._home, self.start, r * g.grid.shape[1] + c, xy)
+        found = _searched(g, self._home, self.start, target, xy)
         if found is None:
             return math.inf
         taken = _weighed(g, best, found)
@@ -208,22 +198,24 @@ class Reach:
             taken = _faced(g, taken)
         return taken[1].cost if taken[1].cost <= self.allowance + _SLACK else math.inf
 
-    def _best_within(self, xy) -> tuple[list, float] | None:
-        """`_best_path` to ``xy`` within the allowance, or None.  Near the edge of the
-        reach (a path dearer than the allowance over `_BENDS_SAVE`) it is the
-        `_wide` reach's: the path there may run through cells whose centres the
-        reach's own search, bending at cell centres, prices over the allowance."""
+    def _best_within(self, xy) -> tuple[tuple[list, float] | None, bool]:
+        """`_best_path` to ``xy`` within the allowance, or None, and whether it is None
+        only because ``xy`` is just past the allowance (the `_wide` reach prices it
+        within `_BENDS_SAVE` times that).  Near the edge of the reach (a path dearer
+        than the allowance over `_BENDS_SAVE`) the path is the `_wide` reach's: the
+        path there may run through cells whose centres the reach's own search,
+        bending at cell centres, prices over the allowance."""
         found = self._best_path(xy)
         if self.allowance == math.inf or (found is not None and found[1] * _BENDS_SAVE
                                           <= self.allowance):
-            return found
+            return found, False
         if math.dist(self.start, xy) * self.grid.least > self.allowance + _SLACK:
-            return None
+            return None, False
         wide = self._wide._best_path(xy)
         if wide is not None and wide[1] <= self.allowance + _SLACK and (
                 found is None or wide[1] < found[1]):
-            return wide
-        return found
+            return wide, False
+        return found, found is None and wide is not None
 
     @functools.cached_property
     def _wide(self) -> Reach:
@@ -235,11 +227,7 @@ class Reach:
         """An any-angle reach's nodes a last straight move to ``xy`` may start from:
         the reached cells around the cell of ``xy`` and the cells they are reached
         from, and their costs."""
-        r, c = self.grid.grid.xy_to_rc(xy)
-        rows, cols = self.grid.grid.shape
-        near = np.array([rr * cols + cc for rr in range(max(r - 1, 0), min(r + 2, rows))
-                         for cc in range(max(c - 1, 0), min(c + 2, cols))])
-        j = self._found(near)
+        j = self._found(_block(self.grid, xy))
         j = j[j >= 0]
         cells, cost, parent = self._sorted[0][j], self._sorted[1][j], self._sorted[2][j]
         up = self._found(parent)
@@ -266,7 +254,7 @@ class Reach:
         straight move over dearer ground than the least (`_bendable`), its bends
         are moved, where it is cheaper, to the outer corners of impassable cells
         near it and then to where they cost least (`_across_tries`: `_POINT_SWEEPS`
-        sweeps of `_kernels.refine`, then a bend on each terrain edge it crosses, then
+        sweeps of `_kernels.corners.refine`, then a bend on each terrain edge it crosses, then
         the corners of heavier ground it skirts), then its first and last bends onto the
         contour lines through its ends (`_levelled`).
         That saves at most a few percent, so a point whose path costs more than
@@ -316,11 +304,7 @@ class Reach:
         ends (`_levelled`)."""
         end = (float(xy[0]), float(xy[1]))
         kept, g = self._labels, self.grid
-        r, c = g.grid.xy_to_rc(end)
-        rows, cols = g.grid.shape
-        near = [rr * cols + cc for rr in range(max(r - 1, 0), min(r + 2, rows))
-                for cc in range(max(c - 1, 0), min(c + 2, cols))]
-        there = np.flatnonzero(np.isin(kept.cell, near))
+        there = np.flatnonzero(np.isin(kept.cell, _block(g, end)))
         up = kept.prev[there]
         labels = np.unique(np.concatenate([[0], there, up[up >= 0]]))
         xs, ys = self._label_xy(labels)
@@ -369,8 +353,7 @@ class Reach:
     @functools.cached_property
     def _home(self) -> int:
         """The flat index of the cell the start stands in (`CostGrid.stand`)."""
-        r, c = self.grid.stand(self.start)
-        return r * self.grid.grid.shape[1] + c
+        return self.grid.stand_index(self.start)
 
     def _where(self, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where the nodes of cells ``nodes`` stand: their centres, the start for its cell."""
@@ -390,6 +373,15 @@ class Reach:
         out = np.full(self.grid.grid.shape, np.inf)
         out.flat[self.cells] = self.cost
         return out
+
+
+def _block(g: CostGrid, xy) -> np.ndarray:
+    """The flat indices of the cell the point ``xy`` is in and of the cells around it
+    (3 by 3, clipped to the table)."""
+    r, c = g.grid.xy_to_rc(xy)
+    rows, cols = g.grid.shape
+    return np.array([rr * cols + cc for rr in range(max(r - 1, 0), min(r + 2, rows))
+                     for cc in range(max(c - 1, 0), min(c + 2, cols))])
 
 
 def reach(grid: CostGrid, at: tuple[float, float], allowance: float | None = None, *,
@@ -659,28 +651,6 @@ def _route(grid: CostGrid, start, goal, allowance: float | None,
     return Route(path, priced.cost, priced.length, per_turn, turns, stops, priced.legs)
 
 
-def _searched(g: CostGrid, source: int, start: tuple, target: int, goal: tuple,
-              find: Callable | None = None, any_angle: bool = True) -> tuple | None:
-    """A route's path from ``start`` (in cell ``source``) to ``goal`` (in cell
-    ``target``) by its own search, priced with its rows (`_price`), None if there is
-    none: the cells ``find`` gives (`_find` without landmarks unless given) joined to
-    the points, or with ``any_angle`` and without ``find`` for a unit without rear
-    ranks the cheaper of the any-angle search's and the lattice's (`_either`); with
-    ``any_angle`` then straightened (`_straighten`) and with rear ranks faced
-    another way first where that is cheaper (`_faced`)."""
-    found = None
-    if any_angle and find is None and g.depth == 0:
-        found = _either(g, source, start, target, goal)
-    else:
-        cells = (find or functools.partial(_find, g))(source, target)[0]
-        if cells is not None:
-            found = _join(g, start, goal, _polyline(g, cells))
-    if found is None or not any_angle:
-        return found
-    found = _straighten(g, *found)
-    return _faced(g, found) if g.depth > 0 and find is None else found
-
-
 def _by_reach(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: float,
                found: tuple) -> tuple:
     """``found`` (a route's path, pricing and rows), or, if cheaper, the path an
@@ -696,7 +666,7 @@ def _by_reach(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: flo
     standing behind that, and so may miss a cheaper way from the unit's own
     point, as a reach of one turn would find it."""
     if math.dist(start, goal) <= per_turn:
-        best = _theta_reach(g, source, start, per_turn)._best_within(goal)
+        best = _theta_reach(g, source, start, per_turn)._best_within(goal)[0]
     elif g.depth > 0 and found[1].cost < math.inf:
         budget = found[1].cost * _BENDS_SAVE
         aimed = _theta_within(g, source, start, budget, aim=goal)
@@ -706,181 +676,10 @@ def _by_reach(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: flo
     return _weighed(g, best, found)
 
 
-def _weighed(g: CostGrid, best: tuple | None, found: tuple) -> tuple:
-    """``found`` (a route's path, pricing and rows), or the path ``best`` (its points and
-    price, None for none) straightened (`_straighten`), if that is cheaper."""
-    if best is None or best[1] >= found[1].cost:
-        return found
-    other = _straighten(g, best[0], *_price(g, best[0], pieces=False, checked=True))
-    return other if other[1].cost < found[1].cost else found
-
-
-def _stands_clean(g: CostGrid, x: float, y: float) -> bool:
-    """Whether the rear ranks of a unit at ``(x, y)``, facing any way, stand on no ground
-    heavier than where its front starts (`_kernels.ranked._clean_stand`): then no
-    facing changes what a move from there costs."""
-    a = g.kernel_args
-    return _clean_stand(x, y, float(g.unit.depth), g.cell, a.cols, a.base.size // a.cols,
-                        a.base, a.steep)
-
-
-def _faced(g: CostGrid, found: tuple) -> tuple:
-    """``found`` (a route's path, or `Reach.cost_at`'s, its pricing and rows), or, if
-    cheaper, the path with a first step a hair long to one of `facing_points`
-    (`FACINGS` directions, kept on the table), going on to its first bend or past
-    it, its bends then moved (`_straighten`).
-
-    A move stands the rear ranks straight behind the unit facing along its
-    first leg, so a first step sideways (along a slope's contour, say, or a
-    wood's edge) can keep them off ground that going straight would stand
-    them on.  The any-angle reach tries those first steps too
-    (`_kernels.theta_labels`), but the step lattice's search stands the ranks
-    facing each first move only, and a path's bends, once moved, may want
-    another facing."""
-    path, priced = found[:2]
-    x, y = path[0]
-    if priced.cost == math.inf or _stands_clean(g, x, y):
-        return found  # (no facing stands the ranks on ground heavier than the start's)
-    best, least = None, priced.cost
-    for q in facing_points(g, np.array([path[0]], dtype=np.float64))[0].tolist():
-        if math.isnan(q[0]):  # (a step straight off the table, clamped back to the start)
-            continue
-        for on in (path[1:], path[2:])[:len(path) - 1]:  # on to the first bend, or past it
-            faced = [path[0], tuple(q), *on]
-            cost = _path_cost(g, faced)
-            if cost < least:
-                best, least = faced, cost
-    if best is None:
-        return found
-    return _straighten(g, best, *_price(g, best, pieces=False, checked=True))
-
-
-def _either(g: CostGrid, source: int, start: tuple, target: int, goal: tuple
-            ) -> tuple | None:
-    """The path an any-angle route without rear ranks is straightened from, priced
-    (with its rows), None if there is none: the cheaper of the any-angle search's
-    (`_theta`) and the lattice route's with the bends a straight move makes no
-    dearer dropped (unless that is dearer with ground priced per started
-    quantum).  Both bend at cell centres, and each finds ways the other misses
-    (the lattice's through a grid corner, say, where Theta*'s passes a cell's
-    centre and pays for the ground beside it, or square across a strip of
-    quantised ground); straightening moves bends only locally, so it starts
-    from the cheaper."""
-    points = _theta(g, source, start, target, goal)
-    if points is None:
-        return None
-    best = (points, *_price(g, points, pieces=False, checked=True))
-    cells = _find(g, source, target)[0]
-    if cells is None:
-        return best
-    lattice = _join(g, start, goal, _polyline(g, cells))
-    if len(lattice[0]) > 2:
-        pulled = _refined(g, lattice[0], 0)[0]
-        pulled = (pulled, *_price(g, pulled, pieces=False, checked=True))
-        if pulled[1].cost <= lattice[1].cost:  # a strip crossed square may start fewer quanta
-            lattice = pulled
-    return lattice if lattice[1].cost < best[1].cost else best
-
-
-def _theta(g: CostGrid, source: int, start: tuple, target: int, goal: tuple) -> list | None:
-    """The points of the cheapest any-angle path from ``start`` (in cell ``source``) to
-    ``goal`` (in cell ``target``) by `_kernels.theta_search`, None if there is none."""
-    ws = _nodes(g)
-    nodes = ws.path(g, ws.run(g, source, start, target, goal))
-    if not nodes:
-        return None
-    cols, cell = g.grid.shape[1], g.cell
-    return [start, *(((v % cols + 0.5) * cell, (v // cols + 0.5) * cell) for v in nodes[1:-1]),
-            goal]
-
-
-def _straighten(g: CostGrid, points: list, priced: Pricing,
-                rows: np.ndarray) -> tuple[list, Pricing, np.ndarray]:
-    """A path through ``points`` (priced ``priced``, with its ``rows``) no dearer,
-    its bends moved to where they cost least, priced (`engine.search.pricing._price`,
-    with the rows of its pieces).
-
-    Without rear ranks a move's price does not depend on the moves before it but
-    through the cell the front is in, so `_kernels.straighten` straightens the path
-    in one call, and then it is tried with a bend on each terrain edge it crosses,
-    moved along the edge, and at the corners of heavier ground it skirts
-    (`_across_tries`); with rear ranks (or ground priced per started quantum) the
-    bends are moved as `Reach.cost_at` moves a point's, each try priced whole
-    (`_ranked_moved`: its moves also made in the other order, as a climb is cheaper
-    last).  The cheapest is also tried with its first and last bends on the contour
-    lines through its ends (`_levelled`).  A straightened path is kept only if its
-    price is no higher.
-    """
-    if len(points) < 2 or priced.cost == math.inf or (
-            len(points) == 2 and not _bendable(g, points, priced.cost)):
-        return points, priced, rows
-    if g.depth > 0 or g.quantum.any():
-        moved = [_ranked_moved(g, points, priced.cost)]
-    else:
-        moved = _across_tries(g, points)
-    tries = [*(p for p, _ in moved), _levelled(g, *moved[-1])[0]]
-    best = (points, priced, rows)
-    for straight in map(_unbent, tries):
-        if straight != points:
-            better, rows2 = _price(g, straight, pieces=False, checked=True)
-            if better.cost <= best[1].cost:
-                best = (straight, better, rows2)
-    return best
-
-
 # `Reach.cost_at` moves the bends of the path to a point if it costs up to this many
 # times the allowance before (that saves at most a few percent).
 _BENDS_SAVE = 1.05
-# Sweeps of `_kernels.refine` that `Reach.cost_at` moves a path's bends with: the
+# Sweeps of `_kernels.corners.refine` that `Reach.cost_at` moves a path's bends with: the
 # second puts a bend halfway along every move, for a path that must bend where the
 # reach's tree does not (along a terrain edge from heavier ground, in and out again).
 _POINT_SWEEPS = 2
-
-
-def _find(grid: CostGrid, source: int, target: int, bounds: tuple = _NO_LANDMARKS
-          ) -> tuple[list[int] | None, int]:
-    """The cells of the cheapest path from one cell to another (None if there is none),
-    by A* with the landmark bounds ``bounds`` (`_Workspace.run`), and the number of
-    cells it touched."""
-    ws = _workspace(grid)
-    n = ws.run(grid, source, target, math.inf, bounds)
-    try:
-        return (None if ws.dist[target] == math.inf else ws.path(grid, source, target)), n
-    finally:
-        ws.reset(n)
-
-
-def _polyline(g: CostGrid, cells: list[int]) -> list[tuple[float, float]]:
-    """Centres of the cells where the route changes direction, first and last included."""
-    cols = g.grid.shape[1]
-    keep = [cells[0]]
-    for prev, here, after in zip(cells, cells[1:], cells[2:], strict=False):
-        if here - prev != after - here:
-            keep.append(here)
-    if len(cells) > 1:
-        keep.append(cells[-1])
-    return [g.grid.rc_to_xy(divmod(c, cols)) for c in keep]
-
-
-def _join(g: CostGrid, start: tuple, goal: tuple, centres: list
-          ) -> tuple[list, Pricing, np.ndarray]:
-    """The exact start and goal joined to the cell-centre path, priced (and the rows
-    of its pieces, `engine.search.pricing._price`).
-
-    The end centres are dropped where going straight to the exact point is
-    still passable, so a route does not overshoot into the middle of a cell.
-    """
-    options = [[start, *centres[1:-1], goal], [start, *centres, goal]]
-    best = None
-    for points in options:
-        path = [points[0]]
-        for p in points[1:]:
-            if p != path[-1]:
-                path.append(p)
-        if len(path) == 1:
-            path.append(path[0])
-        priced, rows = _price(g, path, pieces=False, checked=True)
-        if priced.cost < math.inf:
-            return path, priced, rows
-        best = best or (path, priced, rows)
-    return best

@@ -85,7 +85,8 @@ from ..terrain.roads import network
 from . import _kernels
 from ._state import _trace
 from .flow import _costs_to, flow_field
-from .front import Route, _find, _route, _start_cell
+from .front import Route, _route, _start_cell
+from .paths import _find
 
 __all__ = ["Highway"]
 

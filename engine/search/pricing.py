@@ -157,12 +157,12 @@ def _price(grid: CostGrid, path, pieces: bool,
     pricer = _Pricer(grid)
     rows_f, rows_i = pricer.walk(moves)
     lengths, costs = rows_f[:, 4].tolist(), rows_f[:, 5].tolist()
-    listed = []
+    shown = []
     if pieces:
-        listed = [pricer.piece(*row)
-                  for row in zip(rows_f.tolist(), rows_i.tolist(), strict=True)]
+        shown = [pricer.piece(*row)
+                 for row in zip(rows_f.tolist(), rows_i.tolist(), strict=True)]
     legs = pricer.legs(_runs(rows_f, rows_i), lengths, costs)
-    return Pricing(math.fsum(costs), math.fsum(lengths), legs, listed), rows_f
+    return Pricing(math.fsum(costs), math.fsum(lengths), legs, shown), rows_f
 
 
 def _moves(points: list, cell: float) -> list:
@@ -245,11 +245,11 @@ class _Pricer:
         return dx / hyp, dy / hyp
 
     def stand(self, p, q) -> None:
-        """Place the footprint straight behind ``p``, facing ``q``, the front in the
-        cell ``p`` stands in (`CostGrid.stand`)."""
+        """Place the footprint anew straight behind ``p``, facing ``q``, the front in
+        the cell ``p`` stands in (`CostGrid.stand`)."""
         u = self._direction(p, q)
-        r, c = self.g.stand(p)
-        self.at = r * self.cols + c
+        self.at = self.g.stand_index(p)
+        self.n = 0
         depth = self.g.unit.depth / self.cell
         for r, c, rem in trail_behind((p[0] / self.cell, p[1] / self.cell), u, depth):
             # Ranks along the table's far edge stand in its last column or row, as the
@@ -366,8 +366,9 @@ class _Pricer:
                 f"{self.g.quantum[combo]:g}")
 
     def _entry(self, kind: int, i: int, cost: float, at) -> Leg:
-        """A flat cost of the front going into cell ``i`` (`_kernels.entry`): an
-        obstacle's crossing (`_kernels.OBSTACLE`), a formation change (`_kernels.NARROW`)."""
+        """A flat cost of the front going into cell ``i`` (`terrain._kernels.entry`): an
+        obstacle's crossing (`_kernels.OBSTACLE`), a formation change
+        (`_kernels.trail.NARROW`)."""
         rc = divmod(i, self.cols)
         rules, unit, lay = self.g.rules, self.g.unit, self.g.layers
         names = self.g.combos[self.g.combo[rc]]

@@ -1,8 +1,8 @@
 """numba kernels: the cost of a step over a cost grid, and the tables of them.
 
-`fold`/`step_climb` (steep ground, uphill only), `through`, `entry` (flat entry costs),
-`step_table` (every step's cost from every cell), `flat_cells`/`calm_cells`
-(cells whose steps all cost the same).
+`fold`/`step_climb` (steep ground, uphill only), `gradient` (the ground's slope at a
+point), `through`, `entry` (flat entry costs), `step_table` (every step's cost from
+every cell), `flat_cells`/`calm_cells` (cells whose steps all cost the same).
 
 Private; `engine.terrain` validates everything first.  Kernels assume clean,
 C-contiguous arrays of the documented dtypes; nothing compiles at import.
@@ -66,7 +66,7 @@ def _lowest(slopes, o, k, ux, uy, px, py):
 
 
 @njit(cache=True, inline="always")
-def _ground(slopes, o, k, ux, uy, px, py):
+def _ground_plane(slopes, o, k, ux, uy, px, py):
     """The plane the ground follows at a point, as `_lowest` gives it, and whether the
     point is on the hill (that plane above 0, or at 0 and rising along ``(ux, uy)``):
     ``(index, height, rise along u, on the hill)``."""
@@ -112,7 +112,7 @@ def fold(steep, slopes, o, ux, uy, ax, ay, bx, by):
     k = int(slopes[o])
     extra = slopes[o + 1] * ux + slopes[o + 2] * uy
     length = _length(bx - ax, by - ay)
-    at, _, rise, inside = _ground(slopes, o, k, ux, uy, ax, ay)
+    at, _, rise, inside = _ground_plane(slopes, o, k, ux, uy, ax, ay)
     t, t1, t2 = 0.0, 1.0, 1.0
     m0 = m1 = m2 = steep if (rise if inside else 0.0) + extra > UPHILL_TOL else 1.0
     parts = 1
@@ -164,7 +164,7 @@ def gradient(slopes, o, ux, uy, px, py):
     that way, `_lowest`)."""
     k = int(slopes[o])
     gx, gy = slopes[o + 1], slopes[o + 2]
-    at, _, _, inside = _ground(slopes, o, k, ux, uy, px, py)
+    at, _, _, inside = _ground_plane(slopes, o, k, ux, uy, px, py)
     if inside:
         _, ax, ay = _plane(slopes, o, at, px, py)
         gx, gy = gx + ax, gy + ay

@@ -154,6 +154,11 @@ class CostGrid:
                         best, least = (rr, cc), key
         return best
 
+    def stand_index(self, xy: tuple[float, float]) -> int:
+        """`stand` as a flat index of the grid's cells (row x columns + column)."""
+        r, c = self.stand(xy)
+        return r * self.grid.shape[1] + c
+
     def within_turn(self, allowance: float) -> CostGrid:
         """This grid with the passable cells a turn of ``allowance`` cannot enter made
         impassable: those charging more than that at once on entry (an obstacle, a

@@ -30,12 +30,13 @@ _HEAVIER_NEAR = 0.75
 # How far a corner's node stands off the impassable (or heavier) cell, in cells: far
 # enough that a move by it is not taken for one through the corner (`segment_cost`).
 _PUSH = 1e-7
-# The most moves a compass search of a bend (`_settle_bend`, `quanta.settle_rounded`)
-# takes at one step size before it halves the step.  Where the price falls along
-# a line none of its 8 directions follows (a bend sliding along the move before
-# it, its ground priced per started quantum), only the smallest steps keep
-# finding a lower price: on Battlesystem's uphill-woods example, 8 million of
-# them (a minute and a half) for one bend without the bound.
+# The most moves a compass search of a bend (`_settle_bend`, `quanta.settle_rounded`;
+# in Python `search.bends._along`, by `next_step`) takes at one step size before it
+# halves the step.  Where the price falls along a line none of its 8 directions
+# follows (a bend sliding along the move before it, its ground priced per started
+# quantum), only the smallest steps keep finding a lower price: on Battlesystem's
+# uphill-woods example, 8 million of them (a minute and a half) for one bend without
+# the bound.
 SAME_STEP = 64
 
 

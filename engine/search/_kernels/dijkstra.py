@@ -256,7 +256,7 @@ def _step_cost(base, steep, slope_of, slopes, cols, plain, step_dr, step_dc, ste
     `climb`), plus the flat costs (`entry`) of the cells the front goes into; inf if
     a piece is impassable, a corner piece (weight 0) included.  (`step_table` walks
     the pieces the same way in a loop of its own, which also notes whether their
-    multipliers stay the same or rise.)"""
+    multipliers stay the same or rise; `flow._step_from` calls this one.)"""
     entering = enter.shape[0] > 0
     total = 0.0
     prev = a

@@ -7,8 +7,9 @@ import numpy as np
 from numba import njit
 
 from ..._intrinsics import prefetch
-from ...terrain._kernels import entry, smallest, step_climb
+from ...terrain._kernels import smallest
 from .astar import push_row
+from .dijkstra import _step_cost
 
 AHEAD = 4  # pops between asking for what a queued cell's expansion reads and reading it
 # A queue entry is a cell and the step that reached it: ``cell << STEP_BITS | step``,
@@ -498,25 +499,5 @@ def _step_from(a, k, fa, ground, steps, pieces, cols):
         return fa * step_len[k]
     base, steep, slope_of, slopes, plain, enter, narrow = ground
     piece_start, piece_dr, piece_dc, piece_w = pieces
-    entering = enter.shape[0] > 0
-    total = 0.0
-    prev = a
-    t = 0.0  # the share of the step before the piece
-    for j in range(piece_start[k], piece_start[k + 1]):
-        i = a + piece_dr[j] * cols + piece_dc[j]
-        if piece_w[j] == 0.0:  # a corner touch only blocks
-            if base[i] == np.inf:
-                return np.inf
-            continue
-        g = base[i]
-        if not plain and steep[i] != 1.0:
-            g *= step_climb(steep[i], slopes, slope_of[i], ux[k], uy[k], t, t + piece_w[j],
-                            step_dr[k], step_dc[k], piece_dr[j], piece_dc[j])
-        t += piece_w[j]
-        if g == np.inf:
-            return np.inf
-        total += piece_w[j] * step_len[k] * g
-        if entering:
-            total += entry(enter[i], enter[prev], narrow[i], narrow[prev])
-        prev = i
-    return total
+    return _step_cost(base, steep, slope_of, slopes, cols, plain, step_dr, step_dc, step_len,
+                      ux, uy, piece_start, piece_dr, piece_dc, piece_w, enter, narrow, a, k)
