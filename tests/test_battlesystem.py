@@ -384,7 +384,8 @@ def test_lattice_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
     g = _random_battlefield(bs, seed, depth)
     start = (2.125, 6.125)
     r = engine.reach(g, start, 12, any_angle=False)
-    from engine.search import _kernels, _state, front, paths
+    from engine.search import _kernels, _state, front
+    from engine.search.paths import _polyline
 
     ws = _state._workspace(g)
     source = front._start_cell(g, start, "start")
@@ -406,7 +407,7 @@ def test_lattice_reach_agrees_with_the_pricing_of_its_paths(bs, seed, depth):
     for c, some in paths.items():
         if len(some[0]) < 2:
             continue
-        priced = min(engine.price_path(g, paths._polyline(g, path)).cost for path in some)
+        priced = min(engine.price_path(g, _polyline(g, path)).cost for path in some)
         assert priced == pytest.approx(r.to_array().flat[c], rel=1e-9, abs=1e-9)
         assert priced <= 12 + 1e-9
 
