@@ -336,13 +336,15 @@ _TURNS = 2.0 * np.pi * np.arange(FACINGS) / FACINGS
 _FACING_DIRS = np.stack([np.round(np.cos(_TURNS), 12), np.round(np.sin(_TURNS), 12)], axis=1)
 
 
-def facing_points(g: CostGrid, points: np.ndarray) -> np.ndarray:
+def facing_points(g: CostGrid, points: np.ndarray, ways: np.ndarray = _FACING_DIRS
+                  ) -> np.ndarray:
     """For each of ``points`` (rows ``(x, y)``), the points a first step a hair long
-    (`FACE_STEP` cells) reaches in each of `FACINGS` directions, kept on the table:
-    ``out[u, k]`` is ``(x, y)``, NaN for a step kept on the table back to where it
-    starts (straight off it)."""
+    (`FACE_STEP` cells) reaches in each of the directions ``ways`` (rows of unit
+    vectors; `FACINGS` of them unless given), kept on the table: ``out[u, k]`` is
+    ``(x, y)``, NaN for a step kept on the table back to where it starts (straight
+    off it)."""
     at = points[:, None, :]
-    out = at + (FACE_STEP * g.cell) * _FACING_DIRS[None, :, :]
+    out = at + (FACE_STEP * g.cell) * ways[None, :, :]
     np.clip(out[..., 0], 0.0, g.grid.width, out=out[..., 0])
     np.clip(out[..., 1], 0.0, g.grid.height, out=out[..., 1])
     out[(out == at).all(axis=2)] = np.nan

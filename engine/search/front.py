@@ -173,7 +173,7 @@ class Reach:
         if self.parent is None:
             j = int(self._found(np.array([self.grid.stand_index(xy)]))[0])
             return math.inf if j < 0 else float(self._sorted[1][j])
-        found, past = self._best_within(xy)
+        found, past = self._within(xy)
         cost = math.inf if found is None else found[1]
         g, within = self.grid, self.allowance + _SLACK
         if within < math.inf and math.dist(self.start, xy) * g.least <= within and (
@@ -198,13 +198,17 @@ class Reach:
             taken = _faced(g, taken)
         return taken[1].cost if taken[1].cost <= self.allowance + _SLACK else math.inf
 
-    def _best_within(self, xy) -> tuple[tuple[list, float] | None, bool]:
-        """`_best_path` to ``xy`` within the allowance, or None, and whether it is None
-        only because ``xy`` is just past the allowance (the `_wide` reach prices it
-        within `_BENDS_SAVE` times that).  Near the edge of the reach (a path dearer
-        than the allowance over `_BENDS_SAVE`) the path is the `_wide` reach's: the
-        path there may run through cells whose centres the reach's own search,
-        bending at cell centres, prices over the allowance."""
+    def _best_within(self, xy) -> tuple[list, float] | None:
+        """`_best_path` to ``xy`` within the allowance, or None.  Near the edge of the
+        reach (a path dearer than the allowance over `_BENDS_SAVE`) it is the
+        `_wide` reach's: the path there may run through cells whose centres the
+        reach's own search, bending at cell centres, prices over the allowance."""
+        return self._within(xy)[0]
+
+    def _within(self, xy) -> tuple[tuple[list, float] | None, bool]:
+        """`_best_within`'s answer, and whether it is None only because ``xy`` is just
+        past the allowance (the `_wide` reach prices it within `_BENDS_SAVE` times
+        that)."""
         found = self._best_path(xy)
         if self.allowance == math.inf or (found is not None and found[1] * _BENDS_SAVE
                                           <= self.allowance):
@@ -666,7 +670,7 @@ def _by_reach(g: CostGrid, source: int, start: tuple, goal: tuple, per_turn: flo
     standing behind that, and so may miss a cheaper way from the unit's own
     point, as a reach of one turn would find it."""
     if math.dist(start, goal) <= per_turn:
-        best = _theta_reach(g, source, start, per_turn)._best_within(goal)[0]
+        best = _theta_reach(g, source, start, per_turn)._best_within(goal)
     elif g.depth > 0 and found[1].cost < math.inf:
         budget = found[1].cost * _BENDS_SAVE
         aimed = _theta_within(g, source, start, budget, aim=goal)
