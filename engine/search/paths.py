@@ -55,11 +55,11 @@ def _weighed(g: CostGrid, best: tuple | None, found: tuple) -> tuple:
 
 def _stands_clean(g: CostGrid, x: float, y: float) -> bool:
     """Whether the rear ranks of a unit at ``(x, y)``, facing any way, stand on no ground
-    heavier than where its front starts (`_kernels.ranked._clean_stand`): then no
-    facing changes what a move from there costs."""
+    heavier than where its front starts (`_kernels.ranked._clean_stand`), or it has
+    none: then no facing changes what a move from there costs."""
     a = g.kernel_args
-    return _clean_stand(x, y, float(g.unit.depth), g.cell, a.cols, a.base.size // a.cols,
-                        a.base, a.steep)
+    return g.depth == 0 or _clean_stand(x, y, float(g.unit.depth), g.cell, a.cols,
+                                        a.base.size // a.cols, a.base, a.steep)
 
 
 def _faced(g: CostGrid, found: tuple) -> tuple:
