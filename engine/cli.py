@@ -103,10 +103,11 @@ def _point(text: str) -> tuple[float, float] | _Named:
 
 
 def _points(tokens: list[str]) -> list[tuple[float, float]]:
-    """Points from command-line tokens, each ``X,Y``, two tokens ``X Y`` or ``@NAME``."""
+    """Points from command-line tokens, each ``X,Y``, two tokens ``X Y`` (or one,
+    quoted: ``"X Y"``) or ``@NAME``."""
     out, pending = [], []
     bad = argparse.ArgumentTypeError(f"expected points X,Y or X Y, got {' '.join(tokens)!r}")
-    for token in tokens:
+    for token in (t for whole in tokens for t in ([whole] if "," in whole else whole.split())):
         if "," in token or token.startswith("@"):
             if pending:
                 raise bad

@@ -32,7 +32,8 @@ def _run(argv, capsys):
 def test_a_point_is_x_comma_y_or_x_space_y_everywhere(capsys, command):
     _, comma, _ = _run([*command, "30,40"], capsys)
     _, space, _ = _run([*command, "30", "40"], capsys)
-    assert comma == space and '"' in comma
+    _, quoted, _ = _run([*command, "30 40"], capsys)  # one argument, as a shell quotes it
+    assert comma == space == quoted and '"' in comma
 
 
 def test_a_path_takes_either_form_and_mixes_them(capsys):
@@ -48,6 +49,7 @@ def test_a_path_takes_either_form_and_mixes_them(capsys):
     (["30", "40,50"], "expected points X,Y or X Y"),
     (["30,40", "50,60"], "expected one point X,Y or X Y"),
     (["30;40"], "expected points X,Y or X Y, got '30;40'"),
+    (["30 40 50"], "expected points X,Y or X Y, got '30 40 50'"),
     (["30,y"], "expected a point X,Y, got '30,y'"),
 ])
 def test_a_bad_point_is_one_line(capsys, tokens, words):

@@ -345,9 +345,10 @@ def test_a_path_that_faces_the_ranks_first_keeps_that_step_as_its_bends_move():
 
 def test_a_reach_point_faces_the_ranks_past_an_edge_of_ground():
     """Goblins 2 cm deep on the demo map, from (36, 30.0090), by a wood on a hill, to
-    (34.6154, 26.5850): a first step facing 148 degrees keeps the rear ranks off the
-    wood, 3.9244; facing 147 they stand on it.  No facing of the 32 (11.25 degrees
-    apart) comes within 6% of that, and `cost_at` took the best of them (4.1731).
+    (34.6154, 26.5850): after a first step facing 148 degrees the rear ranks stand in
+    the wood but off the hill's steep slope, 3.9244; facing 147 they climb it too.
+    No facing of the 32 (11.25 degrees apart) comes within 6% of that, and
+    `cost_at` took the best of them (4.1731).
     `route` found the facing from the lattice's path; `cost_at` now also tries the
     facings that put the ranks just past each edge of ground near them."""
     at, goal = (36.0, 30.008963539589356), (34.61540159046082, 26.585012851712104)

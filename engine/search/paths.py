@@ -55,11 +55,11 @@ def _weighed(g: CostGrid, best: tuple | None, found: tuple) -> tuple:
 
 def _stands_clean(g: CostGrid, x: float, y: float) -> bool:
     """Whether the rear ranks of a unit at ``(x, y)``, facing any way, stand on no ground
-    heavier than where its front starts (`_kernels.ranked._clean_stand`), or it has
-    none: then no facing changes what a move from there costs."""
+    heavier than where its front starts (`_kernels.ranked._clean_stand`): then no
+    facing changes what a move from there costs."""
     a = g.kernel_args
-    return g.depth == 0 or _clean_stand(x, y, float(g.unit.depth), g.cell, a.cols,
-                                        a.base.size // a.cols, a.base, a.steep)
+    return _clean_stand(x, y, float(g.unit.depth), g.cell, a.cols, a.base.size // a.cols,
+                        a.base, a.steep)
 
 
 def _faced(g: CostGrid, found: tuple) -> tuple:
@@ -113,8 +113,11 @@ def _edge_facings(g: CostGrid, x: float, y: float) -> np.ndarray:
     directions.  Fantasy Warlord goblins 2 cm deep on the demo map from (36,
     30.0090) to (34.6154, 26.5850), by a wood on a hill: a first step facing 148
     degrees costs 3.9251 (3.9244 once the bends are moved), facing 147 degrees
-    6.1173, and the best of the 32 facings (11.25 degrees apart) 4.1731."""
+    6.1173, and the best of the 32 facings (11.25 degrees apart) 4.1731.  None for a
+    unit without rear ranks."""
     depth, cell = float(g.unit.depth), g.cell
+    if depth == 0.0:
+        return np.empty((0, 2))
     rows, cols = g.grid.shape
     a = g.kernel_args
     ground = np.stack([a.base.reshape(rows, cols), a.steep.reshape(rows, cols)])
