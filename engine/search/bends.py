@@ -253,10 +253,10 @@ def _levelled(g: CostGrid, points: list, cost: float) -> tuple[list, float]:
     elsewhere.  Fantasy Warlord dwarves 2 cm deep on the demo map from (40.58,
     28.9) to (36.51, 31.66), through woods on a hill: 11.5203 as `_ranked_moved`
     leaves it, 11.5114 with the last bend levelled, 10.1069 with the bends then
-    moved again.  Not tried for a path as cheap as the straight line
-    over the least ground, nor near ground priced per started quantum
-    (`_near_quanta`): there the price along the line is a staircase, and the search
-    stops on a step (`_rounded_tries` moves bends there).
+    moved again.  Not tried for a path as cheap as the straight line over the least
+    ground, nor near ground priced per started quantum (`_near_quanta`): there the
+    price along the line is a staircase, and the search stops on a step
+    (`_rounded_tries` moves bends there).
     """
     if len(points) < 2 or not _bendable(g, [points[0], points[-1]], cost) or _near_quanta(
             g, points[0], cost):
