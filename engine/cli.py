@@ -104,10 +104,11 @@ def _point(text: str) -> tuple[float, float] | _Named:
 
 def _points(tokens: list[str]) -> list[tuple[float, float]]:
     """Points from command-line tokens, each ``X,Y``, two tokens ``X Y`` (or one,
-    quoted: ``"X Y"``) or ``@NAME``."""
+    quoted: ``"X Y"``) or ``@NAME`` (a name may hold spaces)."""
     out, pending = [], []
     bad = argparse.ArgumentTypeError(f"expected points X,Y or X Y, got {' '.join(tokens)!r}")
-    for token in (t for whole in tokens for t in ([whole] if "," in whole else whole.split())):
+    whole = ([t] if "," in t or t.startswith("@") else t.split() for t in tokens)
+    for token in (t for parts in whole for t in parts):
         if "," in token or token.startswith("@"):
             if pending:
                 raise bad
