@@ -119,19 +119,19 @@ def _edge_facings(g: CostGrid, x: float, y: float) -> np.ndarray:
     if depth == 0.0:
         return np.empty((0, 2))
     rows, cols = g.grid.shape
-    a = g.kernel_args
-    ground = np.stack([a.base.reshape(rows, cols), a.steep.reshape(rows, cols)])
+    base, steep = g.base, g.kernel_args.steep.reshape(rows, cols)  # (views, not copies)
     r0, r1 = max(int((y - depth) // cell), 0), min(int((y + depth) // cell) + 1, rows)
     c0, c1 = max(int((x - depth) // cell), 0), min(int((x + depth) // cell) + 1, cols)
 
-    def cells(r, c):  # the ground of cells (r, c), the table's edge cells beyond it
-        return ground[:, np.clip(r, 0, rows - 1), np.clip(c, 0, cols - 1)]
+    def differ(r, c, r2, c2):  # cells (r, c) and (r2, c2) of other ground (the table's
+        r, r2 = np.clip(r, 0, rows - 1), np.clip(r2, 0, rows - 1)  # edge cells beyond it)
+        c, c2 = np.clip(c, 0, cols - 1), np.clip(c2, 0, cols - 1)
+        return (base[r, c] != base[r2, c2]) | (steep[r, c] != steep[r2, c2])
 
     rr, cc = np.mgrid[r0:r1 + 1, c0:c1 + 1]
     dx, dy = cc * cell - x, rr * cell - y
-    first = cells(rr - 1, cc - 1)
-    meet = ((first != cells(rr - 1, cc)) | (first != cells(rr, cc - 1))
-            | (first != cells(rr, cc))).any(axis=0)
+    meet = (differ(rr - 1, cc - 1, rr - 1, cc) | differ(rr - 1, cc - 1, rr, cc - 1)
+            | differ(rr - 1, cc - 1, rr, cc))
     near = np.hypot(dx, dy)
     behind = [np.arctan2(dy, dx)[meet & (near > 0.0) & (near <= depth)]]
     lines = np.arange(c0, c1 + 1)
@@ -139,13 +139,13 @@ def _edge_facings(g: CostGrid, x: float, y: float) -> np.ndarray:
     lines, t = lines[np.abs(t) < 1.0], t[np.abs(t) < 1.0]
     for turn in (np.arccos(t), -np.arccos(t)):  # the ranks' far end on a column's edge
         r = ((y + depth * np.sin(turn)) // cell).astype(np.int64)
-        behind.append(turn[(cells(r, lines - 1) != cells(r, lines)).any(axis=0)])
+        behind.append(turn[differ(r, lines - 1, r, lines)])
     lines = np.arange(r0, r1 + 1)
     t = (lines * cell - y) / depth
     lines, t = lines[np.abs(t) < 1.0], t[np.abs(t) < 1.0]
     for turn in (np.arcsin(t), np.pi - np.arcsin(t)):  # on a row's edge
         c = ((x + depth * np.cos(turn)) // cell).astype(np.int64)
-        behind.append(turn[(cells(lines - 1, c) != cells(lines, c)).any(axis=0)])
+        behind.append(turn[differ(lines - 1, c, lines, c)])
     turns = np.concatenate(behind) + np.pi
     turns = np.concatenate([turns - _EDGE_TURN, turns + _EDGE_TURN])
     return np.stack([np.cos(turns), np.sin(turns)], axis=1)
